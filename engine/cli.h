@@ -1,0 +1,16 @@
+/* Command-line front end: `nhens list`, `nhens run`. Exit codes: 0 success, 1 internal or I/O
+ * error, 2 bad input (message names the value and what is allowed), 3 the run finished but some
+ * trajectories failed (they are counted in the summary). */
+#ifndef NHENS_CLI_H
+#define NHENS_CLI_H
+
+#include <stdio.h>
+
+enum { NH_EXIT_OK = 0, NH_EXIT_ERROR = 1, NH_EXIT_USAGE = 2, NH_EXIT_FAILED_TRAJECTORIES = 3 };
+
+int nh_cli_main(int argc, char **argv);
+int nh_cli_list(FILE *out);
+int nh_cli_run(int argc, char **argv);
+void nh_cli_run_usage(FILE *out);
+
+#endif

@@ -1,0 +1,255 @@
+/* `nhens run`: parse and validate options into an nh_run_config, run the ensemble, write
+ * DIR/timeseries.csv and DIR/summary.json, print a short human summary. */
+#include "cli.h"
+
+#include "nhens/ensemble.h"
+#include "nhens/output.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { MAX_SYSTEM_PARAMS = 16, OUTPUT_ROWS_TARGET = 1000 };
+
+typedef struct run_options {
+    const char *system, *method, *preset, *out, *solver;
+    const char *params[MAX_SYSTEM_PARAMS];
+    int n_params;
+    double h, T, energy, fit_start;
+    int have_h, have_T, have_energy, quiet;
+    long ensemble, every, threads;
+    unsigned long long seed;
+} run_options;
+
+static const char RUN_USAGE[] =
+    "usage: nhens run --system S [--param k=v ...] --method M[:k=v,...] --h H --T T\n"
+    "                 (--energy E | --preset P) [--ensemble N] [--seed S] [--threads K]\n"
+    "                 [--every J] [--solver kinsol|newton] [--fit-start F] [--out DIR] [--quiet]\n";
+
+void nh_cli_run_usage(FILE *out)
+{
+    fputs(RUN_USAGE, out);
+}
+
+static int usage_error(const char *fmt, const char *value)
+{
+    fprintf(stderr, "nhens run: ");
+    fprintf(stderr, fmt, value);
+    fprintf(stderr, "\n%s", RUN_USAGE);
+    return NH_EXIT_USAGE;
+}
+
+static int parse_number(const char *opt, const char *text, double *out)
+{
+    if (nh_parse_double(text, out)) {
+        fprintf(stderr, "nhens run: --%s '%s' is not a finite number\n", opt, text);
+        return 1;
+    }
+    return 0;
+}
+
+static int parse_count(const char *opt, const char *text, long *out)
+{
+    if (nh_parse_long(text, out)) {
+        fprintf(stderr, "nhens run: --%s '%s' is not an integer\n", opt, text);
+        return 1;
+    }
+    return 0;
+}
+
+static int parse_seed(const char *text, unsigned long long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    if (!*text || *text == '-' || (*out = strtoull(text, &end, 0), errno != 0 || *end != '\0')) {
+        fprintf(stderr, "nhens run: --seed '%s' is not an unsigned 64-bit integer\n", text);
+        return 1;
+    }
+    return 0;
+}
+
+static int parse_option(run_options *o, const char *name, const char *arg)
+{
+    if (!strcmp(name, "system")) o->system = arg;
+    else if (!strcmp(name, "method")) o->method = arg;
+    else if (!strcmp(name, "preset")) o->preset = arg;
+    else if (!strcmp(name, "out")) o->out = arg;
+    else if (!strcmp(name, "solver")) o->solver = arg;
+    else if (!strcmp(name, "quiet")) o->quiet = 1;
+    else if (!strcmp(name, "param")) {
+        if (o->n_params == MAX_SYSTEM_PARAMS)
+            return usage_error("too many --param options (at most 16), last was '%s'", arg) != 0;
+        o->params[o->n_params++] = arg;
+    } else if (!strcmp(name, "h")) { o->have_h = 1; return parse_number(name, arg, &o->h); }
+    else if (!strcmp(name, "T")) { o->have_T = 1; return parse_number(name, arg, &o->T); }
+    else if (!strcmp(name, "energy")) { o->have_energy = 1; return parse_number(name, arg, &o->energy); }
+    else if (!strcmp(name, "fit-start")) return parse_number(name, arg, &o->fit_start);
+    else if (!strcmp(name, "ensemble")) return parse_count(name, arg, &o->ensemble);
+    else if (!strcmp(name, "every")) return parse_count(name, arg, &o->every);
+    else if (!strcmp(name, "threads")) return parse_count(name, arg, &o->threads);
+    else if (!strcmp(name, "seed")) return parse_seed(arg, &o->seed);
+    return 0;
+}
+
+static int parse_run_options(int argc, char **argv, run_options *o)
+{
+    static const struct option longopts[] = {
+        {"system", required_argument, 0, 0}, {"param", required_argument, 0, 0},
+        {"method", required_argument, 0, 0}, {"h", required_argument, 0, 0},
+        {"T", required_argument, 0, 0},      {"energy", required_argument, 0, 0},
+        {"preset", required_argument, 0, 0}, {"ensemble", required_argument, 0, 0},
+        {"seed", required_argument, 0, 0},   {"threads", required_argument, 0, 0},
+        {"every", required_argument, 0, 0},  {"out", required_argument, 0, 0},
+        {"solver", required_argument, 0, 0}, {"fit-start", required_argument, 0, 0},
+        {"quiet", no_argument, 0, 0},        {0, 0, 0, 0}};
+    *o = (run_options){.out = "nhens-out", .solver = "kinsol", .fit_start = 0.5, .ensemble = -1,
+                       .every = 0, .threads = 0, .seed = 1};
+    optind = 0;
+    opterr = 0;
+    int idx = 0, c;
+    while ((c = getopt_long(argc, argv, "", longopts, &idx)) != -1) {
+        if (c != 0)
+            return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+        if (parse_option(o, longopts[idx].name, optarg))
+            return NH_EXIT_USAGE;
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument '%s'", argv[optind]);
+    if (!o->system || !o->method || !o->have_h || !o->have_T)
+        return usage_error("%s", "--system, --method, --h and --T are required");
+    if (!o->have_energy == !o->preset)
+        return usage_error("%s", "give exactly one of --energy E (ensemble on an energy shell) or --preset P");
+    return NH_EXIT_OK;
+}
+
+static int build_system(const run_options *o, nh_system *sys, const nh_preset **preset, nh_error *err)
+{
+    const nh_system_type *type = nh_system_find(o->system);
+    if (!type) {
+        char names[256] = "";
+        for (int i = 0; i < nh_system_count(); ++i) {
+            strncat(names, i ? ", " : "", sizeof names - strlen(names) - 1);
+            strncat(names, nh_system_at(i)->name, sizeof names - strlen(names) - 1);
+        }
+        return nh_fail(err, NH_ERR_INPUT, "unknown system '%s'; known systems: %s", o->system, names);
+    }
+    *preset = NULL;
+    if (o->preset && !(*preset = nh_system_find_preset(type, o->preset))) {
+        char names[256] = "";
+        for (int i = 0; i < type->n_presets; ++i) {
+            strncat(names, i ? ", " : "", sizeof names - strlen(names) - 1);
+            strncat(names, type->presets[i].name, sizeof names - strlen(names) - 1);
+        }
+        return nh_fail(err, NH_ERR_INPUT, "system %s has no preset '%s'; its presets are: %s", type->name,
+                       o->preset, names);
+    }
+    return nh_system_init(sys, type, *preset, o->params, o->n_params, err);
+}
+
+static void progress_line(long done, long total, void *ctx)
+{
+    (void)ctx;
+    fprintf(stderr, "\r  trajectories %ld/%ld", done, total);
+    if (done == total)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+static int build_config(const run_options *o, nh_system *sys, nh_run_config *cfg, nh_error *err)
+{
+    const nh_preset *preset = NULL;
+    int rc = build_system(o, sys, &preset, err);
+    if (rc)
+        return rc;
+    *cfg = (nh_run_config){.system = sys, .h = o->h, .T = o->T, .energy = o->energy, .preset = preset,
+                           .seed = o->seed, .fit_window_start = o->fit_start};
+    if ((rc = nh_method_spec_parse(&cfg->method, o->method, err)))
+        return rc;
+    if (nh_solver_kind_parse(o->solver, &cfg->solver))
+        return nh_fail(err, NH_ERR_INPUT, "unknown solver '%s'; allowed: kinsol, newton", o->solver);
+    cfg->ensemble = o->ensemble >= 0 ? o->ensemble : (preset ? 1 : 100);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    cfg->threads = (int)(o->threads != 0 ? o->threads : (cores > 0 ? cores : 1));
+    if (o->threads < 0 || o->threads > 1024)
+        return nh_fail(err, NH_ERR_INPUT, "--threads %ld must be in [1, 1024]", o->threads);
+    long steps = (o->h > 0 && o->T > 0) ? (long)floor(o->T / o->h + 1e-9) : 1;
+    cfg->every = o->every != 0 ? o->every : (steps / OUTPUT_ROWS_TARGET > 1 ? steps / OUTPUT_ROWS_TARGET : 1);
+    if (isatty(STDERR_FILENO) && !o->quiet)
+        cfg->progress = progress_line;
+    return nh_run_validate(cfg, err);
+}
+
+static void join_command(int argc, char **argv, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "nhens");
+    for (int i = 0; i < argc && used < len; ++i)
+        used += (size_t)snprintf(buf + used, len - used, " %s", argv[i]);
+}
+
+static void print_summary(const nh_run_config *cfg, const nh_run_result *res, const char *out)
+{
+    char method[256], sysp[256];
+    nh_method_spec_format(&cfg->method, method, sizeof method);
+    nh_params_format(&cfg->system->params, sysp, sizeof sysp);
+    printf("nhens run: %s(%s), method %s, solver %s, h=%g, T=%g, %ld trajector%s, seed %llu, %d thread%s\n",
+           cfg->system->type->name, sysp, method, nh_solver_kind_name(cfg->solver), cfg->h, cfg->T, cfg->ensemble,
+           cfg->ensemble == 1 ? "y" : "ies", (unsigned long long)cfg->seed, cfg->threads, cfg->threads == 1 ? "" : "s");
+    if (cfg->preset)
+        printf("  initial state: preset %s (%s)\n", cfg->preset->name, cfg->preset->description);
+    else
+        printf("  initial states: energy shell H = %g\n", cfg->energy);
+    printf("  %ld steps in %.3f s (%.3g steps/s); failed trajectories: %ld\n", res->completed_steps,
+           res->wall_seconds, res->steps_per_second, res->failed);
+    double dh = 0, rel = 0, con = 0;
+    for (long k = 0; k < res->n_out; ++k) {
+        dh = fmax(dh, nh_run_accum(res, k, 0)->absmax);
+        rel = fmax(rel, nh_run_accum(res, k, 1)->absmax);
+        con = fmax(con, nh_run_accum(res, k, 2)->absmax);
+    }
+    printf("  max |dH| = %.3e, max |dH|/|H0| = %.3e, max |A(q)v| = %.3e\n", dh, rel, con);
+    if (res->fit_ok)
+        printf("  variance law on t in [%g, %g]: Var dH = a + C t with a = %.3e, C = %.3e, C/h^4 = %.3e; "
+               "log-log slope p = %.2f\n",
+               res->fit.t_start, res->fit.t_end, res->fit.a, res->fit.C, res->fit.C_over_h4, res->fit.p);
+    for (int i = 0; i < res->n_reported && i < 5; ++i)
+        printf("  failure: trajectory %ld at t = %g: %s\n", res->first_failures[i].trajectory,
+               res->first_failures[i].time, nh_status_name(res->first_failures[i].status));
+    printf("  wrote %s/timeseries.csv and %s/summary.json\n", out, out);
+}
+
+int nh_cli_run(int argc, char **argv)
+{
+    run_options o;
+    int rc = parse_run_options(argc, argv, &o);
+    if (rc)
+        return rc;
+    nh_system sys;
+    nh_run_config cfg;
+    nh_run_result res;
+    nh_error err;
+    if (build_config(&o, &sys, &cfg, &err)) {
+        fprintf(stderr, "nhens run: %s\n", err.msg);
+        return NH_EXIT_USAGE;
+    }
+    if (nh_make_directory(o.out, &err) || nh_run_ensemble(&cfg, &res, &err)) {
+        fprintf(stderr, "nhens run: %s\n", err.msg);
+        return NH_EXIT_ERROR;
+    }
+    char command[4096];
+    join_command(argc, argv, command, sizeof command);
+    rc = nh_write_timeseries(o.out, &res, &err);
+    if (!rc)
+        rc = nh_write_summary(o.out, &cfg, &res, command, &err);
+    if (rc) {
+        fprintf(stderr, "nhens run: %s\n", err.msg);
+        nh_run_result_free(&res);
+        return NH_EXIT_ERROR;
+    }
+    print_summary(&cfg, &res, o.out);
+    int status = res.failed ? NH_EXIT_FAILED_TRAJECTORIES : NH_EXIT_OK;
+    nh_run_result_free(&res);
+    return status;
+}

@@ -1,0 +1,31 @@
+/* Error carrier and status names (see include/nhens/core.h). */
+#include "nhens/core.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+int nh_fail(nh_error *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+const char *nh_status_name(int status)
+{
+    switch (status) {
+    case NH_OK: return "ok";
+    case NH_STEP_NO_CONVERGENCE: return "nonlinear solve did not converge";
+    case NH_STEP_NONFINITE: return "non-finite state";
+    case NH_STEP_SINGULAR: return "singular linear system";
+    case NH_ERR_INPUT: return "invalid input";
+    case NH_ERR_NOMEM: return "out of memory";
+    case NH_ERR_IO: return "i/o error";
+    case NH_ERR_SOLVER: return "solver setup failed";
+    default: return "unknown status";
+    }
+}

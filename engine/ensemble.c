@@ -1,0 +1,257 @@
+/* The OpenMP ensemble driver: owns the time loop, output times, failure policy and the fixed-order
+ * merge of block statistics (see include/nhens/ensemble.h). */
+#include "nhens/ensemble.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct block_stats {
+    nh_accum *acc;          /* n_out x observers */
+    long *live;             /* n_out */
+    nh_failure failures[NH_BLOCK_SIZE];
+    int n_failures;
+    long steps;
+} block_stats;
+
+typedef struct worker {
+    nh_stepper *stepper;
+    block_stats block;
+    double carried[NH_MAX_UNKNOWNS];
+} worker;
+
+static long step_count(const nh_run_config *cfg)
+{
+    return (long)floor(cfg->T / cfg->h + 1e-9);
+}
+
+int nh_run_validate(const nh_run_config *cfg, nh_error *err)
+{
+    if (!(cfg->h > 0.0) || !isfinite(cfg->h))
+        return nh_fail(err, NH_ERR_INPUT, "step size h=%g must be a finite number > 0", cfg->h);
+    if (!(cfg->T >= cfg->h) || !isfinite(cfg->T))
+        return nh_fail(err, NH_ERR_INPUT, "horizon T=%g must be finite and at least the step size h=%g", cfg->T, cfg->h);
+    if (step_count(cfg) > 2000000000L)
+        return nh_fail(err, NH_ERR_INPUT, "T/h = %g steps is more than the allowed 2e9", cfg->T / cfg->h);
+    if (cfg->ensemble < 1)
+        return nh_fail(err, NH_ERR_INPUT, "ensemble size N=%ld must be at least 1", cfg->ensemble);
+    if (cfg->every < 1)
+        return nh_fail(err, NH_ERR_INPUT, "output interval every=%ld must be at least 1 step", cfg->every);
+    if (cfg->threads < 1 || cfg->threads > 1024)
+        return nh_fail(err, NH_ERR_INPUT, "threads=%d must be in [1, 1024]", cfg->threads);
+    if (!(cfg->fit_window_start >= 0.0 && cfg->fit_window_start < 1.0))
+        return nh_fail(err, NH_ERR_INPUT, "fit window start %g must be a fraction of T in [0, 1)", cfg->fit_window_start);
+    if (cfg->preset && cfg->ensemble != 1)
+        return nh_fail(err, NH_ERR_INPUT,
+                       "a preset is one initial condition, so the ensemble size must be 1 (got %ld); "
+                       "use --energy for ensembles",
+                       cfg->ensemble);
+    int rc = nh_method_spec_check(&cfg->method, cfg->system, err);
+    if (rc)
+        return rc;
+    return cfg->preset ? NH_OK : nh_energy_shell_check(cfg->system, cfg->energy, err);
+}
+
+static int result_alloc(nh_run_result *res, long n_out)
+{
+    res->time = calloc((size_t)n_out, sizeof *res->time);
+    res->live = calloc((size_t)n_out, sizeof *res->live);
+    res->acc = calloc((size_t)n_out * nh_observer_count(), sizeof *res->acc);
+    return res->time && res->live && res->acc ? NH_OK : NH_ERR_NOMEM;
+}
+
+void nh_run_result_free(nh_run_result *res)
+{
+    free(res->time);
+    free(res->live);
+    free(res->acc);
+    memset(res, 0, sizeof *res);
+}
+
+static void record_sample(block_stats *b, long k, const double *values)
+{
+    const int nobs = nh_observer_count();
+    for (int i = 0; i < nobs; ++i)
+        nh_accum_add(&b->acc[k * nobs + i], values[i]);
+    b->live[k]++;
+}
+
+static void record_failure(block_stats *b, long trajectory, double time, int status)
+{
+    b->failures[b->n_failures++] = (nh_failure){trajectory, time, status};
+}
+
+static int initial_state(const nh_run_config *cfg, long index, double *q, double *v)
+{
+    if (cfg->preset) {
+        double change;
+        return nh_preset_state(cfg->system, cfg->preset, q, v, &change);
+    }
+    nh_pcg32 rng;
+    nh_pcg32_for_trajectory(&rng, cfg->seed, (uint64_t)index);
+    return nh_energy_shell_sample(cfg->system, cfg->energy, &rng, q, v);
+}
+
+static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long n_steps)
+{
+    const nh_system *s = cfg->system;
+    double q[NH_MAX_DIM], v[NH_MAX_DIM], values[16];
+    nh_initial_values init;
+    int rc = initial_state(cfg, index, q, v);
+    if (rc == NH_OK)
+        rc = nh_stepper_start(w->stepper, q, v, w->carried);
+    if (rc != NH_OK) {
+        record_failure(&w->block, index, 0.0, rc);
+        return;
+    }
+    nh_initial_values_compute(s, q, v, &init);
+    nh_observe(s, q, v, &init, values);
+    record_sample(&w->block, 0, values);
+    for (long k = 1; k <= n_steps; ++k) {
+        rc = nh_stepper_step(w->stepper, cfg->h, q, v, w->carried);
+        w->block.steps++;
+        if (rc != NH_OK) {
+            record_failure(&w->block, index, k * cfg->h, rc);
+            return;
+        }
+        if (k % cfg->every == 0)
+        {
+            nh_observe(s, q, v, &init, values);
+            record_sample(&w->block, k / cfg->every, values);
+        }
+    }
+}
+
+static void block_reset(block_stats *b, long n_out)
+{
+    const long cells = n_out * nh_observer_count();
+    for (long i = 0; i < cells; ++i)
+        nh_accum_reset(&b->acc[i]);
+    memset(b->live, 0, (size_t)n_out * sizeof *b->live);
+    b->n_failures = 0;
+    b->steps = 0;
+}
+
+static void merge_block(nh_run_result *res, const block_stats *b)
+{
+    const long cells = res->n_out * nh_observer_count();
+    for (long i = 0; i < cells; ++i)
+        nh_accum_merge(&res->acc[i], &b->acc[i]);
+    for (long k = 0; k < res->n_out; ++k)
+        res->live[k] += b->live[k];
+    for (int f = 0; f < b->n_failures; ++f) {
+        const nh_failure *fl = &b->failures[f];
+        res->failed++;
+        res->failures_by_status[fl->status >= 0 && fl->status < 8 ? fl->status : 0]++;
+        if (res->n_reported < NH_MAX_REPORTED_FAILURES)
+            res->first_failures[res->n_reported++] = *fl;
+    }
+    res->completed_steps += b->steps;
+}
+
+static int worker_init(worker *w, const nh_run_config *cfg, long n_out, nh_error *err)
+{
+    memset(w, 0, sizeof *w);
+    w->block.acc = calloc((size_t)n_out * nh_observer_count(), sizeof *w->block.acc);
+    w->block.live = calloc((size_t)n_out, sizeof *w->block.live);
+    if (!w->block.acc || !w->block.live)
+        return nh_fail(err, NH_ERR_NOMEM, "out of memory for %ld output times", n_out);
+    w->stepper = nh_stepper_create(&cfg->method, cfg->system, cfg->solver, err);
+    return w->stepper ? NH_OK : NH_ERR_SOLVER;
+}
+
+static void worker_free(worker *w, nh_solver_stats *total)
+{
+    if (w->stepper && w->stepper->solver) {
+        nh_solver_stats st = nh_solver_get_stats(w->stepper->solver);
+        total->solves += st.solves;
+        total->iterations += st.iterations;
+        total->failures += st.failures;
+    }
+    nh_stepper_free(w->stepper);
+    free(w->block.acc);
+    free(w->block.live);
+}
+
+static void finish_result(const nh_run_config *cfg, nh_run_result *res)
+{
+    double *var = malloc((size_t)res->n_out * sizeof *var);
+    res->steps_per_second = res->wall_seconds > 0 ? res->completed_steps / res->wall_seconds : 0.0;
+    if (!var)
+        return;
+    for (long k = 0; k < res->n_out; ++k)
+        var[k] = nh_accum_variance(nh_run_accum(res, k, 0));
+    res->fit_ok = nh_variance_fit_compute(res->time, var, res->n_out, cfg->fit_window_start * cfg->T, cfg->h,
+                                          nh_method_spec_order(&cfg->method), &res->fit) == 0;
+    free(var);
+    if (cfg->preset) {
+        double q[NH_MAX_DIM], v[NH_MAX_DIM];
+        nh_preset_state(cfg->system, cfg->preset, q, v, &res->preset_projection);
+    }
+}
+
+int nh_run_ensemble(const nh_run_config *cfg, nh_run_result *res, nh_error *err)
+{
+    memset(res, 0, sizeof *res);
+    int rc = nh_run_validate(cfg, err);
+    if (rc)
+        return rc;
+    const long n_steps = step_count(cfg), n_out = n_steps / cfg->every + 1;
+    const long n_blocks = (cfg->ensemble + NH_BLOCK_SIZE - 1) / NH_BLOCK_SIZE;
+    res->n_steps = n_steps;
+    res->n_out = n_out;
+    if (result_alloc(res, n_out)) {
+        nh_run_result_free(res);
+        return nh_fail(err, NH_ERR_NOMEM, "out of memory for %ld output times", n_out);
+    }
+    for (long k = 0; k < n_out; ++k)
+        res->time[k] = (double)(k * cfg->every) * cfg->h;
+    int setup_failed = 0;
+    nh_error setup_err = {{0}};
+    long done = 0;
+    double start = omp_get_wtime();
+#pragma omp parallel num_threads(cfg->threads)
+    {
+        worker w;
+        nh_error local_err;
+        int ok = worker_init(&w, cfg, n_out, &local_err) == NH_OK;
+        if (!ok) {
+#pragma omp atomic write
+            setup_failed = 1;
+#pragma omp critical(nh_setup_error)
+            setup_err = local_err;
+        }
+#pragma omp barrier
+        /* every thread reads the shared flag only after the barrier */
+        int any_failed;
+#pragma omp atomic read
+        any_failed = setup_failed;
+        if (!any_failed) {
+#pragma omp for schedule(dynamic, 1) ordered
+            for (long b = 0; b < n_blocks; ++b) {
+                block_reset(&w.block, n_out);
+                long end = (b + 1) * NH_BLOCK_SIZE < cfg->ensemble ? (b + 1) * NH_BLOCK_SIZE : cfg->ensemble;
+                for (long i = b * NH_BLOCK_SIZE; i < end; ++i)
+                    run_trajectory(cfg, &w, i, n_steps);
+#pragma omp ordered
+                {
+                    merge_block(res, &w.block);
+                    done = end;
+                    if (cfg->progress)
+                        cfg->progress(done, cfg->ensemble, cfg->progress_ctx);
+                }
+            }
+        }
+#pragma omp critical(nh_solver_stats)
+        worker_free(&w, &res->solver);
+    }
+    if (setup_failed) {
+        *err = setup_err;
+        nh_run_result_free(res);
+        return NH_ERR_SOLVER;
+    }
+    res->wall_seconds = omp_get_wtime() - start;
+    finish_result(cfg, res);
+    return NH_OK;
+}

@@ -1,0 +1,141 @@
+/* Dense kernels for the tiny systems of one integration step (see include/nhens/linalg.h). */
+#include "nhens/linalg.h"
+
+#include <math.h>
+
+int nh_lu_factor(int n, double *a, int *piv)
+{
+    for (int k = 0; k < n; ++k) {
+        int p = k;
+        double best = fabs(a[k * n + k]);
+        for (int i = k + 1; i < n; ++i) {
+            double cand = fabs(a[i * n + k]);
+            if (cand > best) {
+                best = cand;
+                p = i;
+            }
+        }
+        piv[k] = p;
+        if (!(best > 0.0) || !isfinite(best))
+            return 1;
+        if (p != k) {
+            for (int j = 0; j < n; ++j) {
+                double t = a[k * n + j];
+                a[k * n + j] = a[p * n + j];
+                a[p * n + j] = t;
+            }
+        }
+        double inv = 1.0 / a[k * n + k];
+        for (int i = k + 1; i < n; ++i) {
+            double f = a[i * n + k] * inv;
+            a[i * n + k] = f;
+            if (f != 0.0)
+                for (int j = k + 1; j < n; ++j)
+                    a[i * n + j] -= f * a[k * n + j];
+        }
+    }
+    return 0;
+}
+
+void nh_lu_solve(int n, const double *lu, const int *piv, double *b)
+{
+    for (int k = 0; k < n; ++k) {
+        if (piv[k] != k) {
+            double t = b[k];
+            b[k] = b[piv[k]];
+            b[piv[k]] = t;
+        }
+    }
+    for (int i = 1; i < n; ++i) {
+        double s = b[i];
+        for (int j = 0; j < i; ++j)
+            s -= lu[i * n + j] * b[j];
+        b[i] = s;
+    }
+    for (int i = n - 1; i >= 0; --i) {
+        double s = b[i];
+        for (int j = i + 1; j < n; ++j)
+            s -= lu[i * n + j] * b[j];
+        b[i] = s / lu[i * n + i];
+    }
+}
+
+int nh_spd_solve(int m, double *c, double *b)
+{
+    if (m == 1) {
+        if (!(c[0] > 0.0))
+            return 1;
+        b[0] /= c[0];
+        return 0;
+    }
+    for (int j = 0; j < m; ++j) {
+        double d = c[j * m + j];
+        for (int k = 0; k < j; ++k)
+            d -= c[j * m + k] * c[j * m + k];
+        if (!(d > 0.0))
+            return 1;
+        d = sqrt(d);
+        c[j * m + j] = d;
+        for (int i = j + 1; i < m; ++i) {
+            double s = c[i * m + j];
+            for (int k = 0; k < j; ++k)
+                s -= c[i * m + k] * c[j * m + k];
+            c[i * m + j] = s / d;
+        }
+    }
+    for (int i = 0; i < m; ++i) {
+        double s = b[i];
+        for (int k = 0; k < i; ++k)
+            s -= c[i * m + k] * b[k];
+        b[i] = s / c[i * m + i];
+    }
+    for (int i = m - 1; i >= 0; --i) {
+        double s = b[i];
+        for (int k = i + 1; k < m; ++k)
+            s -= c[k * m + i] * b[k];
+        b[i] = s / c[i * m + i];
+    }
+    return 0;
+}
+
+double nh_norm_inf(int n, const double *x)
+{
+    double r = 0.0;
+    for (int i = 0; i < n; ++i) {
+        double a = fabs(x[i]);
+        if (a > r || a != a)
+            r = a;
+    }
+    return r;
+}
+
+double nh_dot(int n, const double *x, const double *y)
+{
+    double s = 0.0;
+    for (int i = 0; i < n; ++i)
+        s += x[i] * y[i];
+    return s;
+}
+
+void nh_matvec(int rows, int cols, const double *a, const double *x, double *y)
+{
+    for (int i = 0; i < rows; ++i)
+        y[i] = nh_dot(cols, a + (size_t)i * cols, x);
+}
+
+void nh_matvec_t(int rows, int cols, const double *a, const double *x, double *y)
+{
+    for (int j = 0; j < cols; ++j)
+        y[j] = 0.0;
+    for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < cols; ++j)
+            y[j] += a[(size_t)i * cols + j] * x[i];
+}
+
+int nh_all_finite(int n, const double *x)
+{
+    for (int i = 0; i < n; ++i)
+        if (!isfinite(x[i]))
+            return 0;
+    return 1;
+}

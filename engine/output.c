@@ -1,0 +1,218 @@
+/* Writing run results whole-or-nothing (see include/nhens/output.h). JSON through cJSON. */
+#include "nhens/output.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sundials/sundials_config.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int nh_make_directory(const char *path, nh_error *err)
+{
+    char buf[4096];
+    if (strlen(path) == 0 || strlen(path) >= sizeof buf)
+        return nh_fail(err, NH_ERR_INPUT, "output directory '%s' is empty or too long", path);
+    strcpy(buf, path);
+    for (char *p = buf + 1; *p; ++p) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return nh_fail(err, NH_ERR_IO, "cannot create directory '%s': %s", buf, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return nh_fail(err, NH_ERR_IO, "cannot create directory '%s': %s", buf, strerror(errno));
+    struct stat st;
+    if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
+        return nh_fail(err, NH_ERR_IO, "output path '%s' exists and is not a directory", buf);
+    return NH_OK;
+}
+
+typedef int (*write_body_fn)(FILE *f, const void *data);
+
+/* Write to DIR/.NAME.tmp.PID, flush, then rename onto DIR/NAME. */
+static int write_atomically(const char *dir, const char *name, write_body_fn body, const void *data, nh_error *err)
+{
+    char tmp[4200], final[4200];
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp.%ld", dir, name, (long)getpid());
+    snprintf(final, sizeof final, "%s/%s", dir, name);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return nh_fail(err, NH_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
+    int bad = body(f, data) != 0;
+    bad |= fflush(f) != 0;
+    bad |= ferror(f) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, final) != 0) {
+        int e = errno;
+        remove(tmp);
+        return nh_fail(err, NH_ERR_IO, "could not write '%s': %s", final, strerror(e));
+    }
+    return NH_OK;
+}
+
+static double column_value(const nh_accum *a, nh_stat_kind kind)
+{
+    switch (kind) {
+    case NH_STAT_MEAN: return a->mean;
+    case NH_STAT_VARIANCE: return nh_accum_variance(a);
+    case NH_STAT_ABSMAX: return a->absmax;
+    case NH_STAT_RMS: return nh_accum_rms(a);
+    }
+    return NAN;
+}
+
+static int timeseries_body(FILE *f, const void *data)
+{
+    const nh_run_result *res = data;
+    fprintf(f, "t,n_live");
+    for (int i = 0; i < nh_observer_count(); ++i)
+        for (int c = 0; c < nh_observer_at(i)->n_columns; ++c)
+            fprintf(f, ",%s", nh_observer_at(i)->columns[c].name);
+    fputc('\n', f);
+    for (long k = 0; k < res->n_out; ++k) {
+        fprintf(f, "%.17g,%ld", res->time[k], res->live[k]);
+        for (int i = 0; i < nh_observer_count(); ++i) {
+            const nh_observer *o = nh_observer_at(i);
+            for (int c = 0; c < o->n_columns; ++c)
+                fprintf(f, ",%.17g", column_value(nh_run_accum(res, k, i), o->columns[c].kind));
+        }
+        fputc('\n', f);
+    }
+    return 0;
+}
+
+int nh_write_timeseries(const char *dir, const nh_run_result *res, nh_error *err)
+{
+    return write_atomically(dir, "timeseries.csv", timeseries_body, res, err);
+}
+
+/* cJSON writes NaN as null, which is what a reader should see for "not available". */
+static void add_params(cJSON *obj, const nh_param_set *set)
+{
+    cJSON *p = cJSON_AddObjectToObject(obj, "params");
+    for (int i = 0; i < set->count; ++i)
+        cJSON_AddNumberToObject(p, set->defs[i].name, set->value[i]);
+}
+
+static void add_configuration(cJSON *root, const nh_run_config *cfg)
+{
+    char flags[128];
+    cJSON *sys = cJSON_AddObjectToObject(root, "system");
+    cJSON_AddStringToObject(sys, "name", cfg->system->type->name);
+    add_params(sys, &cfg->system->params);
+    cJSON_AddNumberToObject(sys, "n", cfg->system->n);
+    cJSON_AddNumberToObject(sys, "m", cfg->system->m);
+    cJSON *met = cJSON_AddObjectToObject(root, "method");
+    cJSON_AddStringToObject(met, "name", cfg->method.type->name);
+    add_params(met, &cfg->method.params);
+    cJSON_AddNumberToObject(met, "order", nh_method_spec_order(&cfg->method));
+    nh_method_flags_format(nh_method_spec_flags(&cfg->method), flags, sizeof flags);
+    cJSON_AddStringToObject(met, "flags", flags);
+    cJSON_AddStringToObject(root, "solver", nh_solver_kind_name(cfg->solver));
+    cJSON_AddNumberToObject(root, "h", cfg->h);
+    cJSON_AddNumberToObject(root, "T", cfg->T);
+    cJSON_AddNumberToObject(root, "every", (double)cfg->every);
+    cJSON_AddNumberToObject(root, "ensemble", (double)cfg->ensemble);
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)cfg->seed);
+    cJSON_AddStringToObject(root, "seed", seed);
+    cJSON_AddNumberToObject(root, "threads", cfg->threads);
+    cJSON *init = cJSON_AddObjectToObject(root, "initial");
+    if (cfg->preset) {
+        cJSON_AddStringToObject(init, "preset", cfg->preset->name);
+        cJSON_AddStringToObject(init, "description", cfg->preset->description);
+    } else {
+        cJSON_AddNumberToObject(init, "energy", cfg->energy);
+    }
+}
+
+static void add_failures(cJSON *root, const nh_run_result *res)
+{
+    cJSON *f = cJSON_AddObjectToObject(root, "failures");
+    cJSON_AddNumberToObject(f, "count", (double)res->failed);
+    cJSON *by = cJSON_AddObjectToObject(f, "by_reason");
+    for (int s = 1; s < 8; ++s)
+        if (res->failures_by_status[s])
+            cJSON_AddNumberToObject(by, s == NH_SAMPLE_REJECTED ? "energy shell sampling failed" : nh_status_name(s),
+                                    (double)res->failures_by_status[s]);
+    cJSON *first = cJSON_AddArrayToObject(f, "first");
+    for (int i = 0; i < res->n_reported; ++i) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "trajectory", (double)res->first_failures[i].trajectory);
+        cJSON_AddNumberToObject(e, "t", res->first_failures[i].time);
+        cJSON_AddStringToObject(e, "reason", nh_status_name(res->first_failures[i].status));
+        cJSON_AddItemToArray(first, e);
+    }
+}
+
+static void add_results(cJSON *root, const nh_run_result *res)
+{
+    cJSON *fit = cJSON_AddObjectToObject(root, "variance_fit");
+    cJSON_AddStringToObject(fit, "model", "Var dH(t) = a + C t, least squares over [t_start, t_end]");
+    cJSON_AddNumberToObject(fit, "t_start", res->fit.t_start);
+    cJSON_AddNumberToObject(fit, "t_end", res->fit.t_end);
+    cJSON_AddNumberToObject(fit, "points", res->fit.points);
+    cJSON_AddNumberToObject(fit, "a", res->fit.a);
+    cJSON_AddNumberToObject(fit, "C", res->fit.C);
+    cJSON_AddNumberToObject(fit, "C_over_h4", res->fit.C_over_h4);
+    cJSON_AddNumberToObject(fit, "scaling_power", res->fit.scaling_power);
+    cJSON_AddNumberToObject(fit, "C_scaled", res->fit.C_scaled);
+    cJSON_AddNumberToObject(fit, "p", res->fit.p);
+    double dh = 0, rel = 0, con = 0;
+    for (long k = 0; k < res->n_out; ++k) {
+        dh = fmax(dh, nh_run_accum(res, k, 0)->absmax);
+        rel = fmax(rel, nh_run_accum(res, k, 1)->absmax);
+        con = fmax(con, nh_run_accum(res, k, 2)->absmax);
+    }
+    cJSON *ext = cJSON_AddObjectToObject(root, "extremes");
+    cJSON_AddNumberToObject(ext, "dH_absmax", dh);
+    cJSON_AddNumberToObject(ext, "rel_energy_absmax", rel);
+    cJSON_AddNumberToObject(ext, "constraint_max", con);
+    cJSON_AddNumberToObject(ext, "final_dH_var", nh_accum_variance(nh_run_accum(res, res->n_out - 1, 0)));
+    cJSON_AddNumberToObject(ext, "final_n_live", (double)res->live[res->n_out - 1]);
+    cJSON_AddNumberToObject(root, "preset_velocity_projection", res->preset_projection);
+    cJSON *perf = cJSON_AddObjectToObject(root, "performance");
+    cJSON_AddNumberToObject(perf, "wall_seconds", res->wall_seconds);
+    cJSON_AddNumberToObject(perf, "steps", (double)res->completed_steps);
+    cJSON_AddNumberToObject(perf, "steps_per_second", res->steps_per_second);
+    cJSON_AddNumberToObject(perf, "nonlinear_solves", (double)res->solver.solves);
+    cJSON_AddNumberToObject(perf, "newton_iterations", (double)res->solver.iterations);
+}
+
+char *nh_summary_json(const nh_run_config *cfg, const nh_run_result *res, const char *command)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "nhens_version", NH_VERSION);
+    cJSON *ver = cJSON_AddObjectToObject(root, "versions");
+    cJSON_AddStringToObject(ver, "sundials", SUNDIALS_VERSION);
+    cJSON_AddStringToObject(ver, "cjson", cJSON_Version());
+    cJSON_AddStringToObject(root, "command", command ? command : "");
+    add_configuration(root, cfg);
+    add_failures(root, res);
+    add_results(root, res);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+static int summary_body(FILE *f, const void *data)
+{
+    return fputs(data, f) < 0 || fputc('\n', f) == EOF;
+}
+
+int nh_write_summary(const char *dir, const nh_run_config *cfg, const nh_run_result *res, const char *command,
+                     nh_error *err)
+{
+    char *text = nh_summary_json(cfg, res, command);
+    if (!text)
+        return nh_fail(err, NH_ERR_NOMEM, "out of memory formatting summary.json");
+    int rc = write_atomically(dir, "summary.json", summary_body, text, err);
+    free(text);
+    return rc;
+}

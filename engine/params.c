@@ -1,0 +1,125 @@
+/* Parsing and validation of named parameters (see include/nhens/params.h). */
+#include "nhens/params.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int nh_parse_double(const char *text, double *out)
+{
+    if (!text || !*text)
+        return 1;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno != 0 || *end != '\0' || !isfinite(v))
+        return 1;
+    *out = v;
+    return 0;
+}
+
+int nh_parse_long(const char *text, long *out)
+{
+    if (!text || !*text)
+        return 1;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno != 0 || *end != '\0')
+        return 1;
+    *out = v;
+    return 0;
+}
+
+void nh_params_defaults(nh_param_set *set, int count, const nh_param_def *defs)
+{
+    memset(set, 0, sizeof *set);
+    set->count = count;
+    set->defs = defs;
+    for (int i = 0; i < count; ++i)
+        set->value[i] = defs[i].default_value;
+}
+
+int nh_params_find(const nh_param_set *set, const char *name)
+{
+    for (int i = 0; i < set->count; ++i)
+        if (strcmp(set->defs[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static void list_names(const nh_param_set *set, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (set->count == 0) {
+        snprintf(buf, len, "none");
+        return;
+    }
+    size_t used = 0;
+    for (int i = 0; i < set->count && used < len; ++i)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", set->defs[i].name);
+}
+
+static int check_range(const nh_param_def *def, double v, const char *owner, nh_error *err)
+{
+    if (def->integer && v != floor(v))
+        return nh_fail(err, NH_ERR_INPUT, "%s: parameter %s=%g must be an integer in [%g, %g]",
+                       owner, def->name, v, def->min_value, def->max_value);
+    if (v < def->min_value || v > def->max_value)
+        return nh_fail(err, NH_ERR_INPUT, "%s: parameter %s=%g is out of range; allowed [%g, %g] (%s)",
+                       owner, def->name, v, def->min_value, def->max_value, def->help);
+    return NH_OK;
+}
+
+int nh_params_apply(nh_param_set *set, const char *assignment, const char *owner, nh_error *err)
+{
+    char name[64];
+    const char *eq = strchr(assignment, '=');
+    if (!eq || eq == assignment || (size_t)(eq - assignment) >= sizeof name)
+        return nh_fail(err, NH_ERR_INPUT, "%s: '%s' is not of the form name=value", owner, assignment);
+    memcpy(name, assignment, (size_t)(eq - assignment));
+    name[eq - assignment] = '\0';
+    int idx = nh_params_find(set, name);
+    if (idx < 0) {
+        char names[256];
+        list_names(set, names, sizeof names);
+        return nh_fail(err, NH_ERR_INPUT, "%s has no parameter '%s'; its parameters are: %s", owner, name, names);
+    }
+    double v;
+    if (nh_parse_double(eq + 1, &v))
+        return nh_fail(err, NH_ERR_INPUT, "%s: parameter %s: '%s' is not a finite number", owner, name, eq + 1);
+    int rc = check_range(&set->defs[idx], v, owner, err);
+    if (rc)
+        return rc;
+    set->value[idx] = v;
+    set->explicit_mask |= 1u << idx;
+    return NH_OK;
+}
+
+int nh_params_apply_list(nh_param_set *set, const char *list, const char *owner, nh_error *err)
+{
+    char buf[512];
+    if (!list || !*list)
+        return NH_OK;
+    if (strlen(list) >= sizeof buf)
+        return nh_fail(err, NH_ERR_INPUT, "%s: parameter list too long", owner);
+    strcpy(buf, list);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int rc = nh_params_apply(set, tok, owner, err);
+        if (rc)
+            return rc;
+    }
+    return NH_OK;
+}
+
+void nh_params_format(const nh_param_set *set, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < set->count && used < len; ++i)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s=%.17g", i ? "," : "", set->defs[i].name,
+                                 set->value[i]);
+}

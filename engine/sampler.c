@@ -1,0 +1,61 @@
+/* Initial states: the energy-shell sampler and presets (see include/nhens/ensemble.h). */
+#include "nhens/ensemble.h"
+#include "nhens/linalg.h"
+
+#include <math.h>
+#include <string.h>
+
+int nh_energy_shell_check(const nh_system *s, double energy, nh_error *err)
+{
+    double lowest = s->type->minimum_energy(s);
+    if (!(energy > lowest))
+        return nh_fail(err, NH_ERR_INPUT,
+                       "energy %g is unreachable for %s: the energy shell must lie above the minimum of V over "
+                       "the sampled configurations, %.17g",
+                       energy, s->type->name, lowest);
+    return NH_OK;
+}
+
+static int random_direction_in_distribution(const nh_system *s, const double *q, nh_pcg32 *rng, double *v)
+{
+    double w[NH_MAX_DIM];
+    for (int attempt = 0; attempt < 16; ++attempt) {
+        for (int i = 0; i < s->n; ++i)
+            w[i] = nh_pcg32_gaussian(rng) / sqrt(s->mass[i]);
+        if (nh_project_velocity(s, q, w, v))
+            return NH_STEP_SINGULAR;
+        if (nh_kinetic_energy(s, v) > 0.0)
+            return NH_OK;
+    }
+    return NH_STEP_SINGULAR;
+}
+
+int nh_energy_shell_sample(const nh_system *s, double energy, nh_pcg32 *rng, double *q, double *v)
+{
+    for (int tries = 0; tries < NH_SAMPLE_MAX_TRIES; ++tries) {
+        s->type->sample_configuration(s, rng, q);
+        double kinetic = energy - s->type->potential(s, q);
+        if (!(kinetic > 0.0))
+            continue;
+        if (random_direction_in_distribution(s, q, rng, v))
+            continue;
+        double scale = sqrt(kinetic / nh_kinetic_energy(s, v));
+        for (int i = 0; i < s->n; ++i)
+            v[i] *= scale;
+        return NH_OK;
+    }
+    return NH_SAMPLE_REJECTED;
+}
+
+int nh_preset_state(const nh_system *s, const nh_preset *p, double *q, double *v, double *change)
+{
+    memcpy(q, p->q, (size_t)s->n * sizeof *q);
+    int rc = nh_project_velocity(s, q, p->v, v);
+    if (rc)
+        return rc;
+    double d = 0.0;
+    for (int i = 0; i < s->n; ++i)
+        d += (v[i] - p->v[i]) * (v[i] - p->v[i]);
+    *change = sqrt(d);
+    return NH_OK;
+}

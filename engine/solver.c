@@ -1,0 +1,81 @@
+/* Front of the implicit-solver interface: backend dispatch, statistics, shared convergence rule. */
+#include "solver_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct nh_solver {
+    const nh_solver_backend *backend;
+    void *impl;
+    int dim;
+    nh_solver_stats stats;
+};
+
+const char *nh_solver_kind_name(nh_solver_kind kind)
+{
+    return kind == NH_SOLVER_NEWTON ? "newton" : "kinsol";
+}
+
+int nh_solver_kind_parse(const char *name, nh_solver_kind *kind)
+{
+    if (strcmp(name, "kinsol") == 0)
+        *kind = NH_SOLVER_KINSOL;
+    else if (strcmp(name, "newton") == 0)
+        *kind = NH_SOLVER_NEWTON;
+    else
+        return 1;
+    return 0;
+}
+
+int nh_solver_accepts(double fnorm, double rel_step, double scale)
+{
+    if (fnorm <= NH_SOLVER_FTOL * scale)
+        return 1;
+    return rel_step <= NH_SOLVER_STEPTOL && fnorm <= NH_SOLVER_STALL_FTOL * scale;
+}
+
+nh_solver *nh_solver_create(nh_solver_kind kind, int dim, nh_error *err)
+{
+    if (dim < 1 || dim > NH_MAX_UNKNOWNS) {
+        nh_fail(err, NH_ERR_INPUT, "solver dimension %d outside [1, %d]", dim, NH_MAX_UNKNOWNS);
+        return NULL;
+    }
+    nh_solver *s = calloc(1, sizeof *s);
+    if (!s) {
+        nh_fail(err, NH_ERR_NOMEM, "out of memory creating a solver");
+        return NULL;
+    }
+    s->backend = kind == NH_SOLVER_NEWTON ? &nh_solver_backend_newton : &nh_solver_backend_kinsol;
+    s->dim = dim;
+    s->impl = s->backend->create(dim, err);
+    if (!s->impl) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+int nh_solver_solve(nh_solver *solver, const nh_nonlinear_problem *problem, double *x)
+{
+    long iterations = 0;
+    int rc = problem->dim == solver->dim ? solver->backend->solve(solver->impl, problem, x, &iterations)
+                                         : NH_STEP_NO_CONVERGENCE;
+    solver->stats.solves++;
+    solver->stats.iterations += iterations;
+    if (rc != NH_OK)
+        solver->stats.failures++;
+    return rc;
+}
+
+nh_solver_stats nh_solver_get_stats(const nh_solver *solver)
+{
+    return solver->stats;
+}
+
+void nh_solver_free(nh_solver *solver)
+{
+    if (!solver)
+        return;
+    solver->backend->destroy(solver->impl);
+    free(solver);
+}

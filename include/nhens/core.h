@@ -1,0 +1,39 @@
+/* nhens core: size limits, status codes and the error-message carrier shared by every module.
+ * Library code never prints or exits; it returns a status and fills an nh_error. */
+#ifndef NHENS_CORE_H
+#define NHENS_CORE_H
+
+#include <stddef.h>
+
+#define NH_VERSION "0.1.0"
+
+enum {
+    NH_MAX_DIM = 32,        /* configuration dimension n */
+    NH_MAX_CON = 4,         /* number of constraints m */
+    NH_MAX_PARAMS = 8,      /* named parameters of a system or method */
+    NH_MAX_UNKNOWNS = 2 * NH_MAX_DIM + 2 * NH_MAX_CON
+};
+
+/* Step status, after ARKODE's step modules: 0 ok, > 0 recoverable failure of this step, < 0 fatal. */
+enum {
+    NH_OK = 0,
+    NH_STEP_NO_CONVERGENCE = 1,
+    NH_STEP_NONFINITE = 2,
+    NH_STEP_SINGULAR = 3,
+    NH_ERR_INPUT = -1,
+    NH_ERR_NOMEM = -2,
+    NH_ERR_IO = -3,
+    NH_ERR_SOLVER = -4
+};
+
+typedef struct nh_error {
+    char msg[512];
+} nh_error;
+
+/* printf-style; returns the code passed in so callers can write `return nh_fail(err, NH_ERR_INPUT, ...)`. */
+int nh_fail(nh_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Human name of a step status (for failure reports). */
+const char *nh_status_name(int status);
+
+#endif

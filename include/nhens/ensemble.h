@@ -1,0 +1,80 @@
+/* Ensemble runs: energy-shell sampling and the OpenMP driver. The engine is the only place that
+ * knows about threads. Trajectory i draws from its own PCG stream (seed, i); trajectories are
+ * grouped in fixed blocks of NH_BLOCK_SIZE, each block's Welford accumulators are merged into the
+ * run's in block order, so every output is bitwise identical for any number of threads.
+ * A trajectory whose step fails is recorded (index, time, reason) and contributes no sample from
+ * the failing output time on; n_live counts the trajectories in each output time's statistics. */
+#ifndef NHENS_ENSEMBLE_H
+#define NHENS_ENSEMBLE_H
+
+#include <stdint.h>
+
+#include "nhens/method.h"
+#include "nhens/stats.h"
+#include "nhens/system.h"
+
+enum { NH_BLOCK_SIZE = 8, NH_MAX_REPORTED_FAILURES = 16, NH_SAMPLE_MAX_TRIES = 100000 };
+
+/* Reason code for a trajectory whose initial state could not be drawn (beyond the step codes). */
+#define NH_SAMPLE_REJECTED 4
+
+/* Energy-shell sampler: q from the system's configuration distribution (rejecting V(q) >= E),
+ * v a Gaussian vector projected M-orthogonally onto ker A(q), scaled so that H(q, v) = E. */
+int nh_energy_shell_check(const nh_system *s, double energy, nh_error *err);
+int nh_energy_shell_sample(const nh_system *s, double energy, nh_pcg32 *rng, double *q, double *v);
+/* Preset state with v projected onto D_q (printed values are rounded); *change = |v_new - v|. */
+int nh_preset_state(const nh_system *s, const nh_preset *p, double *q, double *v, double *change);
+
+typedef struct nh_run_config {
+    const nh_system *system;
+    nh_method_spec method;
+    nh_solver_kind solver;
+    double h;
+    double T;
+    long every;                 /* output every `every` steps (> 0) */
+    long ensemble;
+    uint64_t seed;
+    int threads;
+    const nh_preset *preset;    /* NULL: sample the energy shell `energy` */
+    double energy;
+    double fit_window_start;    /* fraction of T where the variance fit starts (0.5) */
+    void (*progress)(long done, long total, void *ctx);
+    void *progress_ctx;
+} nh_run_config;
+
+typedef struct nh_failure {
+    long trajectory;
+    double time;
+    int status;
+} nh_failure;
+
+typedef struct nh_run_result {
+    long n_steps, n_out;
+    double *time;           /* n_out */
+    long *live;             /* n_out */
+    nh_accum *acc;          /* n_out x nh_observer_count() */
+    long failed;
+    long failures_by_status[8];
+    nh_failure first_failures[NH_MAX_REPORTED_FAILURES];
+    int n_reported;
+    long completed_steps;
+    double wall_seconds;
+    double steps_per_second;
+    nh_variance_fit fit;
+    int fit_ok;
+    nh_solver_stats solver;
+    double preset_projection;
+} nh_run_result;
+
+/* Checks every field and the method/system pairing; the message names the bad value. */
+int nh_run_validate(const nh_run_config *cfg, nh_error *err);
+int nh_run_ensemble(const nh_run_config *cfg, nh_run_result *res, nh_error *err);
+void nh_run_result_free(nh_run_result *res);
+
+/* Accumulator of observer `obs` at output index k. */
+static inline const nh_accum *nh_run_accum(const nh_run_result *res, long k, int obs)
+{
+    return &res->acc[k * nh_observer_count() + obs];
+}
+
+#endif

@@ -1,0 +1,25 @@
+/* Small dense linear algebra for n <= NH_MAX_UNKNOWNS: row-major matrices, LU with partial
+ * pivoting and SPD (Cholesky) solves. No allocation; callers pass workspace. */
+#ifndef NHENS_LINALG_H
+#define NHENS_LINALG_H
+
+#include <stddef.h>
+
+/* Factor the n x n row-major matrix a in place; piv receives the row permutation.
+ * Returns 0, or 1 if a pivot is exactly zero or not finite. */
+int nh_lu_factor(int n, double *a, int *piv);
+/* Solve with a factored matrix; b is overwritten by the solution. */
+void nh_lu_solve(int n, const double *lu, const int *piv, double *b);
+
+/* Solve the SPD system c x = b (c is m x m, overwritten by its Cholesky factor). 1 if not SPD. */
+int nh_spd_solve(int m, double *c, double *b);
+
+double nh_norm_inf(int n, const double *x);
+double nh_dot(int n, const double *x, const double *y);
+/* y = a x (a is rows x cols, row-major) */
+void nh_matvec(int rows, int cols, const double *a, const double *x, double *y);
+/* y = a^T x (a is rows x cols, row-major; y has cols entries) */
+void nh_matvec_t(int rows, int cols, const double *a, const double *x, double *y);
+int nh_all_finite(int n, const double *x);
+
+#endif

@@ -1,0 +1,42 @@
+/* Named numeric parameters with defaults and allowed ranges, shared by systems and methods.
+ * A parameter set is a fixed array of doubles indexed like its definition table. */
+#ifndef NHENS_PARAMS_H
+#define NHENS_PARAMS_H
+
+#include "nhens/core.h"
+
+typedef struct nh_param_def {
+    const char *name;
+    double default_value;
+    double min_value;       /* inclusive */
+    double max_value;       /* inclusive */
+    int integer;            /* 1: value must be an integer */
+    const char *help;
+} nh_param_def;
+
+typedef struct nh_param_set {
+    int count;
+    const nh_param_def *defs;
+    double value[NH_MAX_PARAMS];
+    unsigned explicit_mask; /* bit i set when value[i] came from the user */
+} nh_param_set;
+
+void nh_params_defaults(nh_param_set *set, int count, const nh_param_def *defs);
+
+/* Index of `name` in the set, or -1. */
+int nh_params_find(const nh_param_set *set, const char *name);
+
+/* Apply one "name=value" override; `owner` names the system or method in messages. */
+int nh_params_apply(nh_param_set *set, const char *assignment, const char *owner, nh_error *err);
+
+/* Apply a comma-separated list "a=1,b=2" (empty string allowed). */
+int nh_params_apply_list(nh_param_set *set, const char *list, const char *owner, nh_error *err);
+
+/* Parse a finite double from the whole of `text`; 0 on success. */
+int nh_parse_double(const char *text, double *out);
+int nh_parse_long(const char *text, long *out);
+
+/* "name=value, ..." into buf (for summaries). */
+void nh_params_format(const nh_param_set *set, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,54 @@
+/* The engine's one implicit-solver interface. A method hands it a residual, an analytic Jacobian
+ * and an initial guess; never a solver. Two backends with the same convergence test:
+ *   kinsol: SUNDIALS KINSOL, full Newton, dense direct linear solver (the default);
+ *   newton: a built-in dense Newton with LU, for speed on tiny systems.
+ * A solver is created once per worker (per stepper) with a fixed dimension and reused for every
+ * step of every trajectory; nothing is allocated in nh_solver_solve. Not thread-safe: one per thread.
+ *
+ * Convergence (both backends): after each full Newton update x += dx,
+ *   success if |F(x)|_inf <= NH_SOLVER_FTOL * scale, or
+ *   success if max_i |dx_i| / max(|x_i|, 1) <= NH_SOLVER_STEPTOL and |F(x)|_inf <= NH_SOLVER_STALL_FTOL * scale;
+ * an initial guess with |F| <= 0.01 * NH_SOLVER_FTOL * scale is accepted unchanged.
+ * `scale` is the magnitude of the terms summed in the residual, supplied by the method, so that the
+ * test sits at round-off of that sum. */
+#ifndef NHENS_SOLVER_H
+#define NHENS_SOLVER_H
+
+#include "nhens/core.h"
+
+#define NH_SOLVER_FTOL 2.0e-15       /* ~9 ulp of the largest term: the floor of a sum of a few terms */
+#define NH_SOLVER_STEPTOL 1.0e-13     /* after a Newton step this small the error is O(step^2): converged */
+#define NH_SOLVER_STALL_FTOL 1.0e-13  /* ... provided the residual is also near its floor */
+#define NH_SOLVER_MAX_ITERS 20
+
+typedef enum nh_solver_kind { NH_SOLVER_KINSOL = 0, NH_SOLVER_NEWTON = 1 } nh_solver_kind;
+
+typedef struct nh_nonlinear_problem {
+    int dim;
+    /* r = F(x); return 0, or non-zero if F cannot be evaluated there. */
+    int (*residual)(const double *x, double *r, void *ctx);
+    /* jac (dim x dim, row-major) = F'(x). */
+    int (*jacobian)(const double *x, double *jac, void *ctx);
+    void *ctx;
+    double scale;
+} nh_nonlinear_problem;
+
+typedef struct nh_solver_stats {
+    long solves;
+    long iterations;
+    long failures;
+} nh_solver_stats;
+
+typedef struct nh_solver nh_solver;
+
+const char *nh_solver_kind_name(nh_solver_kind kind);
+/* 0 and the kind for "kinsol" / "newton"; non-zero otherwise. */
+int nh_solver_kind_parse(const char *name, nh_solver_kind *kind);
+
+nh_solver *nh_solver_create(nh_solver_kind kind, int dim, nh_error *err);
+/* x: initial guess in, solution out. NH_OK or NH_STEP_NO_CONVERGENCE. */
+int nh_solver_solve(nh_solver *solver, const nh_nonlinear_problem *problem, double *x);
+nh_solver_stats nh_solver_get_stats(const nh_solver *solver);
+void nh_solver_free(nh_solver *solver);
+
+#endif

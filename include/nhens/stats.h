@@ -1,0 +1,70 @@
+/* Streaming statistics: Welford accumulators with Chan's pairwise merge, the per-output-time
+ * observers that feed them, and the variance-law fit of seed 000 Fig. 2. Memory is one accumulator
+ * per (output time, observed quantity), independent of the number of trajectories. */
+#ifndef NHENS_STATS_H
+#define NHENS_STATS_H
+
+#include "nhens/system.h"
+
+typedef struct nh_accum {
+    double count;
+    double mean;
+    double m2;      /* sum of squared deviations from the mean */
+    double absmax;
+} nh_accum;
+
+void nh_accum_reset(nh_accum *a);
+void nh_accum_add(nh_accum *a, double x);
+/* Chan et al. 1979: into <- into (+) from. The order of merges fixes the rounding. */
+void nh_accum_merge(nh_accum *into, const nh_accum *from);
+/* Unbiased sample variance (n - 1 in the denominator); 0 for fewer than two samples. */
+double nh_accum_variance(const nh_accum *a);
+/* Root mean square, sqrt(mean^2 + m2/n); 0 when empty. */
+double nh_accum_rms(const nh_accum *a);
+
+/* What a trajectory carries from t = 0 to every observer. */
+typedef struct nh_initial_values {
+    double energy;
+} nh_initial_values;
+
+typedef enum nh_stat_kind { NH_STAT_MEAN, NH_STAT_VARIANCE, NH_STAT_ABSMAX, NH_STAT_RMS } nh_stat_kind;
+
+typedef struct nh_column {
+    const char *name;
+    nh_stat_kind kind;
+} nh_column;
+
+/* An observer maps a state to one number; its columns say which statistics are written. */
+typedef struct nh_observer {
+    const char *name;
+    const char *help;
+    double (*value)(const nh_system *s, const double *q, const double *v, const nh_initial_values *init);
+    int n_columns;
+    nh_column columns[4];
+} nh_observer;
+
+int nh_observer_count(void);
+const nh_observer *nh_observer_at(int i);
+void nh_initial_values_compute(const nh_system *s, const double *q, const double *v, nh_initial_values *init);
+/* values[i] for every observer i. */
+void nh_observe(const nh_system *s, const double *q, const double *v, const nh_initial_values *init,
+                double *values);
+/* Total number of timeseries columns after t and n_live. */
+int nh_observer_column_count(void);
+
+/* Least-squares fit Var(t) ~ a + C t over output times in [t_start, t_end], the log-log slope p of
+ * Var against t over the same window, and C / h^(2r) for a method of order r. */
+typedef struct nh_variance_fit {
+    double t_start, t_end;
+    int points;
+    double a, C, p;
+    double C_over_h4;
+    int scaling_power;      /* 2r */
+    double C_scaled;        /* C / h^(2r) */
+} nh_variance_fit;
+
+/* t, var: n samples; returns 0, or 1 if the window holds fewer than 3 points. */
+int nh_variance_fit_compute(const double *t, const double *var, long n, double window_start,
+                            double h, int order, nh_variance_fit *fit);
+
+#endif

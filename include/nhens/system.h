@@ -1,0 +1,102 @@
+/* Mechanical systems: a const descriptor (vtable) per system plus an instance built from parameter
+ * overrides. Conventions (DESIGN.md): L = 1/2 v^T M v - V(q), constraints A(q) v = 0, equations
+ * M v' = -grad V + A^T lambda. M is constant and diagonal for every system that sets `mass`
+ * (NULL means the identity). Matrices are row-major; dA is the m x n x n tensor dA[(a*n+i)*n+j] =
+ * d A_ai / d q_j. Systems know nothing of methods. */
+#ifndef NHENS_SYSTEM_H
+#define NHENS_SYSTEM_H
+
+#include "nhens/core.h"
+#include "nhens/params.h"
+#include "nhens/pcg.h"
+
+typedef struct nh_system nh_system;
+
+typedef struct nh_preset {
+    const char *name;
+    const char *description;    /* which figure / initial condition of which seed */
+    const char *param_overrides;/* e.g. "n=2"; applied before user overrides are checked */
+    int dim;                    /* n that q and v have */
+    double q[NH_MAX_DIM];
+    double v[NH_MAX_DIM];
+} nh_preset;
+
+enum nh_system_flags {
+    /* A depends only on coordinates that the constraint force does not move ("CVT-type",
+     * METHODS.md Sect. 0): DLA^{0,1} is then linearly implicit. */
+    NH_SYS_CVT_TYPE = 1u << 0
+};
+
+typedef struct nh_system_type {
+    const char *name;
+    const char *summary;
+    const char *reference;
+    int n_params;
+    const nh_param_def *params;
+    unsigned flags;
+    int n_presets;
+    const nh_preset *presets;
+
+    void (*dimensions)(const double *par, int *n, int *m);
+    void (*mass)(const nh_system *s, double *diag);                 /* NULL: identity */
+    double (*potential)(const nh_system *s, const double *q);
+    void (*potential_gradient)(const nh_system *s, const double *q, double *grad);
+    void (*potential_hessian)(const nh_system *s, const double *q, double *hess);
+    void (*constraint)(const nh_system *s, const double *q, double *a);
+    void (*constraint_derivative)(const nh_system *s, const double *q, double *da);
+    /* Draw q from the system's configuration distribution for energy-shell sampling. */
+    void (*sample_configuration)(const nh_system *s, nh_pcg32 *rng, double *q);
+    /* Infimum of V over the support of that distribution: the lowest reachable energy shell. */
+    double (*minimum_energy)(const nh_system *s);
+} nh_system_type;
+
+struct nh_system {
+    const nh_system_type *type;
+    nh_param_set params;
+    int n, m;
+    double mass[NH_MAX_DIM];
+    double inv_mass[NH_MAX_DIM];
+};
+
+/* n and m of an instance, with the invariant 1 <= n <= NH_MAX_DIM stated to the compiler (it lets
+ * gcc see that fixed-size work arrays filled in loops over n are written). */
+static inline int nh_dim(const nh_system *s)
+{
+    if (s->n < 1 || s->n > NH_MAX_DIM)
+        __builtin_unreachable();
+    return s->n;
+}
+
+/* Registry: one const table walked by lookup, `nhens list` and the test battery. */
+int nh_system_count(void);
+const nh_system_type *nh_system_at(int i);
+const nh_system_type *nh_system_find(const char *name);
+
+/* Build an instance: defaults, then the preset's overrides (if preset != NULL), then `overrides`
+ * (array of "name=value"). A user override that contradicts the preset is refused. */
+int nh_system_init(nh_system *s, const nh_system_type *type, const nh_preset *preset,
+                   const char *const *overrides, int n_overrides, nh_error *err);
+const nh_preset *nh_system_find_preset(const nh_system_type *type, const char *name);
+double nh_system_param(const nh_system *s, int index);
+
+/* Mechanics shared by every method and observer (systems/mechanics.c). */
+double nh_energy(const nh_system *s, const double *q, const double *v);
+double nh_kinetic_energy(const nh_system *s, const double *v);
+/* Euclidean norm of A(q) v. */
+double nh_constraint_residual(const nh_system *s, const double *q, const double *v);
+/* C = A M^-1 A^T (m x m). */
+void nh_constraint_gram(const nh_system *s, const double *a, double *c);
+/* out (m x n) = d(A(q) u)/dq from the tensor da. */
+void nh_da_times_vector(const nh_system *s, const double *da, const double *u, double *out);
+/* out (n x n) = d(A(q)^T lam)/dq from the tensor da. */
+void nh_dat_times_multiplier(const nh_system *s, const double *da, const double *lam, double *out);
+/* Curvature term (DA(q)[v]) v (m entries). */
+void nh_constraint_curvature(const nh_system *s, const double *q, const double *v, double *out);
+/* M-orthogonal projection of a velocity onto ker A(q); 1 if C is singular. */
+int nh_project_velocity(const nh_system *s, const double *q, const double *w, double *out);
+/* Continuous multiplier lambda*(q, v) = C^-1 [A M^-1 grad V - (DA[v]) v]. */
+int nh_exact_multiplier(const nh_system *s, const double *q, const double *v, double *lam);
+/* Index-1 ODE right-hand side: dq = v, dv = M^-1(-grad V + A^T lambda*). */
+int nh_index1_rhs(const nh_system *s, const double *q, const double *v, double *dq, double *dv);
+
+#endif

@@ -1,0 +1,40 @@
+/* Pieces shared by the method files (methods-private): the explicit predictor that warm-starts
+ * implicit steps, and residual scales for the solver's round-off test. */
+#ifndef NHENS_METHODS_COMMON_H
+#define NHENS_METHODS_COMMON_H
+
+#include "nhens/linalg.h"
+#include "nhens/method.h"
+
+#include <math.h>
+
+/* Explicit Euler on the index-1 ODE: v1 = v0 + h a(q0, v0), lam = lambda*(q0, v0). The usual
+ * warm start of a one-step implicit method (O(h^2) from the solution, so Newton needs 2-3 steps). */
+static inline int nh_method_predict(const nh_system *s, double h, const double *q0, const double *v0,
+                                    double *v1, double *lam)
+{
+    double dq[NH_MAX_DIM], dv[NH_MAX_DIM];
+    int rc = nh_exact_multiplier(s, q0, v0, lam);
+    if (rc)
+        return rc;
+    rc = nh_index1_rhs(s, q0, v0, dq, dv);
+    if (rc)
+        return rc;
+    for (int i = 0; i < s->n; ++i)
+        v1[i] = v0[i] + h * dv[i];
+    return NH_OK;
+}
+
+/* Magnitude of the terms of a momentum-balance residual M(v1 - v0) + h grad V + ...: the solver
+ * stops when the residual is at round-off of this. */
+static inline double nh_method_momentum_scale(const nh_system *s, double h, const double *v0, const double *grad)
+{
+    double scale = 0.0;
+    for (int i = 0; i < s->n; ++i) {
+        double a = fabs(s->mass[i] * v0[i]), b = fabs(h * grad[i]);
+        scale = fmax(scale, fmax(a, b));
+    }
+    return scale > 0.0 ? scale : 1.0;
+}
+
+#endif

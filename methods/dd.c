@@ -1,0 +1,125 @@
+/* Discrete-derivative (energy-preserving) method of Betsch 2006 as written in seed 004 App. A.3,
+ * with the Gonzalez discrete gradient (the one that reproduces seed 004 Figs. 7-8; METHODS.md
+ * Sect. 4). Order 2, symmetric, reversible, energy exact; the constraint holds at the midpoint only,
+ * so A(q_k) v_k = O(h^2) at the outputs (it does not claim constraint preservation).
+ *   q1 = q0 + h/2 (v0 + v1),   q_bar = (q0 + q1)/2
+ *   M (v1 - v0) = h [-grad_bar V(q0, q1) + A(q_bar)^T lam],   A(q_bar)(v0 + v1)/2 = 0
+ * Unknowns (v1, lam), analytic Jacobian. */
+#include "common.h"
+#include "discrete_gradient.h"
+
+#include <string.h>
+
+typedef struct dd_step {
+    const nh_system *sys;
+    double h;
+    const double *q0, *v0;
+} dd_step;
+
+static void dd_points(const dd_step *c, const double *v1, double *q1, double *mid, double *vbar)
+{
+    for (int i = 0; i < nh_dim(c->sys); ++i) {
+        vbar[i] = 0.5 * (c->v0[i] + v1[i]);
+        q1[i] = c->q0[i] + c->h * vbar[i];
+        mid[i] = c->q0[i] + 0.5 * c->h * vbar[i];
+    }
+}
+
+static int dd_residual(const double *x, double *r, void *ctx)
+{
+    const dd_step *c = ctx;
+    const nh_system *s = c->sys;
+    const int n = nh_dim(s), m = s->m;
+    const double *v1 = x, *lam = x + n;
+    double q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM], grad[NH_MAX_DIM], force[NH_MAX_DIM];
+    double a[NH_MAX_CON * NH_MAX_DIM];
+    dd_points(c, v1, q1, mid, vbar);
+    nh_gonzalez_gradient(s, c->q0, q1, grad, NULL);
+    s->type->constraint(s, mid, a);
+    nh_matvec_t(m, n, a, lam, force);
+    for (int i = 0; i < n; ++i)
+        r[i] = s->mass[i] * (v1[i] - c->v0[i]) + c->h * (grad[i] - force[i]);
+    nh_matvec(m, n, a, vbar, r + n);
+    return 0;
+}
+
+static int dd_jacobian(const double *x, double *jac, void *ctx)
+{
+    const dd_step *c = ctx;
+    const nh_system *s = c->sys;
+    const int n = nh_dim(s), m = s->m, dim = n + m;
+    const double *v1 = x, *lam = x + n, h = c->h;
+    double q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM], grad[NH_MAX_DIM];
+    double dgrad[NH_MAX_DIM * NH_MAX_DIM], datl[NH_MAX_DIM * NH_MAX_DIM];
+    double a[NH_MAX_CON * NH_MAX_DIM], da[NH_MAX_CON * NH_MAX_DIM * NH_MAX_DIM], dav[NH_MAX_CON * NH_MAX_DIM];
+    dd_points(c, v1, q1, mid, vbar);
+    nh_gonzalez_gradient(s, c->q0, q1, grad, dgrad);
+    s->type->constraint(s, mid, a);
+    s->type->constraint_derivative(s, mid, da);
+    nh_dat_times_multiplier(s, da, lam, datl);
+    nh_da_times_vector(s, da, vbar, dav);
+    /* dq1/dv1 = h/2 I, dmid/dv1 = h/4 I */
+    for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n; ++j)
+            jac[i * dim + j] = 0.5 * h * h * dgrad[i * n + j] - 0.25 * h * h * datl[i * n + j];
+        jac[i * dim + i] += s->mass[i];
+        for (int k = 0; k < m; ++k)
+            jac[i * dim + n + k] = -h * a[k * n + i];
+    }
+    for (int k = 0; k < m; ++k) {
+        for (int j = 0; j < n; ++j)
+            jac[(n + k) * dim + j] = 0.5 * a[k * n + j] + 0.25 * h * dav[k * n + j];
+        for (int l = 0; l < m; ++l)
+            jac[(n + k) * dim + n + l] = 0.0;
+    }
+    return 0;
+}
+
+static int dd_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
+{
+    (void)carried;
+    const nh_system *s = st->sys;
+    const int n = nh_dim(s);
+    dd_step c = {.sys = s, .h = h, .q0 = q, .v0 = v};
+    double x[NH_MAX_UNKNOWNS], grad0[NH_MAX_DIM], q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM];
+    int rc = nh_method_predict(s, h, q, v, x, x + n);
+    if (rc)
+        return rc;
+    s->type->potential_gradient(s, q, grad0);
+    nh_nonlinear_problem pb = {n + s->m, dd_residual, dd_jacobian, &c, nh_method_momentum_scale(s, h, v, grad0)};
+    rc = nh_solver_solve(st->solver, &pb, x);
+    if (rc)
+        return rc;
+    dd_points(&c, x, q1, mid, vbar);
+    memcpy(q, q1, (size_t)n * sizeof *q);
+    memcpy(v, x, (size_t)n * sizeof *v);
+    return NH_OK;
+}
+
+static unsigned dd_flags(const double *par)
+{
+    (void)par;
+    return NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_REVERSIBLE;
+}
+
+static int dd_order(const double *par)
+{
+    (void)par;
+    return 2;
+}
+
+static int dd_solver_dim(const double *par, const nh_system *sys)
+{
+    (void)par;
+    return sys->n + sys->m;
+}
+
+const nh_method_type nh_method_dd = {
+    .name = "dd",
+    .summary = "discrete-derivative energy-preserving method, Gonzalez gradient (seed 004 App. A.3)",
+    .reference = "Betsch 2006; Gonzalez 1996; Modin-Verdier 2020 App. A.3",
+    .flags = dd_flags,
+    .order = dd_order,
+    .solver_dim = dd_solver_dim,
+    .step = dd_step_fn,
+};

@@ -1,0 +1,47 @@
+/* Discrete gradients (see discrete_gradient.h). */
+#include "discrete_gradient.h"
+
+#include "nhens/linalg.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Below this |D|^2 relative to 1 + |q_bar|^2 the correction term is rounding noise (its true size is
+ * O(|D|^3)); the midpoint gradient is then exact to round-off. */
+static const double GONZALEZ_TINY_STEP2 = 1e-24;
+
+void nh_gonzalez_gradient(const nh_system *s, const double *q0, const double *q1, double *grad, double *jac)
+{
+    const int n = nh_dim(s);
+    double mid[NH_MAX_DIM], delta[NH_MAX_DIM], hess[NH_MAX_DIM * NH_MAX_DIM], g1[NH_MAX_DIM];
+    for (int i = 0; i < n; ++i) {
+        mid[i] = 0.5 * (q0[i] + q1[i]);
+        delta[i] = q1[i] - q0[i];
+    }
+    s->type->potential_gradient(s, mid, grad);
+    if (jac) {
+        s->type->potential_hessian(s, mid, hess);
+        for (int i = 0; i < n * n; ++i)
+            jac[i] = 0.5 * hess[i];
+    }
+    double d2 = nh_dot(n, delta, delta);
+    if (d2 <= GONZALEZ_TINY_STEP2 * (1.0 + nh_dot(n, mid, mid)))
+        return;
+    double defect = s->type->potential(s, q1) - s->type->potential(s, q0) - nh_dot(n, grad, delta);
+    double coef = defect / d2;
+    if (jac) {
+        /* d defect / d q1 = grad V(q1) - grad V(mid) - 1/2 H(mid) D */
+        double hd[NH_MAX_DIM];
+        s->type->potential_gradient(s, q1, g1);
+        nh_matvec(n, n, hess, delta, hd);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) {
+                double ddef = g1[j] - grad[j] - 0.5 * hd[j];
+                jac[i * n + j] += delta[i] * ddef / d2 - 2.0 * coef * delta[i] * delta[j] / d2;
+            }
+        for (int i = 0; i < n; ++i)
+            jac[i * n + i] += coef;
+    }
+    for (int i = 0; i < n; ++i)
+        grad[i] += coef * delta[i];
+}

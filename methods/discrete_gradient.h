@@ -1,0 +1,14 @@
+/* Discrete gradients of the potential (methods-private): grad_bar V(q0, q1) with
+ * grad_bar V . (q1 - q0) = V(q1) - V(q0) and grad_bar V(q, q) = grad V(q), plus the derivative
+ * d grad_bar V / d q1 that Newton needs. */
+#ifndef NHENS_DISCRETE_GRADIENT_H
+#define NHENS_DISCRETE_GRADIENT_H
+
+#include "nhens/system.h"
+
+/* Gonzalez midpoint discrete gradient (seed 000 eq. 12, METHODS.md Sect. 4):
+ *   grad V(q_bar) + [V(q1) - V(q0) - grad V(q_bar).D] / |D|^2 * D,  D = q1 - q0.
+ * jac (n x n, may be NULL) = d/dq1. Falls back to grad V(q_bar) when |D| is at round-off. */
+void nh_gonzalez_gradient(const nh_system *s, const double *q0, const double *q1, double *grad, double *jac);
+
+#endif

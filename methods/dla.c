@@ -1,0 +1,132 @@
+/* DLA^alpha of Cortes-Martinez 2001 as written in seed 004 App. A.1 eq. 27 (alpha = 1/2 is eq. 28);
+ * METHODS.md Sect. 1. Order 1 for alpha != 1/2, 2 for alpha = 1/2 (then symmetric and reversible);
+ * constraint exact at the outputs.
+ *   Q = q0 + (1-alpha) h v0
+ *   M (v1 - v0) = -h [alpha grad V(q0) + (1-alpha) grad V(q1)] + h A(Q)^T lam
+ *   q1 = Q + alpha h v1,   A(q1) v1 = 0
+ * Unknowns (v1, lam), n + m equations, solved through the engine's solver with the analytic
+ * Jacobian of METHODS.md Sect. 1. */
+#include "common.h"
+
+#include <string.h>
+
+enum { P_ALPHA = 0 };
+
+static const nh_param_def dla_params[] = {
+    {"alpha", 0.5, 0.0, 1.0, 0, "weight of grad V(q0); 1/2 gives the symmetric eq. 28"},
+};
+
+typedef struct dla_step {
+    const nh_system *sys;
+    double h, alpha;
+    const double *v0;
+    double grad0[NH_MAX_DIM];
+    double node[NH_MAX_DIM];                 /* Q */
+    double a_node[NH_MAX_CON * NH_MAX_DIM];  /* A(Q) */
+} dla_step;
+
+static void dla_position(const dla_step *c, const double *v1, double *q1)
+{
+    for (int i = 0; i < nh_dim(c->sys); ++i)
+        q1[i] = c->node[i] + c->alpha * c->h * v1[i];
+}
+
+static int dla_residual(const double *x, double *r, void *ctx)
+{
+    const dla_step *c = ctx;
+    const nh_system *s = c->sys;
+    const int n = nh_dim(s), m = s->m;
+    const double *v1 = x, *lam = x + n;
+    double q1[NH_MAX_DIM], g1[NH_MAX_DIM], force[NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM];
+    dla_position(c, v1, q1);
+    s->type->potential_gradient(s, q1, g1);
+    nh_matvec_t(m, n, c->a_node, lam, force);
+    for (int i = 0; i < n; ++i)
+        r[i] = s->mass[i] * (v1[i] - c->v0[i]) + c->h * (c->alpha * c->grad0[i] + (1.0 - c->alpha) * g1[i]) -
+               c->h * force[i];
+    s->type->constraint(s, q1, a1);
+    nh_matvec(m, n, a1, v1, r + n);
+    return 0;
+}
+
+static int dla_jacobian(const double *x, double *jac, void *ctx)
+{
+    const dla_step *c = ctx;
+    const nh_system *s = c->sys;
+    const int n = nh_dim(s), m = s->m, dim = n + m;
+    const double *v1 = x, h = c->h, al = c->alpha;
+    double q1[NH_MAX_DIM], hess[NH_MAX_DIM * NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM];
+    double da[NH_MAX_CON * NH_MAX_DIM * NH_MAX_DIM], dav[NH_MAX_CON * NH_MAX_DIM];
+    dla_position(c, v1, q1);
+    s->type->potential_hessian(s, q1, hess);
+    s->type->constraint(s, q1, a1);
+    s->type->constraint_derivative(s, q1, da);
+    nh_da_times_vector(s, da, v1, dav);
+    for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n; ++j)
+            jac[i * dim + j] = al * (1.0 - al) * h * h * hess[i * n + j];
+        jac[i * dim + i] += s->mass[i];
+        for (int k = 0; k < m; ++k)
+            jac[i * dim + n + k] = -h * c->a_node[k * n + i];
+    }
+    for (int k = 0; k < m; ++k) {
+        for (int j = 0; j < n; ++j)
+            jac[(n + k) * dim + j] = a1[k * n + j] + al * h * dav[k * n + j];
+        for (int l = 0; l < m; ++l)
+            jac[(n + k) * dim + n + l] = 0.0;
+    }
+    return 0;
+}
+
+static int dla_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
+{
+    (void)carried;
+    const nh_system *s = st->sys;
+    const int n = nh_dim(s);
+    dla_step c = {.sys = s, .h = h, .alpha = st->params.value[P_ALPHA], .v0 = v};
+    double x[NH_MAX_UNKNOWNS];
+    s->type->potential_gradient(s, q, c.grad0);
+    for (int i = 0; i < n; ++i)
+        c.node[i] = q[i] + (1.0 - c.alpha) * h * v[i];
+    s->type->constraint(s, c.node, c.a_node);
+    int rc = nh_method_predict(s, h, q, v, x, x + n);
+    if (rc)
+        return rc;
+    nh_nonlinear_problem pb = {n + s->m, dla_residual, dla_jacobian, &c,
+                               nh_method_momentum_scale(s, h, v, c.grad0)};
+    rc = nh_solver_solve(st->solver, &pb, x);
+    if (rc)
+        return rc;
+    dla_position(&c, x, q);
+    memcpy(v, x, (size_t)n * sizeof *v);
+    return NH_OK;
+}
+
+static unsigned dla_flags(const double *par)
+{
+    unsigned f = NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT;
+    return par[P_ALPHA] == 0.5 ? f | NH_METHOD_REVERSIBLE : f;
+}
+
+static int dla_order(const double *par)
+{
+    return par[P_ALPHA] == 0.5 ? 2 : 1;
+}
+
+static int dla_solver_dim(const double *par, const nh_system *sys)
+{
+    (void)par;
+    return sys->n + sys->m;
+}
+
+const nh_method_type nh_method_dla = {
+    .name = "dla",
+    .summary = "discrete Lagrange-d'Alembert DLA^alpha (seed 004 eqs. 27-28)",
+    .reference = "Cortes-Martinez 2001; Modin-Verdier 2020 App. A.1 eq. 27",
+    .n_params = 1,
+    .params = dla_params,
+    .flags = dla_flags,
+    .order = dla_order,
+    .solver_dim = dla_solver_dim,
+    .step = dla_step_fn,
+};

@@ -1,0 +1,71 @@
+/* Nonholonomic leap-frog of McLachlan-Perlmutter 2006 Sect. 5.1 / Ferraro-Iglesias-de Diego 2008,
+ * seed 004 App. A.2 eq. 30 with the corrections of METHODS.md Sect. 3 (A(q0), lam_30 = -lam), in
+ * velocity-Verlet form. Order 2, reversible on D x R^m, constraint exact; one m x m SPD solve per
+ * step for any A(q). The multiplier is genuine state: it starts at lambda*(q0, v0) (METHODS.md
+ * Sect. 3: any O(1) error there leaves a permanent period-2 oscillation in lam).
+ *   v_half = v + h/2 M^-1(-grad V(q) + A(q)^T lam)
+ *   q1 = q + h v_half,   w = v_half - h/2 M^-1 grad V(q1)
+ *   lam1 = -(2/h) C(q1)^-1 A(q1) w,   v1 = w + h/2 M^-1 A(q1)^T lam1 */
+#include "common.h"
+
+static int lf_carried_dim(const nh_system *sys)
+{
+    return sys->m;
+}
+
+static int lf_start(nh_stepper *st, const double *q, const double *v, double *lam)
+{
+    return nh_exact_multiplier(st->sys, q, v, lam);
+}
+
+static int lf_step(nh_stepper *st, double h, double *q, double *v, double *lam)
+{
+    const nh_system *s = st->sys;
+    const int n = s->n, m = s->m;
+    double grad[NH_MAX_DIM], a[NH_MAX_CON * NH_MAX_DIM], force[NH_MAX_DIM], c[NH_MAX_CON * NH_MAX_CON];
+    s->type->potential_gradient(s, q, grad);
+    s->type->constraint(s, q, a);
+    nh_matvec_t(m, n, a, lam, force);
+    for (int i = 0; i < n; ++i) {
+        v[i] += 0.5 * h * s->inv_mass[i] * (force[i] - grad[i]);
+        q[i] += h * v[i];
+    }
+    s->type->potential_gradient(s, q, grad);
+    for (int i = 0; i < n; ++i)
+        v[i] -= 0.5 * h * s->inv_mass[i] * grad[i];
+    s->type->constraint(s, q, a);
+    nh_constraint_gram(s, a, c);
+    nh_matvec(m, n, a, v, lam);
+    for (int k = 0; k < m; ++k)
+        lam[k] *= -2.0 / h;
+    if (nh_spd_solve(m, c, lam))
+        return NH_STEP_SINGULAR;
+    nh_matvec_t(m, n, a, lam, force);
+    for (int i = 0; i < n; ++i)
+        v[i] += 0.5 * h * s->inv_mass[i] * force[i];
+    return NH_OK;
+}
+
+static unsigned lf_flags(const double *par)
+{
+    (void)par;
+    return NH_METHOD_LINEARLY_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE |
+           NH_METHOD_CARRIES_STATE;
+}
+
+static int lf_order(const double *par)
+{
+    (void)par;
+    return 2;
+}
+
+const nh_method_type nh_method_leapfrog = {
+    .name = "lf",
+    .summary = "nonholonomic leap-frog, velocity-Verlet form (seed 004 eq. 30, corrected)",
+    .reference = "McLachlan-Perlmutter 2006 Sect. 5.1; Modin-Verdier 2020 App. A.2; METHODS.md Sect. 3",
+    .flags = lf_flags,
+    .order = lf_order,
+    .carried_dim = lf_carried_dim,
+    .start = lf_start,
+    .step = lf_step,
+};

@@ -1,0 +1,49 @@
+/* Welford accumulation and Chan merge (see include/nhens/stats.h). */
+#include "nhens/stats.h"
+
+#include <math.h>
+
+void nh_accum_reset(nh_accum *a)
+{
+    a->count = 0.0;
+    a->mean = 0.0;
+    a->m2 = 0.0;
+    a->absmax = 0.0;
+}
+
+void nh_accum_add(nh_accum *a, double x)
+{
+    a->count += 1.0;
+    double d = x - a->mean;
+    a->mean += d / a->count;
+    a->m2 += d * (x - a->mean);
+    if (fabs(x) > a->absmax)
+        a->absmax = fabs(x);
+}
+
+void nh_accum_merge(nh_accum *into, const nh_accum *from)
+{
+    if (from->count == 0.0)
+        return;
+    if (into->count == 0.0) {
+        *into = *from;
+        return;
+    }
+    double n = into->count + from->count;
+    double d = from->mean - into->mean;
+    into->mean += d * from->count / n;
+    into->m2 += from->m2 + d * d * into->count * from->count / n;
+    into->count = n;
+    if (from->absmax > into->absmax)
+        into->absmax = from->absmax;
+}
+
+double nh_accum_variance(const nh_accum *a)
+{
+    return a->count > 1.0 ? a->m2 / (a->count - 1.0) : 0.0;
+}
+
+double nh_accum_rms(const nh_accum *a)
+{
+    return a->count > 0.0 ? sqrt(a->mean * a->mean + a->m2 / a->count) : 0.0;
+}

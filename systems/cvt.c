@@ -1,0 +1,130 @@
+/* Pendulum-driven continuously variable transmission (seed 004 eq. 12, seed 001 Sect. 5.2,
+ * seed 000 eq. 24): q = (x1, x2, xi), M = I, V = 1/2|x|^2 + cos xi - eps sin(2 xi)/2,
+ * constraint x1' + sin(xi) x2' = 0. Seed 001 writes (x, y) for our (x2, x1). With V = cos xi the
+ * point xi = 0 is the top of the pendulum, so the oscillating driver starts at xi = pi. */
+#include "nhens/system.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { P_EPS = 0 };
+
+static const nh_param_def cvt_params[] = {
+    {"eps", 0.0, -10.0, 10.0, 0, "perturbation of the driver potential cos xi - eps sin(2 xi)/2"},
+};
+
+static const nh_preset cvt_presets[] = {
+    {"rotating", "seed 004 Sect. 3.2 rotating driver (Figs. 6-8), H = 6.0, driver energy 5.0", "", 3,
+     {1, 1, 0}, {0, 0, 2.82842712}},
+    {"oscillating", "seed 004 Sect. 3.2 oscillating driver (Figs. 6-8), xi(0) = pi (bottom), driver energy 0.8",
+     "", 3, {1, 1, M_PI}, {0, 0, 1.8973666}},
+    {"seed001-fig3", "seed 001 Sect. 5.2 / Fig. 3 (eps = 0), energy 0.2723; x1, x2 swapped to our convention",
+     "eps=0", 3, {0, 1, -2}, {-0.4075, -0.4481, 0.1}},
+    {"seed001-fig4", "seed 001 Sect. 5.2 / Figs. 4-5 (eps = 0.1), energy 6.0", "eps=0.1", 3,
+     {1, 1, 0}, {0, 0, 2.82842712}},
+};
+
+static double eps_of(const nh_system *s)
+{
+    return s->params.value[P_EPS];
+}
+
+static void cvt_dimensions(const double *par, int *n, int *m)
+{
+    (void)par;
+    *n = 3;
+    *m = 1;
+}
+
+static double driver_potential(double eps, double xi)
+{
+    return cos(xi) - 0.5 * eps * sin(2.0 * xi);
+}
+
+static double cvt_potential(const nh_system *s, const double *q)
+{
+    return 0.5 * (q[0] * q[0] + q[1] * q[1]) + driver_potential(eps_of(s), q[2]);
+}
+
+static void cvt_gradient(const nh_system *s, const double *q, double *g)
+{
+    g[0] = q[0];
+    g[1] = q[1];
+    g[2] = -sin(q[2]) - eps_of(s) * cos(2.0 * q[2]);
+}
+
+static void cvt_hessian(const nh_system *s, const double *q, double *h)
+{
+    memset(h, 0, 9 * sizeof *h);
+    h[0] = 1.0;
+    h[4] = 1.0;
+    h[8] = -cos(q[2]) + 2.0 * eps_of(s) * sin(2.0 * q[2]);
+}
+
+static void cvt_constraint(const nh_system *s, const double *q, double *a)
+{
+    (void)s;
+    a[0] = 1.0;
+    a[1] = sin(q[2]);
+    a[2] = 0.0;
+}
+
+static void cvt_constraint_derivative(const nh_system *s, const double *q, double *da)
+{
+    (void)s;
+    memset(da, 0, 9 * sizeof *da);
+    da[1 * 3 + 2] = cos(q[2]);
+}
+
+static void cvt_sample(const nh_system *s, nh_pcg32 *rng, double *q)
+{
+    (void)s;
+    q[0] = nh_pcg32_gaussian(rng);
+    q[1] = nh_pcg32_gaussian(rng);
+    q[2] = M_PI * (2.0 * nh_pcg32_uniform(rng) - 1.0);
+}
+
+/* min over xi of the driver potential (x = 0 is in the support): a grid, then golden section. */
+static double cvt_minimum_energy(const nh_system *s)
+{
+    const double eps = eps_of(s);
+    const int grid = 720;
+    double best_xi = 0.0, best = INFINITY;
+    for (int i = 0; i < grid; ++i) {
+        double xi = -M_PI + 2.0 * M_PI * i / grid, v = driver_potential(eps, xi);
+        if (v < best) {
+            best = v;
+            best_xi = xi;
+        }
+    }
+    double lo = best_xi - 2.0 * M_PI / grid, hi = best_xi + 2.0 * M_PI / grid;
+    const double g = 0.5 * (sqrt(5.0) - 1.0);
+    for (int it = 0; it < 80; ++it) {
+        double a = hi - g * (hi - lo), b = lo + g * (hi - lo);
+        if (driver_potential(eps, a) < driver_potential(eps, b))
+            hi = b;
+        else
+            lo = a;
+    }
+    double v = driver_potential(eps, 0.5 * (lo + hi));
+    return v < best ? v : best;
+}
+
+const nh_system_type nh_system_cvt = {
+    .name = "cvt",
+    .summary = "pendulum-driven continuously variable transmission (seed 004 eq. 12)",
+    .reference = "Modin-Verdier 2020 eqs. 11-12; Anahory Simoes et al. 2022 Sect. 5.2; Celledoni et al. 2019 eq. 24",
+    .n_params = 1,
+    .params = cvt_params,
+    .flags = NH_SYS_CVT_TYPE,
+    .n_presets = 4,
+    .presets = cvt_presets,
+    .dimensions = cvt_dimensions,
+    .potential = cvt_potential,
+    .potential_gradient = cvt_gradient,
+    .potential_hessian = cvt_hessian,
+    .constraint = cvt_constraint,
+    .constraint_derivative = cvt_constraint_derivative,
+    .sample_configuration = cvt_sample,
+    .minimum_energy = cvt_minimum_energy,
+};

@@ -1,0 +1,97 @@
+/* Knife edge (skate on an inclined plane) of seed 004 Sect. 2.2.2, eq. 13, with the perturbation
+ * A(xi) = [-sin xi, cos xi - eps]: q = (x1, x2, xi), M = I, V = -x1 (gravity f = (1, 0) along the
+ * slope), free driver xi'' = 0. eps != 0 makes the averaged kernel direction non-zero and destroys
+ * integrability (seed 004 Prop. 5.4). */
+#include "nhens/system.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { P_EPS = 0 };
+static const double KNIFE_BOX = 1.0; /* x1, x2 ~ U[-1, 1] in the configuration distribution */
+
+static const nh_param_def knife_params[] = {
+    {"eps", 0.0, -0.9, 0.9, 0, "perturbation of the constraint [-sin xi, cos xi - eps]"},
+};
+
+static const nh_preset knife_presets[] = {
+    {"seed004-fig4", "seed 004 Sect. 3.1 / Fig. 4: horizontal skate turned by the driver", "", 3,
+     {0, 0, M_PI / 2}, {0, 0, 1}},
+};
+
+static void knife_dimensions(const double *par, int *n, int *m)
+{
+    (void)par;
+    *n = 3;
+    *m = 1;
+}
+
+static double knife_potential(const nh_system *s, const double *q)
+{
+    (void)s;
+    return -q[0];
+}
+
+static void knife_gradient(const nh_system *s, const double *q, double *g)
+{
+    (void)s;
+    (void)q;
+    g[0] = -1.0;
+    g[1] = 0.0;
+    g[2] = 0.0;
+}
+
+static void knife_hessian(const nh_system *s, const double *q, double *h)
+{
+    (void)s;
+    (void)q;
+    memset(h, 0, 9 * sizeof *h);
+}
+
+static void knife_constraint(const nh_system *s, const double *q, double *a)
+{
+    a[0] = -sin(q[2]);
+    a[1] = cos(q[2]) - s->params.value[P_EPS];
+    a[2] = 0.0;
+}
+
+static void knife_constraint_derivative(const nh_system *s, const double *q, double *da)
+{
+    (void)s;
+    memset(da, 0, 9 * sizeof *da);
+    da[0 * 3 + 2] = -cos(q[2]);
+    da[1 * 3 + 2] = -sin(q[2]);
+}
+
+static void knife_sample(const nh_system *s, nh_pcg32 *rng, double *q)
+{
+    (void)s;
+    q[0] = KNIFE_BOX * (2.0 * nh_pcg32_uniform(rng) - 1.0);
+    q[1] = KNIFE_BOX * (2.0 * nh_pcg32_uniform(rng) - 1.0);
+    q[2] = 2.0 * M_PI * nh_pcg32_uniform(rng);
+}
+
+static double knife_minimum_energy(const nh_system *s)
+{
+    (void)s;
+    return -KNIFE_BOX;
+}
+
+const nh_system_type nh_system_knife = {
+    .name = "knife",
+    .summary = "knife edge on an inclined plane, optionally perturbed (seed 004 eq. 13)",
+    .reference = "Modin-Verdier 2020 Sect. 2.2.2",
+    .n_params = 1,
+    .params = knife_params,
+    .flags = NH_SYS_CVT_TYPE,
+    .n_presets = 1,
+    .presets = knife_presets,
+    .dimensions = knife_dimensions,
+    .potential = knife_potential,
+    .potential_gradient = knife_gradient,
+    .potential_hessian = knife_hessian,
+    .constraint = knife_constraint,
+    .constraint_derivative = knife_constraint_derivative,
+    .sample_configuration = knife_sample,
+    .minimum_energy = knife_minimum_energy,
+};

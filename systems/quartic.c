@@ -1,0 +1,126 @@
+/* Chaotic quartic of seed 000 eqs. 19-20 (after McLachlan-Perlmutter 2006): q = (x, w_1..w_n,
+ * z_1..z_n) in R^{2n+1}, M = I, V = 1/2(|q|^2 + z_1^2 z_2^2 + sum w_i^2 z_i^2), one constraint
+ * x' + sum w_i z_i' = 0. n = 3 is seed 000's study (energy 3.06); n = 2 is seed 001's "chaotic
+ * particle". The constraint depends on w only and its force moves x and z: CVT-type. */
+#include "nhens/system.h"
+
+#include <string.h>
+
+enum { P_N = 0 };
+static const double QUARTIC_SAMPLE_SIGMA = 0.5; /* q ~ N(0, 0.5^2 I) before the energy-shell rejection */
+
+static const nh_param_def quartic_params[] = {
+    {"n", 3, 2, 15, 1, "number of (w, z) pairs; dimension is 2n+1"},
+};
+
+static const nh_preset quartic_presets[] = {
+    {"seed001-fig1", "seed 001 Sect. 5.1 / Fig. 1: chaotic particle (n = 2), energy 3.2575", "n=2", 5,
+     {1, 0, 1, -1, -1}, {0.05, 0.5, -0.5, -0.1, -0.05}},
+};
+
+static int pairs(const nh_system *s)
+{
+    return (int)s->params.value[P_N];
+}
+
+static void quartic_dimensions(const double *par, int *n, int *m)
+{
+    *n = 2 * (int)par[P_N] + 1;
+    *m = 1;
+}
+
+static double quartic_potential(const nh_system *s, const double *q)
+{
+    const int k = pairs(s);
+    const double *w = q + 1, *z = q + 1 + k;
+    double v = z[0] * z[0] * z[1] * z[1];
+    for (int i = 0; i < s->n; ++i)
+        v += q[i] * q[i];
+    for (int i = 0; i < k; ++i)
+        v += w[i] * w[i] * z[i] * z[i];
+    return 0.5 * v;
+}
+
+static void quartic_gradient(const nh_system *s, const double *q, double *g)
+{
+    const int k = pairs(s);
+    const double *w = q + 1, *z = q + 1 + k;
+    memcpy(g, q, (size_t)s->n * sizeof *g);
+    g[1 + k] += z[0] * z[1] * z[1];
+    g[2 + k] += z[1] * z[0] * z[0];
+    for (int i = 0; i < k; ++i) {
+        g[1 + i] += w[i] * z[i] * z[i];
+        g[1 + k + i] += z[i] * w[i] * w[i];
+    }
+}
+
+static void quartic_hessian(const nh_system *s, const double *q, double *h)
+{
+    const int n = s->n, k = pairs(s);
+    const double *w = q + 1, *z = q + 1 + k;
+    memset(h, 0, (size_t)n * n * sizeof *h);
+    for (int i = 0; i < n; ++i)
+        h[i * n + i] = 1.0;
+    const int z1 = 1 + k, z2 = 2 + k;
+    h[z1 * n + z1] += z[1] * z[1];
+    h[z2 * n + z2] += z[0] * z[0];
+    h[z1 * n + z2] += 2.0 * z[0] * z[1];
+    h[z2 * n + z1] += 2.0 * z[0] * z[1];
+    for (int i = 0; i < k; ++i) {
+        const int wi = 1 + i, zi = 1 + k + i;
+        h[wi * n + wi] += z[i] * z[i];
+        h[zi * n + zi] += w[i] * w[i];
+        h[wi * n + zi] += 2.0 * w[i] * z[i];
+        h[zi * n + wi] += 2.0 * w[i] * z[i];
+    }
+}
+
+static void quartic_constraint(const nh_system *s, const double *q, double *a)
+{
+    const int k = pairs(s);
+    memset(a, 0, (size_t)s->n * sizeof *a);
+    a[0] = 1.0;
+    for (int i = 0; i < k; ++i)
+        a[1 + k + i] = q[1 + i];
+}
+
+static void quartic_constraint_derivative(const nh_system *s, const double *q, double *da)
+{
+    (void)q;
+    const int n = s->n, k = pairs(s);
+    memset(da, 0, (size_t)n * n * sizeof *da);
+    for (int i = 0; i < k; ++i)
+        da[(1 + k + i) * n + (1 + i)] = 1.0; /* d A_{z_i} / d w_i */
+}
+
+static void quartic_sample(const nh_system *s, nh_pcg32 *rng, double *q)
+{
+    for (int i = 0; i < s->n; ++i)
+        q[i] = QUARTIC_SAMPLE_SIGMA * nh_pcg32_gaussian(rng);
+}
+
+static double quartic_minimum_energy(const nh_system *s)
+{
+    (void)s;
+    return 0.0; /* V >= 0 with V(0) = 0 */
+}
+
+const nh_system_type nh_system_quartic = {
+    .name = "quartic",
+    .summary = "chaotic quartic particle in R^{2n+1}, one constraint (seed 000 eqs. 19-20)",
+    .reference = "Celledoni et al. 2019 eqs. 19-20; Anahory Simoes et al. 2022 Sect. 5.1",
+    .n_params = 1,
+    .params = quartic_params,
+    .flags = NH_SYS_CVT_TYPE,
+    .n_presets = 1,
+    .presets = quartic_presets,
+    .dimensions = quartic_dimensions,
+    .mass = NULL,
+    .potential = quartic_potential,
+    .potential_gradient = quartic_gradient,
+    .potential_hessian = quartic_hessian,
+    .constraint = quartic_constraint,
+    .constraint_derivative = quartic_constraint_derivative,
+    .sample_configuration = quartic_sample,
+    .minimum_energy = quartic_minimum_energy,
+};

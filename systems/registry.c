@@ -1,0 +1,33 @@
+/* The one table of systems: lookup, `nhens list` and the test battery all walk it.
+ * Adding a system = one file in systems/ and one line here. */
+#include "nhens/system.h"
+
+#include <string.h>
+
+extern const nh_system_type nh_system_quartic;
+extern const nh_system_type nh_system_cvt;
+extern const nh_system_type nh_system_knife;
+
+static const nh_system_type *const registry[] = {
+    &nh_system_quartic,
+    &nh_system_cvt,
+    &nh_system_knife,
+};
+
+int nh_system_count(void)
+{
+    return (int)(sizeof registry / sizeof registry[0]);
+}
+
+const nh_system_type *nh_system_at(int i)
+{
+    return (i >= 0 && i < nh_system_count()) ? registry[i] : NULL;
+}
+
+const nh_system_type *nh_system_find(const char *name)
+{
+    for (int i = 0; i < nh_system_count(); ++i)
+        if (strcmp(registry[i]->name, name) == 0)
+            return registry[i];
+    return NULL;
+}

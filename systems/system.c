@@ -1,0 +1,70 @@
+/* System instances: parameters, presets and the constant mass matrix (see include/nhens/system.h). */
+#include "nhens/system.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const nh_preset *nh_system_find_preset(const nh_system_type *type, const char *name)
+{
+    for (int i = 0; i < type->n_presets; ++i)
+        if (strcmp(type->presets[i].name, name) == 0)
+            return &type->presets[i];
+    return NULL;
+}
+
+double nh_system_param(const nh_system *s, int index)
+{
+    return s->params.value[index];
+}
+
+static int apply_user_overrides(nh_system *s, const nh_param_set *preset_values, unsigned preset_mask,
+                                const char *const *overrides, int n_overrides, nh_error *err)
+{
+    for (int k = 0; k < n_overrides; ++k) {
+        int rc = nh_params_apply(&s->params, overrides[k], s->type->name, err);
+        if (rc)
+            return rc;
+    }
+    for (int i = 0; i < s->params.count; ++i) {
+        if ((preset_mask & (1u << i)) && s->params.value[i] != preset_values->value[i])
+            return nh_fail(err, NH_ERR_INPUT,
+                           "%s: parameter %s=%g contradicts the preset, which needs %s=%g; drop one of them",
+                           s->type->name, s->params.defs[i].name, s->params.value[i], s->params.defs[i].name,
+                           preset_values->value[i]);
+    }
+    return NH_OK;
+}
+
+int nh_system_init(nh_system *s, const nh_system_type *type, const nh_preset *preset,
+                   const char *const *overrides, int n_overrides, nh_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->type = type;
+    nh_params_defaults(&s->params, type->n_params, type->params);
+    nh_param_set preset_values = s->params;
+    if (preset) {
+        int rc = nh_params_apply_list(&preset_values, preset->param_overrides, type->name, err);
+        if (rc)
+            return rc;
+        s->params = preset_values;
+    }
+    unsigned preset_mask = preset_values.explicit_mask;
+    s->params.explicit_mask = 0;
+    int rc = apply_user_overrides(s, &preset_values, preset_mask, overrides, n_overrides, err);
+    if (rc)
+        return rc;
+    type->dimensions(s->params.value, &s->n, &s->m);
+    if (s->n > NH_MAX_DIM || s->m > NH_MAX_CON || s->n <= s->m)
+        return nh_fail(err, NH_ERR_INPUT, "%s: dimensions n=%d, m=%d exceed the engine's limits (n <= %d, m <= %d)",
+                       type->name, s->n, s->m, NH_MAX_DIM, NH_MAX_CON);
+    for (int i = 0; i < s->n; ++i)
+        s->mass[i] = 1.0;
+    if (type->mass)
+        type->mass(s, s->mass);
+    for (int i = 0; i < s->n; ++i)
+        s->inv_mass[i] = 1.0 / s->mass[i];
+    if (preset && preset->dim != s->n)
+        return nh_fail(err, NH_ERR_INPUT, "%s: preset %s has dimension %d but the system has n=%d",
+                       type->name, preset->name, preset->dim, s->n);
+    return NH_OK;
+}
