@@ -106,7 +106,7 @@ static int parse_run_options(int argc, char **argv, run_options *o)
         {"solver", required_argument, 0, 0}, {"fit-start", required_argument, 0, 0},
         {"quiet", no_argument, 0, 0},        {0, 0, 0, 0}};
     *o = (run_options){.out = "nhens-out", .solver = "kinsol", .fit_start = 0.5, .ensemble = -1,
-                       .every = 0, .threads = 0, .seed = 1};
+                       .every = 0, .threads = -1, .seed = 1};
     optind = 0;
     opterr = 0;
     int idx = 0, c;
@@ -172,9 +172,9 @@ static int build_config(const run_options *o, nh_system *sys, nh_run_config *cfg
         return nh_fail(err, NH_ERR_INPUT, "unknown solver '%s'; allowed: kinsol, newton", o->solver);
     cfg->ensemble = o->ensemble >= 0 ? o->ensemble : (preset ? 1 : 100);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    cfg->threads = (int)(o->threads != 0 ? o->threads : (cores > 0 ? cores : 1));
-    if (o->threads < 0 || o->threads > 1024)
-        return nh_fail(err, NH_ERR_INPUT, "--threads %ld must be in [1, 1024]", o->threads);
+    if (o->threads != -1 && (o->threads < 1 || o->threads > 1024))
+        return nh_fail(err, NH_ERR_INPUT, "threads=%ld must be in [1, 1024]", o->threads);
+    cfg->threads = (int)(o->threads != -1 ? o->threads : (cores > 0 ? cores : 1));
     long steps = (o->h > 0 && o->T > 0) ? (long)floor(o->T / o->h + 1e-9) : 1;
     cfg->every = o->every != 0 ? o->every : (steps / OUTPUT_ROWS_TARGET > 1 ? steps / OUTPUT_ROWS_TARGET : 1);
     if (isatty(STDERR_FILENO) && !o->quiet)

@@ -1,6 +1,7 @@
 /* The OpenMP ensemble driver: owns the time loop, output times, failure policy and the fixed-order
  * merge of block statistics (see include/nhens/ensemble.h). */
 #include "nhens/ensemble.h"
+#include "nhens/linalg.h"
 
 #include <math.h>
 #include <omp.h>
@@ -69,12 +70,17 @@ void nh_run_result_free(nh_run_result *res)
     memset(res, 0, sizeof *res);
 }
 
-static void record_sample(block_stats *b, long k, const double *values)
+/* A non-finite observed value (e.g. V undefined at a finite state) fails the trajectory instead of
+ * poisoning the statistics. */
+static int record_sample(block_stats *b, long k, const double *values)
 {
     const int nobs = nh_observer_count();
+    if (!nh_all_finite(nobs, values))
+        return NH_STEP_NONFINITE;
     for (int i = 0; i < nobs; ++i)
         nh_accum_add(&b->acc[k * nobs + i], values[i]);
     b->live[k]++;
+    return NH_OK;
 }
 
 static void record_failure(block_stats *b, long trajectory, double time, int status)
@@ -107,18 +113,21 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long
     }
     nh_initial_values_compute(s, q, v, &init);
     nh_observe(s, q, v, &init, values);
-    record_sample(&w->block, 0, values);
+    rc = record_sample(&w->block, 0, values);
+    if (rc != NH_OK) {
+        record_failure(&w->block, index, 0.0, rc);
+        return;
+    }
     for (long k = 1; k <= n_steps; ++k) {
         rc = nh_stepper_step(w->stepper, cfg->h, q, v, w->carried);
         w->block.steps++;
+        if (rc == NH_OK && k % cfg->every == 0) {
+            nh_observe(s, q, v, &init, values);
+            rc = record_sample(&w->block, k / cfg->every, values);
+        }
         if (rc != NH_OK) {
             record_failure(&w->block, index, k * cfg->h, rc);
             return;
-        }
-        if (k % cfg->every == 0)
-        {
-            nh_observe(s, q, v, &init, values);
-            record_sample(&w->block, k / cfg->every, values);
         }
     }
 }

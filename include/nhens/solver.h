@@ -16,9 +16,10 @@
 
 #include "nhens/core.h"
 
-#define NH_SOLVER_FTOL 2.0e-15       /* ~9 ulp of the largest term: the floor of a sum of a few terms */
-#define NH_SOLVER_STEPTOL 1.0e-13     /* after a Newton step this small the error is O(step^2): converged */
-#define NH_SOLVER_STALL_FTOL 1.0e-13  /* ... provided the residual is also near its floor */
+#define NH_SOLVER_FTOL 5.0e-16       /* ~2 ulp of the largest term: at the floor of a sum of a few terms */
+#define NH_SOLVER_STEPTOL 1.0e-11     /* after a Newton step this small the error is O(step^2): converged */
+#define NH_SOLVER_STALL_FTOL 1.0e-12  /* ... provided the residual is also near its floor (which rounding
+                                         of large coordinates, e.g. a rotating angle, can lift above FTOL) */
 #define NH_SOLVER_MAX_ITERS 20
 
 typedef enum nh_solver_kind { NH_SOLVER_KINSOL = 0, NH_SOLVER_NEWTON = 1 } nh_solver_kind;

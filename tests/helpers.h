@@ -1,0 +1,53 @@
+/* Shared helpers of the test suite: build systems and methods by name, integrate with a method. */
+#ifndef NHENS_TEST_HELPERS_H
+#define NHENS_TEST_HELPERS_H
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "nhens/method.h"
+#include "nhens/system.h"
+
+static inline void make_system(nh_system *s, const char *name, const char *overrides, const char *preset)
+{
+    nh_error err;
+    const nh_system_type *t = nh_system_find(name);
+    cr_assert(t != NULL, "system %s", name);
+    const char *list[1] = {overrides};
+    const nh_preset *p = preset ? nh_system_find_preset(t, preset) : NULL;
+    cr_assert(preset == NULL || p != NULL, "preset %s", preset);
+    int rc = nh_system_init(s, t, p, list, overrides && *overrides ? 1 : 0, &err);
+    cr_assert(rc == NH_OK, "%s", err.msg);
+}
+
+static inline void make_method(nh_method_spec *spec, const char *text)
+{
+    nh_error err;
+    cr_assert(nh_method_spec_parse(spec, text, &err) == NH_OK, "%s", err.msg);
+}
+
+/* Integrate `steps` steps of size h from (q, v) in place; returns the first non-zero step status. */
+static inline int integrate(const nh_method_spec *spec, const nh_system *s, nh_solver_kind kind, double h,
+                            long steps, double *q, double *v)
+{
+    nh_error err;
+    nh_stepper *st = nh_stepper_create(spec, s, kind, &err);
+    cr_assert(st != NULL, "%s", err.msg);
+    double carried[NH_MAX_UNKNOWNS] = {0};
+    int rc = nh_stepper_start(st, q, v, carried);
+    for (long k = 0; k < steps && rc == NH_OK; ++k)
+        rc = nh_stepper_step(st, h, q, v, carried);
+    nh_stepper_free(st);
+    return rc;
+}
+
+static inline double max_abs_diff(int n, const double *a, const double *b)
+{
+    double d = 0.0;
+    for (int i = 0; i < n; ++i)
+        d = fmax(d, fabs(a[i] - b[i]));
+    return d;
+}
+
+#endif

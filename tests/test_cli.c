@@ -1,0 +1,106 @@
+/* The nhens program as a user runs it: bad input is refused with a message naming the value and
+ * a non-zero exit, a good run writes whole files, a failed one writes none. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char err_text[8192];
+
+/* Run `nhens ARGS`, return its exit code; stderr goes to err_text. */
+static int nhens(const char *args)
+{
+    char cmd[2048], errpath[256];
+    snprintf(errpath, sizeof errpath, "/tmp/nhens-cli-%d.err", (int)getpid());
+    snprintf(cmd, sizeof cmd, "%s %s >/dev/null 2>%s", NHENS_CLI_PATH, args, errpath);
+    int status = system(cmd);
+    FILE *f = fopen(errpath, "r");
+    size_t n = f ? fread(err_text, 1, sizeof err_text - 1, f) : 0;
+    err_text[n] = '\0';
+    if (f)
+        fclose(f);
+    remove(errpath);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void refused(const char *args, const char *expect)
+{
+    int code = nhens(args);
+    cr_assert(code == 2, "'%s' exited %d (stderr: %s)", args, code, err_text);
+    cr_assert(strstr(err_text, expect) != NULL, "'%s': expected '%s' in: %s", args, expect, err_text);
+}
+
+#define BASE "run --system cvt --method lf --h 0.1 --T 1 --energy 2 --ensemble 4 --out /tmp/nhens-cli-bad"
+
+Test(cli, bad_input_is_refused_with_the_value_and_what_is_allowed)
+{
+    refused("run --system nosuch --method lf --h 0.1 --T 1 --energy 2", "unknown system 'nosuch'; known systems: quartic, cvt, knife");
+    refused("run --system cvt --method nosuch --h 0.1 --T 1 --energy 2", "unknown method 'nosuch'");
+    refused("run --system cvt --method lf --h abc --T 1 --energy 2", "--h 'abc' is not a finite number");
+    refused("run --system cvt --method lf --h 0 --T 1 --energy 2", "h=0 must be");
+    refused("run --system cvt --method lf --h 0.1 --T 0.01 --energy 2", "T=0.01");
+    refused(BASE " --ensemble 0", "N=0");
+    refused("run --system cvt --method lf --h 0.1 --T 1 --energy -5", "energy -5 is unreachable");
+    refused("run --system cvt --param eps=x --method lf --h 0.1 --T 1 --energy 2", "'x' is not a finite number");
+    refused("run --system cvt --param nope=1 --method lf --h 0.1 --T 1 --energy 2", "no parameter 'nope'");
+    refused("run --system quartic --param n=40 --method lf --h 0.1 --T 1 --energy 2", "n=40 is out of range");
+    refused("run --system cvt --method dla:alpha=3 --h 0.1 --T 1 --energy 2", "alpha=3 is out of range");
+    refused("run --system cvt --method lf --h 0.1 --T 1", "exactly one of --energy");
+    refused("run --system cvt --method lf --h 0.1 --T 1 --preset nope", "no preset 'nope'");
+    refused("run --system cvt --method lf --h 0.1 --T 1 --preset rotating --ensemble 5", "ensemble size must be 1");
+    refused(BASE " --solver foo", "unknown solver 'foo'; allowed: kinsol, newton");
+    refused(BASE " --bogus 1", "unknown or incomplete option");
+    refused(BASE " --seed -4", "--seed '-4'");
+    refused(BASE " --threads 0", "threads=0");
+    cr_assert(eq(int, nhens("frobnicate"), 2));
+    cr_assert(strstr(err_text, "unknown command 'frobnicate'") != NULL);
+}
+
+Test(cli, good_run_writes_both_files)
+{
+    char dir[128], path[256];
+    snprintf(dir, sizeof dir, "/tmp/nhens-cli-good-%d", (int)getpid());
+    char args[512];
+    snprintf(args, sizeof args, "run --system quartic --method dla01 --h 0.1 --T 20 --energy 3.06 --ensemble 16 --out %s", dir);
+    cr_assert(eq(int, nhens(args), 0), "stderr: %s", err_text);
+    struct stat st;
+    snprintf(path, sizeof path, "%s/timeseries.csv", dir);
+    cr_assert(stat(path, &st) == 0 && st.st_size > 0);
+    FILE *f = fopen(path, "r");
+    char header[512];
+    cr_assert(fgets(header, sizeof header, f) != NULL);
+    fclose(f);
+    cr_assert(strcmp(header, "t,n_live,dH_mean,dH_var,dH_absmax,rel_energy_absmax,constraint_max,constraint_rms\n") == 0,
+              "header: %s", header);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    cr_assert(stat(path, &st) == 0 && st.st_size > 0);
+}
+
+Test(cli, unwritable_output_leaves_no_files)
+{
+    /* the output "directory" is an existing regular file: refused before anything is written */
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/nhens-cli-file-%d", (int)getpid());
+    FILE *f = fopen(path, "w");
+    fclose(f);
+    char args[512];
+    snprintf(args, sizeof args, "run --system cvt --method lf --h 0.1 --T 1 --energy 2 --out %s/sub", path);
+    cr_assert(eq(int, nhens(args), 1));
+    cr_assert(strstr(err_text, "cannot create directory") != NULL, "stderr: %s", err_text);
+}
+
+Test(cli, list_shows_every_system_and_method)
+{
+    FILE *p = popen(NHENS_CLI_PATH " list", "r");
+    char buf[65536];
+    size_t n = fread(buf, 1, sizeof buf - 1, p);
+    buf[n] = '\0';
+    cr_assert(eq(int, pclose(p), 0));
+    const char *names[] = {"quartic", "cvt", "knife", "dla ", "dla01", "lf ", "dd ", "rk4", "alpha", "eps", "rotating"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
+        cr_assert(strstr(buf, names[i]) != NULL, "nhens list lacks %s", names[i]);
+}

@@ -1,0 +1,250 @@
+/* The ensemble driver: bitwise reproducibility across thread counts, failure accounting, input
+ * validation and the statistics it writes. */
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "nhens/ensemble.h"
+#include "nhens/output.h"
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)len + 1);
+    cr_assert(fread(buf, 1, (size_t)len, f) == (size_t)len);
+    buf[len] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void run_to_dir(const char *method, const char *solver_name, int threads, const char *dir)
+{
+    nh_system s;
+    nh_run_config cfg = {0};
+    nh_run_result res;
+    nh_error err;
+    make_system(&s, "quartic", "n=3", NULL);
+    cfg.system = &s;
+    make_method(&cfg.method, method);
+    nh_solver_kind_parse(solver_name, &cfg.solver);
+    cfg.h = 0.1;
+    cfg.T = 50;
+    cfg.every = 5;
+    cfg.ensemble = 37; /* not a multiple of the block size */
+    cfg.seed = 2024;
+    cfg.threads = threads;
+    cfg.energy = 3.06;
+    cfg.fit_window_start = 0.5;
+    cr_assert(eq(int, nh_run_ensemble(&cfg, &res, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(int, nh_make_directory(dir, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(int, nh_write_timeseries(dir, &res, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(int, nh_write_summary(dir, &cfg, &res, "test", &err), NH_OK), "%s", err.msg);
+    nh_run_result_free(&res);
+}
+
+/* summary.json minus what legitimately depends on the thread count: threads, wall time, speed */
+static cJSON *summary_without_timing(const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    char *text = slurp(path);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    cr_assert(j != NULL);
+    cJSON_DeleteItemFromObject(j, "threads");
+    cJSON_DeleteItemFromObject(j, "performance");
+    return j;
+}
+
+static void check_thread_independence(const char *method, const char *solver)
+{
+    char dirs[3][256], path[300];
+    char *series[3];
+    cJSON *summaries[3];
+    for (int t = 0; t < 3; ++t) {
+        snprintf(dirs[t], sizeof dirs[t], "/tmp/nhens-test-repro-%d-%s-%s-%d", (int)getpid(), method, solver, t + 1);
+        run_to_dir(method, solver, t + 1, dirs[t]);
+        snprintf(path, sizeof path, "%s/timeseries.csv", dirs[t]);
+        series[t] = slurp(path);
+        summaries[t] = summary_without_timing(dirs[t]);
+    }
+    for (int t = 1; t < 3; ++t) {
+        cr_assert(strcmp(series[0], series[t]) == 0, "%s: timeseries.csv differs between 1 and %d threads", method, t + 1);
+        cr_assert(cJSON_Compare(summaries[0], summaries[t], 1), "%s: summary.json differs between 1 and %d threads",
+                  method, t + 1);
+    }
+    for (int t = 0; t < 3; ++t) {
+        free(series[t]);
+        cJSON_Delete(summaries[t]);
+    }
+}
+
+Test(ensemble, same_seed_gives_identical_files_with_1_2_3_threads)
+{
+    check_thread_independence("dla01", "newton");
+    check_thread_independence("dd", "kinsol");
+    check_thread_independence("lf", "newton");
+}
+
+/* A test-only system whose force is undefined beyond x = 3: trajectories that get there fail with a
+ * non-finite state (explicit methods) or a failed solve (implicit ones). V = -x (constant push),
+ * A = [0, 1] freezes y. */
+static double push_potential(const nh_system *s, const double *q)
+{
+    (void)s;
+    return q[0] > 3.0 ? NAN : -q[0];
+}
+
+static void push_gradient(const nh_system *s, const double *q, double *g)
+{
+    (void)s;
+    g[0] = q[0] > 3.0 ? NAN : -1.0;
+    g[1] = 0.0;
+}
+
+static void push_hessian(const nh_system *s, const double *q, double *h)
+{
+    (void)s;
+    (void)q;
+    memset(h, 0, 4 * sizeof *h);
+}
+
+static void push_constraint(const nh_system *s, const double *q, double *a)
+{
+    (void)s;
+    (void)q;
+    a[0] = 0.0;
+    a[1] = 1.0;
+}
+
+static void push_constraint_derivative(const nh_system *s, const double *q, double *da)
+{
+    (void)s;
+    (void)q;
+    memset(da, 0, 4 * sizeof *da);
+}
+
+static void push_sample(const nh_system *s, nh_pcg32 *rng, double *q)
+{
+    (void)s;
+    q[0] = 2.0 * nh_pcg32_uniform(rng) - 1.0;
+    q[1] = 0.0;
+}
+
+static double push_minimum(const nh_system *s)
+{
+    (void)s;
+    return -1.0;
+}
+
+static void push_dimensions(const double *par, int *n, int *m)
+{
+    (void)par;
+    *n = 2;
+    *m = 1;
+}
+
+static const nh_system_type PUSH = {
+    .name = "push", .summary = "test", .reference = "test", .dimensions = push_dimensions,
+    .potential = push_potential, .potential_gradient = push_gradient, .potential_hessian = push_hessian,
+    .constraint = push_constraint, .constraint_derivative = push_constraint_derivative,
+    .sample_configuration = push_sample, .minimum_energy = push_minimum,
+};
+
+static void failing_run(const char *method)
+{
+    nh_system s;
+    nh_error err;
+    cr_assert(eq(int, nh_system_init(&s, &PUSH, NULL, NULL, 0, &err), NH_OK), "%s", err.msg);
+    nh_run_config cfg = {.system = &s, .h = 0.05, .T = 4.0, .every = 2, .ensemble = 24, .seed = 1, .threads = 2,
+                         .energy = 1.0, .fit_window_start = 0.5};
+    make_method(&cfg.method, method);
+    nh_run_result res;
+    cr_assert(eq(int, nh_run_ensemble(&cfg, &res, &err), NH_OK), "%s", err.msg);
+    /* with E = 1, x' >= 0 for some states: starting at x0 >= -1 with speed up to 2 and unit push,
+     * x reaches 3 within T = 4 for the fast right-movers; slow left-movers do not */
+    cr_assert(res.failed > 0 && res.failed < 24, "%s: %ld of 24 failed", method, res.failed);
+    cr_assert(eq(long, res.live[0], 24L));
+    cr_assert(eq(long, res.live[res.n_out - 1], 24L - res.failed));
+    for (long k = 1; k < res.n_out; ++k) {
+        cr_assert(res.live[k] <= res.live[k - 1], "n_live never grows");
+        for (int o = 0; o < nh_observer_count(); ++o) {
+            const nh_accum *a = nh_run_accum(&res, k, o);
+            cr_assert(isfinite(a->mean) && isfinite(a->m2) && isfinite(a->absmax), "no NaN reaches the statistics");
+        }
+    }
+    for (int i = 0; i < res.n_reported; ++i)
+        cr_assert(res.first_failures[i].time > 0 && res.first_failures[i].time <= 4.0);
+    cr_assert(res.n_reported == (res.failed < NH_MAX_REPORTED_FAILURES ? res.failed : NH_MAX_REPORTED_FAILURES));
+    nh_run_result_free(&res);
+}
+
+Test(ensemble, failed_trajectories_are_counted_and_left_out)
+{
+    failing_run("rk4");
+    failing_run("dd");
+}
+
+static int validate(nh_run_config cfg, const char *expect)
+{
+    nh_error err = {{0}};
+    int rc = nh_run_validate(&cfg, &err);
+    if (expect)
+        cr_assert(strstr(err.msg, expect) != NULL, "expected '%s' in: %s", expect, err.msg);
+    return rc;
+}
+
+Test(ensemble, bad_configurations_are_refused_with_the_value)
+{
+    nh_system s;
+    make_system(&s, "cvt", NULL, NULL);
+    nh_run_config good = {.system = &s, .h = 0.1, .T = 10, .every = 1, .ensemble = 4, .seed = 1, .threads = 1,
+                          .energy = 2.0, .fit_window_start = 0.5};
+    make_method(&good.method, "lf");
+    cr_assert(eq(int, validate(good, NULL), NH_OK));
+    nh_run_config c = good;
+    c.h = 0;
+    cr_assert(eq(int, validate(c, "h=0"), NH_ERR_INPUT));
+    c = good;
+    c.h = -0.1;
+    cr_assert(eq(int, validate(c, "h=-0.1"), NH_ERR_INPUT));
+    c = good;
+    c.T = 0.05;
+    cr_assert(eq(int, validate(c, "T=0.05"), NH_ERR_INPUT));
+    c = good;
+    c.ensemble = 0;
+    cr_assert(eq(int, validate(c, "N=0"), NH_ERR_INPUT));
+    c = good;
+    c.energy = -3;
+    cr_assert(eq(int, validate(c, "energy -3"), NH_ERR_INPUT));
+    c = good;
+    c.preset = nh_system_find_preset(s.type, "rotating");
+    cr_assert(eq(int, validate(c, "ensemble size must be 1"), NH_ERR_INPUT));
+}
+
+Test(ensemble, statistics_at_t0_are_exact)
+{
+    nh_system s;
+    nh_run_config cfg = {0};
+    nh_run_result res;
+    nh_error err;
+    make_system(&s, "quartic", NULL, NULL);
+    cfg = (nh_run_config){.system = &s, .h = 0.1, .T = 1, .every = 1, .ensemble = 50, .seed = 9, .threads = 2,
+                          .energy = 3.06, .fit_window_start = 0.5};
+    make_method(&cfg.method, "dla01");
+    cr_assert(eq(int, nh_run_ensemble(&cfg, &res, &err), NH_OK));
+    cr_assert(eq(long, res.n_out, 11L));
+    cr_assert(eq(dbl, nh_run_accum(&res, 0, 0)->absmax, 0.0), "dH(0) = 0 by definition");
+    cr_assert(nh_run_accum(&res, 0, 2)->absmax < 1e-14, "sampled states lie on D");
+    cr_assert(eq(long, res.completed_steps, 500L));
+    cr_assert(ieee_ulp_eq(dbl, res.time[10], 1.0, 1));
+    nh_run_result_free(&res);
+}

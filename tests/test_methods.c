@@ -1,0 +1,305 @@
+/* The conformance battery: every registered method on reference problems with known answers.
+ * Orders against a CVODE reference, the step-size errors of METHODS.md Sect. 8 (an independent
+ * implementation), constraint and energy behaviour, reversibility and structural identities. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+
+#include "helpers.h"
+#include "nhens/ensemble.h"
+#include "nhens/linalg.h"
+#include "nhens/reference.h"
+
+typedef struct method_case {
+    const char *spec;
+    int order;
+    double reference_error_h01;   /* METHODS.md Sect. 8, CVT eps = 0.1, rotating, T = 2, h = 0.1 */
+} method_case;
+
+static const method_case CASES[] = {
+    {"dla", 2, 7.34e-3},  {"dla:alpha=0.4", 1, 2.14e-2}, {"dla01", 2, 9.42e-3},
+    {"lf", 2, 1.75e-2},   {"dd", 2, 9.02e-3},           {"rk4", 4, NAN},
+};
+enum { N_CASES = sizeof CASES / sizeof CASES[0] };
+
+Test(battery, every_registered_method_has_a_case)
+{
+    for (int i = 0; i < nh_method_count(); ++i) {
+        int found = 0;
+        for (int c = 0; c < N_CASES; ++c)
+            found |= strncmp(CASES[c].spec, nh_method_at(i)->name, strlen(nh_method_at(i)->name)) == 0 &&
+                     (CASES[c].spec[strlen(nh_method_at(i)->name)] == '\0' ||
+                      CASES[c].spec[strlen(nh_method_at(i)->name)] == ':');
+        cr_assert(found, "method %s is not in the conformance battery", nh_method_at(i)->name);
+    }
+}
+
+static void rotating_state(nh_system *s, const char *eps, double *q, double *v)
+{
+    double proj;
+    make_system(s, "cvt", eps, NULL);
+    nh_preset_state(s, nh_system_find_preset(s->type, "rotating"), q, v, &proj);
+}
+
+/* Max-norm error of (q, v) at T = 2 against CVODE at rtol = atol = 1e-13 (reference error ~1e-12,
+ * four orders below the smallest error measured here except RK4's, which stays above 1e-9). */
+static double error_at_t2(const nh_method_spec *m, double h, nh_solver_kind kind)
+{
+    nh_system s;
+    nh_error err;
+    double q0[NH_MAX_DIM], v0[NH_MAX_DIM], q[NH_MAX_DIM], v[NH_MAX_DIM], qr[NH_MAX_DIM], vr[NH_MAX_DIM];
+    rotating_state(&s, "eps=0.1", q0, v0);
+    cr_assert(eq(int, nh_reference_solve(&s, q0, v0, 2.0, 1e-13, 1e-13, qr, vr, &err), NH_OK), "%s", err.msg);
+    memcpy(q, q0, sizeof q0);
+    memcpy(v, v0, sizeof v0);
+    cr_assert(eq(int, integrate(m, &s, kind, h, lround(2.0 / h), q, v), NH_OK));
+    return fmax(max_abs_diff(3, q, qr), max_abs_diff(3, v, vr));
+}
+
+Test(battery, observed_orders_and_reference_errors)
+{
+    for (int c = 0; c < N_CASES; ++c) {
+        nh_method_spec m;
+        make_method(&m, CASES[c].spec);
+        cr_assert(eq(int, nh_method_spec_order(&m), CASES[c].order), "%s declared order", CASES[c].spec);
+        double e[4];
+        for (int k = 0; k < 4; ++k)
+            e[k] = error_at_t2(&m, 0.1 / (1 << k), NH_SOLVER_NEWTON);
+        for (int k = 1; k < 4; ++k) {
+            double p = log2(e[k - 1] / e[k]);
+            /* asymptotic regime: METHODS.md measures orders within 0.06 of the formal order */
+            cr_assert(fabs(p - CASES[c].order) < 0.15, "%s: observed order %.3f between h=%g and h=%g (errors %g, %g)",
+                      CASES[c].spec, p, 0.1 / (1 << (k - 1)), 0.1 / (1 << k), e[k - 1], e[k]);
+        }
+        /* METHODS.md prints 3 digits of an independent implementation: agree within 1.5% */
+        if (!isnan(CASES[c].reference_error_h01))
+            cr_assert(fabs(e[0] / CASES[c].reference_error_h01 - 1.0) < 0.015, "%s: error %g at h = 0.1, METHODS.md %g",
+                      CASES[c].spec, e[0], CASES[c].reference_error_h01);
+    }
+}
+
+static void shell_state(nh_system *s, const char *system, const char *over, double energy, uint64_t seed,
+                        double *q, double *v)
+{
+    make_system(s, system, over, NULL);
+    nh_pcg32 rng;
+    nh_pcg32_for_trajectory(&rng, seed, 0);
+    cr_assert(eq(int, nh_energy_shell_sample(s, energy, &rng, q, v), NH_OK));
+}
+
+Test(battery, constraint_preserved_to_round_off_where_claimed)
+{
+    for (int c = 0; c < N_CASES; ++c) {
+        nh_method_spec m;
+        nh_system s;
+        double q[NH_MAX_DIM], v[NH_MAX_DIM];
+        make_method(&m, CASES[c].spec);
+        shell_state(&s, "quartic", "n=3", 3.06, 11, q, v);
+        nh_error err;
+        nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
+        double carried[NH_MAX_UNKNOWNS], worst = 0;
+        nh_stepper_start(st, q, v, carried);
+        for (int k = 0; k < 2000; ++k) {
+            cr_assert(eq(int, nh_stepper_step(st, 0.1, q, v, carried), NH_OK));
+            worst = fmax(worst, nh_constraint_residual(&s, q, v));
+        }
+        nh_stepper_free(st);
+        /* |v| ~ 2.5 and |A| ~ 2: the residual of one projection is a few ulp of 5, about 1e-15 */
+        if (nh_method_spec_flags(&m) & NH_METHOD_PRESERVES_CONSTRAINT)
+            cr_assert(worst < 1e-13, "%s: max |A v| = %g", CASES[c].spec, worst);
+        else
+            cr_assert(worst > 1e-9, "%s does not claim the constraint; its residual %g should be visible", CASES[c].spec,
+                      worst);
+    }
+}
+
+/* Max |H - H0| over a run of `steps` steps and the mean |H - H0| over its first and last tenth. */
+static void energy_profile(const nh_method_spec *m, nh_system *s, double *q, double *v, double h, long steps,
+                           double *max_err, double *first, double *last)
+{
+    nh_error err;
+    nh_stepper *st = nh_stepper_create(m, s, NH_SOLVER_NEWTON, &err);
+    double carried[NH_MAX_UNKNOWNS], h0 = nh_energy(s, q, v);
+    long tenth = steps / 10;
+    *max_err = *first = *last = 0;
+    nh_stepper_start(st, q, v, carried);
+    for (long k = 1; k <= steps; ++k) {
+        cr_assert(eq(int, nh_stepper_step(st, h, q, v, carried), NH_OK), "step %ld", k);
+        double e = fabs(nh_energy(s, q, v) - h0);
+        *max_err = fmax(*max_err, e);
+        if (k <= tenth)
+            *first += e / tenth;
+        if (k > steps - tenth)
+            *last += e / tenth;
+    }
+    nh_stepper_free(st);
+}
+
+Test(battery, energy_preserved_to_round_off_where_claimed)
+{
+    for (int c = 0; c < N_CASES; ++c) {
+        nh_method_spec m;
+        make_method(&m, CASES[c].spec);
+        if (!(nh_method_spec_flags(&m) & NH_METHOD_PRESERVES_ENERGY))
+            continue;
+        /* Bounded coordinates: on the rotating CVT the angle grows to ~3e4 over 1e5 steps and the
+         * rounding of q itself (ulp 4e-12) then limits energy conservation to ~1e-11 */
+        nh_system s;
+        double q[NH_MAX_DIM], v[NH_MAX_DIM], max_err, first, last;
+        shell_state(&s, "quartic", "n=3", 3.06, 17, q, v);
+        energy_profile(&m, &s, q, v, 0.1, 100000, &max_err, &first, &last);
+        /* 1e5 steps, each conserving H up to the solver's residual floor (a few ulp of terms of size
+         * 3): a random walk of 1e5 errors of 4 eps is sqrt(1e5) * 4 * 2.2e-16 = 2.8e-13 */
+        cr_assert(max_err / 3.06 < 3e-13, "%s: quartic max |dH|/H = %g over 1e5 steps", CASES[c].spec, max_err / 3.06);
+        make_system(&s, "cvt", "eps=0.1", "oscillating");
+        double proj;
+        nh_preset_state(&s, nh_system_find_preset(s.type, "oscillating"), q, v, &proj);
+        double h0 = nh_energy(&s, q, v);
+        energy_profile(&m, &s, q, v, 0.1, 100000, &max_err, &first, &last);
+        cr_assert(max_err / fabs(h0) < 3e-13, "%s: oscillating CVT max |dH|/H = %g over 1e5 steps", CASES[c].spec,
+                  max_err / fabs(h0));
+    }
+}
+
+Test(battery, reversible_methods_have_bounded_energy_error_on_the_reversible_cvt)
+{
+    /* METHODS.md Sect. 8, eps = 0, h = 0.1, T = 300: max |dH| between 1.7e-2 and 5.4e-2 and the mean
+     * error of the last tenth equal to the first tenth's (no drift) for DLA^1/2, DLA^{0,1}, LF. */
+    for (int c = 0; c < N_CASES; ++c) {
+        nh_method_spec m;
+        make_method(&m, CASES[c].spec);
+        unsigned f = nh_method_spec_flags(&m);
+        if (!(f & NH_METHOD_REVERSIBLE) || (f & NH_METHOD_PRESERVES_ENERGY))
+            continue;
+        nh_system s;
+        double q[NH_MAX_DIM], v[NH_MAX_DIM], max_err, first, last;
+        rotating_state(&s, "eps=0", q, v);
+        energy_profile(&m, &s, q, v, 0.1, 3000, &max_err, &first, &last);
+        cr_assert(max_err < 0.1, "%s: max |dH| = %g", CASES[c].spec, max_err);
+        cr_assert(last < 1.5 * first, "%s drifts: mean |dH| %g -> %g", CASES[c].spec, first, last);
+    }
+}
+
+Test(battery, dla_04_damps_the_passenger)
+{
+    /* METHODS.md Sect. 8: DLA^0.4 loses the passenger energy (1.0) almost entirely by T = 300 */
+    nh_method_spec m;
+    nh_system s;
+    double q[NH_MAX_DIM], v[NH_MAX_DIM], max_err, first, last;
+    make_method(&m, "dla:alpha=0.4");
+    rotating_state(&s, "eps=0", q, v);
+    energy_profile(&m, &s, q, v, 0.1, 3000, &max_err, &first, &last);
+    cr_assert(max_err > 0.8 && last > 3 * first, "max |dH| %g, mean %g -> %g", max_err, first, last);
+}
+
+/* |Phi_h(rho Phi_h(x)) - rho x| with rho(q, v) = (q, -v); carried multipliers are even and kept. */
+static double reversibility_defect(const nh_method_spec *m, const nh_system *s, const double *q0, const double *v0,
+                                   double h)
+{
+    nh_error err;
+    nh_stepper *st = nh_stepper_create(m, s, NH_SOLVER_NEWTON, &err);
+    double q[NH_MAX_DIM], v[NH_MAX_DIM], carried[NH_MAX_UNKNOWNS];
+    memcpy(q, q0, sizeof(double) * s->n);
+    memcpy(v, v0, sizeof(double) * s->n);
+    nh_stepper_start(st, q, v, carried);
+    cr_assert(eq(int, nh_stepper_step(st, h, q, v, carried), NH_OK));
+    for (int i = 0; i < s->n; ++i)
+        v[i] = -v[i];
+    cr_assert(eq(int, nh_stepper_step(st, h, q, v, carried), NH_OK));
+    nh_stepper_free(st);
+    double d = max_abs_diff(s->n, q, q0);
+    for (int i = 0; i < s->n; ++i)
+        d = fmax(d, fabs(v[i] + v0[i]));
+    return d;
+}
+
+Test(battery, reversibility_where_claimed_and_its_failure_for_dla_04)
+{
+    nh_system s;
+    double q[NH_MAX_DIM], v[NH_MAX_DIM];
+    shell_state(&s, "cvt", "eps=0.1", 4.0, 3, q, v);
+    for (int c = 0; c < N_CASES; ++c) {
+        nh_method_spec m;
+        make_method(&m, CASES[c].spec);
+        double d = reversibility_defect(&m, &s, q, v, 0.1);
+        /* reversible: solver residuals ~1e-15 of O(1) terms, METHODS.md measures ~1e-16 */
+        if (nh_method_spec_flags(&m) & NH_METHOD_REVERSIBLE)
+            cr_assert(d < 1e-13, "%s: reversibility defect %g", CASES[c].spec, d);
+        else /* DLA^0.4: O(h^2) defect, 1.8e-3 in METHODS.md; RK4: O(h^5), measured 2e-7 */
+            cr_assert(d > 1e-10, "%s is not reversible; defect %g should be visible", CASES[c].spec, d);
+    }
+}
+
+Test(battery, kinsol_and_newton_give_the_same_trajectories)
+{
+    const char *implicit[] = {"dla", "dla:alpha=0.4", "dd"};
+    for (int c = 0; c < 3; ++c) {
+        nh_method_spec m;
+        nh_system s;
+        double q1[NH_MAX_DIM], v1[NH_MAX_DIM], q2[NH_MAX_DIM], v2[NH_MAX_DIM];
+        make_method(&m, implicit[c]);
+        rotating_state(&s, "eps=0.1", q1, v1);
+        memcpy(q2, q1, sizeof q1);
+        memcpy(v2, v1, sizeof v1);
+        integrate(&m, &s, NH_SOLVER_KINSOL, 0.1, 1000, q1, v1);
+        integrate(&m, &s, NH_SOLVER_NEWTON, 0.1, 1000, q2, v2);
+        /* both stop at |F| <= 2e-15 |terms|; 1000 steps of such differences on this integrable
+         * system stay below 1e-11 */
+        double d = fmax(max_abs_diff(3, q1, q2), max_abs_diff(3, v1, v2));
+        cr_assert(d < 1e-11, "%s: kinsol and newton differ by %g after 1000 steps", implicit[c], d);
+    }
+}
+
+Test(structure, dla01_is_dla1_after_dla0_with_half_steps)
+{
+    /* METHODS.md Sect. 2: DLA^{0,1}_h = DLA^1_{h/2} o DLA^0_{h/2}, agreement to round-off */
+    nh_method_spec m01, m0, m1;
+    nh_system s;
+    double q[NH_MAX_DIM], v[NH_MAX_DIM], q2[NH_MAX_DIM], v2[NH_MAX_DIM];
+    make_method(&m01, "dla01");
+    make_method(&m0, "dla:alpha=0");
+    make_method(&m1, "dla:alpha=1");
+    shell_state(&s, "quartic", "n=3", 3.06, 5, q, v);
+    memcpy(q2, q, sizeof q);
+    memcpy(v2, v, sizeof v);
+    integrate(&m01, &s, NH_SOLVER_NEWTON, 0.1, 1, q, v);
+    integrate(&m0, &s, NH_SOLVER_NEWTON, 0.05, 1, q2, v2);
+    integrate(&m1, &s, NH_SOLVER_NEWTON, 0.05, 1, q2, v2);
+    double d = fmax(max_abs_diff(s.n, q, q2), max_abs_diff(s.n, v, v2));
+    cr_assert(d < 1e-14, "difference %g", d);
+}
+
+Test(structure, dd_keeps_the_midpoint_constraint_but_not_the_endpoint_one)
+{
+    nh_method_spec m;
+    nh_system s;
+    double q[NH_MAX_DIM], v[NH_MAX_DIM], q0[NH_MAX_DIM], v0[NH_MAX_DIM];
+    make_method(&m, "dd");
+    rotating_state(&s, "eps=0", q, v);
+    double worst_mid = 0, worst_end = 0;
+    for (int k = 0; k < 200; ++k) {
+        memcpy(q0, q, sizeof q);
+        memcpy(v0, v, sizeof v);
+        integrate(&m, &s, NH_SOLVER_NEWTON, 0.1, 1, q, v);
+        double mid[3], vbar[3];
+        for (int i = 0; i < 3; ++i) {
+            mid[i] = 0.5 * (q0[i] + q[i]);
+            vbar[i] = 0.5 * (v0[i] + v[i]);
+        }
+        worst_mid = fmax(worst_mid, nh_constraint_residual(&s, mid, vbar));
+        worst_end = fmax(worst_end, nh_constraint_residual(&s, q, v));
+    }
+    cr_assert(worst_mid < 1e-14, "midpoint constraint %g", worst_mid);
+    /* METHODS.md Sect. 4: O(h^2) endpoint violation, 2.3e-2 at h = 0.1 */
+    cr_assert(worst_end > 1e-3 && worst_end < 0.1, "endpoint constraint %g", worst_end);
+}
+
+Test(battery, methods_refuse_bad_parameters)
+{
+    nh_method_spec m;
+    nh_error err;
+    cr_assert(eq(int, nh_method_spec_parse(&m, "dla:alpha=2", &err), NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "alpha=2") != NULL, "%s", err.msg);
+    cr_assert(eq(int, nh_method_spec_parse(&m, "nosuch", &err), NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "dla01") != NULL, "lists the known methods: %s", err.msg);
+    cr_assert(eq(int, nh_method_spec_parse(&m, "lf:alpha=1", &err), NH_ERR_INPUT));
+}

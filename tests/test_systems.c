@@ -1,0 +1,163 @@
+/* Every registered system: analytic derivatives against central finite differences, presets
+ * against the energies printed in the seeds, the regimes presets are named after, and the
+ * energy-shell sampler. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+
+#include "helpers.h"
+#include "nhens/ensemble.h"
+#include "nhens/linalg.h"
+
+/* One non-default parameter setting per system, so that parameter-dependent terms are checked too. */
+static const char *const VARIANTS[][2] = {
+    {"quartic", "n=3"}, {"quartic", "n=5"}, {"cvt", "eps=0"}, {"cvt", "eps=0.3"}, {"knife", "eps=0"}, {"knife", "eps=0.2"},
+};
+
+/* Central differences with step 1e-6 have truncation error ~1e-12 f''' and rounding error
+ * ~1e-16 |f| / 1e-6 = 1e-10 |f|; 1e-7 (1 + |f'|) leaves three orders of margin and still catches a
+ * wrong sign or a missing term (errors O(1)). */
+static const double FD_STEP = 1e-6, FD_TOL = 1e-7;
+
+static void check_point(const nh_system *s, const double *q)
+{
+    const int n = s->n, m = s->m;
+    double g[NH_MAX_DIM], hess[NH_MAX_DIM * NH_MAX_DIM], da[NH_MAX_CON * NH_MAX_DIM * NH_MAX_DIM];
+    double gp[NH_MAX_DIM], gm[NH_MAX_DIM], ap[NH_MAX_CON * NH_MAX_DIM], am[NH_MAX_CON * NH_MAX_DIM], x[NH_MAX_DIM];
+    s->type->potential_gradient(s, q, g);
+    s->type->potential_hessian(s, q, hess);
+    s->type->constraint_derivative(s, q, da);
+    for (int j = 0; j < n; ++j) {
+        memcpy(x, q, sizeof(double) * n);
+        x[j] = q[j] + FD_STEP;
+        double vp = s->type->potential(s, x);
+        s->type->potential_gradient(s, x, gp);
+        s->type->constraint(s, x, ap);
+        x[j] = q[j] - FD_STEP;
+        double vm = s->type->potential(s, x);
+        s->type->potential_gradient(s, x, gm);
+        s->type->constraint(s, x, am);
+        double fd = (vp - vm) / (2 * FD_STEP);
+        cr_assert(fabs(fd - g[j]) <= FD_TOL * (1 + fabs(g[j])), "%s dV/dq%d: %g vs %g", s->type->name, j, g[j], fd);
+        for (int i = 0; i < n; ++i) {
+            double fdh = (gp[i] - gm[i]) / (2 * FD_STEP);
+            cr_assert(fabs(fdh - hess[i * n + j]) <= FD_TOL * (1 + fabs(fdh)), "%s H[%d][%d]: %g vs %g",
+                      s->type->name, i, j, hess[i * n + j], fdh);
+            cr_assert(eq(dbl, hess[i * n + j], hess[j * n + i]), "Hessian symmetric");
+        }
+        for (int a = 0; a < m; ++a)
+            for (int i = 0; i < n; ++i) {
+                double fda = (ap[a * n + i] - am[a * n + i]) / (2 * FD_STEP);
+                double an = da[(a * n + i) * n + j];
+                cr_assert(fabs(fda - an) <= FD_TOL * (1 + fabs(fda)), "%s dA[%d][%d]/dq%d: %g vs %g",
+                          s->type->name, a, i, j, an, fda);
+            }
+    }
+}
+
+Test(systems, derivatives_match_finite_differences)
+{
+    int covered[16] = {0};
+    for (size_t k = 0; k < sizeof VARIANTS / sizeof VARIANTS[0]; ++k) {
+        nh_system s;
+        make_system(&s, VARIANTS[k][0], VARIANTS[k][1], NULL);
+        nh_pcg32 rng;
+        nh_pcg32_seed(&rng, 99, k);
+        for (int trial = 0; trial < 20; ++trial) {
+            double q[NH_MAX_DIM];
+            s.type->sample_configuration(&s, &rng, q);
+            check_point(&s, q);
+        }
+        for (int i = 0; i < nh_system_count(); ++i)
+            covered[i] |= nh_system_at(i) == s.type;
+    }
+    for (int i = 0; i < nh_system_count(); ++i)
+        cr_assert(covered[i], "system %s has no derivative check", nh_system_at(i)->name);
+}
+
+static double preset_energy(const char *system, const char *preset, double *projection)
+{
+    nh_system s;
+    double q[NH_MAX_DIM], v[NH_MAX_DIM];
+    make_system(&s, system, NULL, preset);
+    cr_assert(eq(int, nh_preset_state(&s, nh_system_find_preset(s.type, preset), q, v, projection), NH_OK));
+    cr_assert(nh_constraint_residual(&s, q, v) < 1e-15, "preset state on D");
+    return nh_energy(&s, q, v);
+}
+
+Test(systems, preset_energies_match_the_seeds)
+{
+    double proj;
+    /* seed 001 prints the energies to 4 decimals; their velocities are rounded to 4 digits */
+    cr_assert(epsilon_eq(dbl, preset_energy("quartic", "seed001-fig1", &proj), 3.2575, 5e-5));
+    cr_assert(eq(dbl, proj, 0.0), "seed 001's quartic velocity satisfies the constraint exactly");
+    cr_assert(epsilon_eq(dbl, preset_energy("cvt", "seed001-fig3", &proj), 0.2723, 5e-5));
+    cr_assert(proj < 1e-4, "rounded velocity moved by %g onto D", proj);
+    /* (1, 1, 0), (0, 0, 2.82842712): H = 1 + 1 + 8.0000000/2, exact to the 8 printed digits */
+    cr_assert(epsilon_eq(dbl, preset_energy("cvt", "rotating", &proj), 6.0, 1e-7));
+    cr_assert(epsilon_eq(dbl, preset_energy("cvt", "seed001-fig4", &proj), 6.0, 1e-7));
+}
+
+/* Driver of the CVT: count sign changes of xi' over T = 40 (several driver periods) with RK4. */
+static int driver_turns(const char *preset)
+{
+    nh_system s;
+    nh_method_spec rk4;
+    double q[NH_MAX_DIM], v[NH_MAX_DIM], proj;
+    make_system(&s, "cvt", NULL, preset);
+    make_method(&rk4, "rk4");
+    nh_preset_state(&s, nh_system_find_preset(s.type, preset), q, v, &proj);
+    int turns = 0;
+    double last = v[2];
+    for (int k = 0; k < 4000; ++k) {
+        cr_assert(eq(int, integrate(&rk4, &s, NH_SOLVER_NEWTON, 0.01, 1, q, v), NH_OK));
+        turns += (v[2] > 0) != (last > 0);
+        last = v[2];
+    }
+    return turns;
+}
+
+Test(systems, presets_produce_the_regime_they_are_named_after)
+{
+    cr_assert(eq(int, driver_turns("rotating"), 0), "rotating driver never reverses");
+    cr_assert(driver_turns("oscillating") >= 6, "oscillating driver swings back and forth");
+}
+
+Test(sampler, energy_shell_states_are_exact)
+{
+    for (int i = 0; i < nh_system_count(); ++i) {
+        nh_system s;
+        make_system(&s, nh_system_at(i)->name, NULL, NULL);
+        double energy = s.type->minimum_energy(&s) + 2.0;
+        nh_pcg32 rng;
+        nh_pcg32_seed(&rng, 5, 6);
+        for (int k = 0; k < 50; ++k) {
+            double q[NH_MAX_DIM], v[NH_MAX_DIM];
+            cr_assert(eq(int, nh_energy_shell_sample(&s, energy, &rng, q, v), NH_OK));
+            /* one scaling of a projected vector: energy to a few ulp, constraint to round-off */
+            cr_assert(epsilon_eq(dbl, nh_energy(&s, q, v), energy, 8e-15 * fabs(energy) + 1e-15), "%s", s.type->name);
+            cr_assert(nh_constraint_residual(&s, q, v) < 1e-14, "%s", s.type->name);
+        }
+    }
+}
+
+Test(sampler, unreachable_shell_names_the_minimum)
+{
+    nh_system s;
+    nh_error err;
+    make_system(&s, "cvt", "eps=0", NULL);
+    cr_assert(eq(int, nh_energy_shell_check(&s, -1.5, &err), NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "energy -1.5") && strstr(err.msg, "configurations, -1"), "message: %s", err.msg);
+    make_system(&s, "quartic", NULL, NULL);
+    cr_assert(eq(int, nh_energy_shell_check(&s, 0.0, &err), NH_ERR_INPUT));
+    cr_assert(eq(int, nh_energy_shell_check(&s, 3.06, &err), NH_OK));
+}
+
+Test(systems, preset_parameter_conflict_is_refused)
+{
+    nh_system s;
+    nh_error err;
+    const char *over[1] = {"n=3"};
+    const nh_system_type *t = nh_system_find("quartic");
+    cr_assert(eq(int, nh_system_init(&s, t, nh_system_find_preset(t, "seed001-fig1"), over, 1, &err), NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "n=3") && strstr(err.msg, "n=2"), "message: %s", err.msg);
+}
