@@ -15,7 +15,7 @@ static int reference_rhs(realtype t, N_Vector y, N_Vector ydot, void *user_data)
     const nh_system *s = user_data;
     const double *state = N_VGetArrayPointer(y);
     double *rate = N_VGetArrayPointer(ydot);
-    return nh_index1_rhs(s, state, state + s->n, rate, rate + s->n) ? 1 : 0;
+    return nh_index1_rhs(s, state, state + s->n, rate, rate + s->n, NULL) ? 1 : 0;
 }
 
 static void reference_silent(int code, const char *module, const char *function, char *msg, void *data)

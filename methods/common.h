@@ -14,10 +14,7 @@ static inline int nh_method_predict(const nh_system *s, double h, const double *
                                     double *v1, double *lam)
 {
     double dq[NH_MAX_DIM], dv[NH_MAX_DIM];
-    int rc = nh_exact_multiplier(s, q0, v0, lam);
-    if (rc)
-        return rc;
-    rc = nh_index1_rhs(s, q0, v0, dq, dv);
+    int rc = nh_index1_rhs(s, q0, v0, dq, dv, lam);
     if (rc)
         return rc;
     for (int i = 0; i < s->n; ++i)

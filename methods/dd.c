@@ -14,6 +14,7 @@ typedef struct dd_step {
     const nh_system *sys;
     double h;
     const double *q0, *v0;
+    double potential0;
 } dd_step;
 
 static void dd_points(const dd_step *c, const double *v1, double *q1, double *mid, double *vbar)
@@ -34,7 +35,7 @@ static int dd_residual(const double *x, double *r, void *ctx)
     double q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM], grad[NH_MAX_DIM], force[NH_MAX_DIM];
     double a[NH_MAX_CON * NH_MAX_DIM];
     dd_points(c, v1, q1, mid, vbar);
-    nh_gonzalez_gradient(s, c->q0, q1, grad, NULL);
+    nh_gonzalez_gradient(s, c->q0, c->potential0, q1, grad, NULL);
     s->type->constraint(s, mid, a);
     nh_matvec_t(m, n, a, lam, force);
     for (int i = 0; i < n; ++i)
@@ -51,13 +52,12 @@ static int dd_jacobian(const double *x, double *jac, void *ctx)
     const double *v1 = x, *lam = x + n, h = c->h;
     double q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM], grad[NH_MAX_DIM];
     double dgrad[NH_MAX_DIM * NH_MAX_DIM], datl[NH_MAX_DIM * NH_MAX_DIM];
-    double a[NH_MAX_CON * NH_MAX_DIM], da[NH_MAX_CON * NH_MAX_DIM * NH_MAX_DIM], dav[NH_MAX_CON * NH_MAX_DIM];
+    double a[NH_MAX_CON * NH_MAX_DIM], dav[NH_MAX_CON * NH_MAX_DIM];
     dd_points(c, v1, q1, mid, vbar);
-    nh_gonzalez_gradient(s, c->q0, q1, grad, dgrad);
+    nh_gonzalez_gradient(s, c->q0, c->potential0, q1, grad, dgrad);
     s->type->constraint(s, mid, a);
-    s->type->constraint_derivative(s, mid, da);
-    nh_dat_times_multiplier(s, da, lam, datl);
-    nh_da_times_vector(s, da, vbar, dav);
+    s->type->constraint_jacobian_multiplier(s, mid, lam, datl);
+    s->type->constraint_jacobian_velocity(s, mid, vbar, dav);
     /* dq1/dv1 = h/2 I, dmid/dv1 = h/4 I */
     for (int i = 0; i < n; ++i) {
         for (int j = 0; j < n; ++j)
@@ -80,7 +80,7 @@ static int dd_step_fn(nh_stepper *st, double h, double *q, double *v, double *ca
     (void)carried;
     const nh_system *s = st->sys;
     const int n = nh_dim(s);
-    dd_step c = {.sys = s, .h = h, .q0 = q, .v0 = v};
+    dd_step c = {.sys = s, .h = h, .q0 = q, .v0 = v, .potential0 = s->type->potential(s, q)};
     double x[NH_MAX_UNKNOWNS], grad0[NH_MAX_DIM], q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM];
     int rc = nh_method_predict(s, h, q, v, x, x + n);
     if (rc)

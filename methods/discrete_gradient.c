@@ -10,7 +10,8 @@
  * O(|D|^3)); the midpoint gradient is then exact to round-off. */
 static const double GONZALEZ_TINY_STEP2 = 1e-24;
 
-void nh_gonzalez_gradient(const nh_system *s, const double *q0, const double *q1, double *grad, double *jac)
+void nh_gonzalez_gradient(const nh_system *s, const double *q0, double potential0, const double *q1, double *grad,
+                          double *jac)
 {
     const int n = nh_dim(s);
     double mid[NH_MAX_DIM], delta[NH_MAX_DIM], hess[NH_MAX_DIM * NH_MAX_DIM], g1[NH_MAX_DIM];
@@ -27,7 +28,7 @@ void nh_gonzalez_gradient(const nh_system *s, const double *q0, const double *q1
     double d2 = nh_dot(n, delta, delta);
     if (d2 <= GONZALEZ_TINY_STEP2 * (1.0 + nh_dot(n, mid, mid)))
         return;
-    double defect = s->type->potential(s, q1) - s->type->potential(s, q0) - nh_dot(n, grad, delta);
+    double defect = s->type->potential(s, q1) - potential0 - nh_dot(n, grad, delta);
     double coef = defect / d2;
     if (jac) {
         /* d defect / d q1 = grad V(q1) - grad V(mid) - 1/2 H(mid) D */

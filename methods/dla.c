@@ -56,12 +56,11 @@ static int dla_jacobian(const double *x, double *jac, void *ctx)
     const int n = nh_dim(s), m = s->m, dim = n + m;
     const double *v1 = x, h = c->h, al = c->alpha;
     double q1[NH_MAX_DIM], hess[NH_MAX_DIM * NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM];
-    double da[NH_MAX_CON * NH_MAX_DIM * NH_MAX_DIM], dav[NH_MAX_CON * NH_MAX_DIM];
+    double dav[NH_MAX_CON * NH_MAX_DIM];
     dla_position(c, v1, q1);
     s->type->potential_hessian(s, q1, hess);
     s->type->constraint(s, q1, a1);
-    s->type->constraint_derivative(s, q1, da);
-    nh_da_times_vector(s, da, v1, dav);
+    s->type->constraint_jacobian_velocity(s, q1, v1, dav);
     for (int i = 0; i < n; ++i) {
         for (int j = 0; j < n; ++j)
             jac[i * dim + j] = al * (1.0 - al) * h * h * hess[i * n + j];

@@ -46,11 +46,10 @@ static int dla01_jacobian(const double *lam, double *jac, void *ctx)
     const nh_system *s = c->sys;
     const int n = s->n, m = s->m;
     double v1[NH_MAX_DIM], q1[NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM];
-    double da[NH_MAX_CON * NH_MAX_DIM * NH_MAX_DIM], dav[NH_MAX_CON * NH_MAX_DIM];
+    double dav[NH_MAX_CON * NH_MAX_DIM];
     dla01_velocity(c, lam, v1, q1);
     s->type->constraint(s, q1, a1);
-    s->type->constraint_derivative(s, q1, da);
-    nh_da_times_vector(s, da, v1, dav);
+    s->type->constraint_jacobian_velocity(s, q1, v1, dav);
     for (int k = 0; k < m; ++k)
         for (int l = 0; l < m; ++l) {
             double sum = 0.0;

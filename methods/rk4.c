@@ -11,7 +11,7 @@ static int rk4_stage(const nh_system *s, const double *q, const double *v, doubl
         qs[i] = q[i] + c * dq[i];
         vs[i] = v[i] + c * dv[i];
     }
-    return nh_index1_rhs(s, qs, vs, kq, kv);
+    return nh_index1_rhs(s, qs, vs, kq, kv, NULL);
 }
 
 static int rk4_step(nh_stepper *st, double h, double *q, double *v, double *carried)
@@ -20,7 +20,7 @@ static int rk4_step(nh_stepper *st, double h, double *q, double *v, double *carr
     const nh_system *s = st->sys;
     double k1q[NH_MAX_DIM], k1v[NH_MAX_DIM], k2q[NH_MAX_DIM], k2v[NH_MAX_DIM];
     double k3q[NH_MAX_DIM], k3v[NH_MAX_DIM], k4q[NH_MAX_DIM], k4v[NH_MAX_DIM];
-    int rc = nh_index1_rhs(s, q, v, k1q, k1v);
+    int rc = nh_index1_rhs(s, q, v, k1q, k1v, NULL);
     if (!rc)
         rc = rk4_stage(s, q, v, 0.5 * h, k1q, k1v, k2q, k2v);
     if (!rc)

@@ -69,11 +69,20 @@ static void cvt_constraint(const nh_system *s, const double *q, double *a)
     a[2] = 0.0;
 }
 
-static void cvt_constraint_derivative(const nh_system *s, const double *q, double *da)
+/* A = [1, sin xi, 0]: only d/dxi is non-zero */
+static void cvt_constraint_jacobian_velocity(const nh_system *s, const double *q, const double *u, double *out)
 {
     (void)s;
-    memset(da, 0, 9 * sizeof *da);
-    da[1 * 3 + 2] = cos(q[2]);
+    out[0] = 0.0;
+    out[1] = 0.0;
+    out[2] = cos(q[2]) * u[1];
+}
+
+static void cvt_constraint_jacobian_multiplier(const nh_system *s, const double *q, const double *lam, double *out)
+{
+    (void)s;
+    memset(out, 0, 9 * sizeof *out);
+    out[1 * 3 + 2] = cos(q[2]) * lam[0];
 }
 
 static void cvt_sample(const nh_system *s, nh_pcg32 *rng, double *q)
@@ -124,7 +133,8 @@ const nh_system_type nh_system_cvt = {
     .potential_gradient = cvt_gradient,
     .potential_hessian = cvt_hessian,
     .constraint = cvt_constraint,
-    .constraint_derivative = cvt_constraint_derivative,
+    .constraint_jacobian_velocity = cvt_constraint_jacobian_velocity,
+    .constraint_jacobian_multiplier = cvt_constraint_jacobian_multiplier,
     .sample_configuration = cvt_sample,
     .minimum_energy = cvt_minimum_energy,
 };

@@ -55,12 +55,21 @@ static void knife_constraint(const nh_system *s, const double *q, double *a)
     a[2] = 0.0;
 }
 
-static void knife_constraint_derivative(const nh_system *s, const double *q, double *da)
+/* A = [-sin xi, cos xi - eps, 0]: only d/dxi is non-zero */
+static void knife_constraint_jacobian_velocity(const nh_system *s, const double *q, const double *u, double *out)
 {
     (void)s;
-    memset(da, 0, 9 * sizeof *da);
-    da[0 * 3 + 2] = -cos(q[2]);
-    da[1 * 3 + 2] = -sin(q[2]);
+    out[0] = 0.0;
+    out[1] = 0.0;
+    out[2] = -cos(q[2]) * u[0] - sin(q[2]) * u[1];
+}
+
+static void knife_constraint_jacobian_multiplier(const nh_system *s, const double *q, const double *lam, double *out)
+{
+    (void)s;
+    memset(out, 0, 9 * sizeof *out);
+    out[0 * 3 + 2] = -cos(q[2]) * lam[0];
+    out[1 * 3 + 2] = -sin(q[2]) * lam[0];
 }
 
 static void knife_sample(const nh_system *s, nh_pcg32 *rng, double *q)
@@ -91,7 +100,8 @@ const nh_system_type nh_system_knife = {
     .potential_gradient = knife_gradient,
     .potential_hessian = knife_hessian,
     .constraint = knife_constraint,
-    .constraint_derivative = knife_constraint_derivative,
+    .constraint_jacobian_velocity = knife_constraint_jacobian_velocity,
+    .constraint_jacobian_multiplier = knife_constraint_jacobian_multiplier,
     .sample_configuration = knife_sample,
     .minimum_energy = knife_minimum_energy,
 };

@@ -39,35 +39,10 @@ void nh_constraint_gram(const nh_system *s, const double *a, double *c)
         }
 }
 
-void nh_da_times_vector(const nh_system *s, const double *da, const double *u, double *out)
-{
-    const int n = s->n, m = s->m;
-    for (int a = 0; a < m; ++a)
-        for (int j = 0; j < n; ++j) {
-            double sum = 0.0;
-            for (int i = 0; i < n; ++i)
-                sum += da[(a * n + i) * n + j] * u[i];
-            out[a * n + j] = sum;
-        }
-}
-
-void nh_dat_times_multiplier(const nh_system *s, const double *da, const double *lam, double *out)
-{
-    const int n = s->n, m = s->m;
-    for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j) {
-            double sum = 0.0;
-            for (int a = 0; a < m; ++a)
-                sum += da[(a * n + i) * n + j] * lam[a];
-            out[i * n + j] = sum;
-        }
-}
-
 void nh_constraint_curvature(const nh_system *s, const double *q, const double *v, double *out)
 {
-    double da[NH_MAX_CON * NH_MAX_DIM * NH_MAX_DIM], dav[NH_MAX_CON * NH_MAX_DIM];
-    s->type->constraint_derivative(s, q, da);
-    nh_da_times_vector(s, da, v, dav);
+    double dav[NH_MAX_CON * NH_MAX_DIM];
+    s->type->constraint_jacobian_velocity(s, q, v, dav);
     nh_matvec(s->m, s->n, dav, v, out);
 }
 
@@ -86,14 +61,14 @@ int nh_project_velocity(const nh_system *s, const double *q, const double *w, do
     return NH_OK;
 }
 
-int nh_exact_multiplier(const nh_system *s, const double *q, const double *v, double *lam)
+/* lambda* from A(q) and grad V(q) already at hand. */
+static int multiplier_from(const nh_system *s, const double *q, const double *v, const double *a, const double *grad,
+                           double *lam)
 {
     const int n = s->n, m = s->m;
-    double a[NH_MAX_CON * NH_MAX_DIM], c[NH_MAX_CON * NH_MAX_CON], g[NH_MAX_DIM], curv[NH_MAX_CON];
-    s->type->constraint(s, q, a);
-    s->type->potential_gradient(s, q, g);
+    double c[NH_MAX_CON * NH_MAX_CON], g[NH_MAX_DIM], curv[NH_MAX_CON];
     for (int i = 0; i < n; ++i)
-        g[i] *= s->inv_mass[i];
+        g[i] = s->inv_mass[i] * grad[i];
     nh_matvec(m, n, a, g, lam);
     nh_constraint_curvature(s, q, v, curv);
     for (int k = 0; k < m; ++k)
@@ -102,19 +77,30 @@ int nh_exact_multiplier(const nh_system *s, const double *q, const double *v, do
     return nh_spd_solve(m, c, lam) ? NH_STEP_SINGULAR : NH_OK;
 }
 
-int nh_index1_rhs(const nh_system *s, const double *q, const double *v, double *dq, double *dv)
+int nh_exact_multiplier(const nh_system *s, const double *q, const double *v, double *lam)
 {
-    const int n = s->n, m = s->m;
-    double a[NH_MAX_CON * NH_MAX_DIM], lam[NH_MAX_CON], force[NH_MAX_DIM];
-    int rc = nh_exact_multiplier(s, q, v, lam);
+    double a[NH_MAX_CON * NH_MAX_DIM], g[NH_MAX_DIM];
+    s->type->constraint(s, q, a);
+    s->type->potential_gradient(s, q, g);
+    return multiplier_from(s, q, v, a, g, lam);
+}
+
+int nh_index1_rhs(const nh_system *s, const double *q, const double *v, double *dq, double *dv, double *lam_out)
+{
+    const int n = nh_dim(s), m = s->m;
+    double a[NH_MAX_CON * NH_MAX_DIM], grad[NH_MAX_DIM], lam[NH_MAX_CON], force[NH_MAX_DIM];
+    s->type->constraint(s, q, a);
+    s->type->potential_gradient(s, q, grad);
+    int rc = multiplier_from(s, q, v, a, grad, lam);
     if (rc)
         return rc;
-    s->type->constraint(s, q, a);
-    s->type->potential_gradient(s, q, dv);
     nh_matvec_t(m, n, a, lam, force);
     for (int i = 0; i < n; ++i) {
         dq[i] = v[i];
-        dv[i] = s->inv_mass[i] * (force[i] - dv[i]);
+        dv[i] = s->inv_mass[i] * (force[i] - grad[i]);
     }
+    if (lam_out)
+        for (int k = 0; k < m; ++k)
+            lam_out[k] = lam[k];
     return NH_OK;
 }

@@ -84,13 +84,23 @@ static void quartic_constraint(const nh_system *s, const double *q, double *a)
         a[1 + k + i] = q[1 + i];
 }
 
-static void quartic_constraint_derivative(const nh_system *s, const double *q, double *da)
+/* A = [1, 0, w]: d(A u)/dw_i = u_{z_i}, d(A^T lam)_{z_i}/dw_i = lam */
+static void quartic_constraint_jacobian_velocity(const nh_system *s, const double *q, const double *u, double *out)
+{
+    (void)q;
+    const int k = pairs(s);
+    memset(out, 0, (size_t)s->n * sizeof *out);
+    for (int i = 0; i < k; ++i)
+        out[1 + i] = u[1 + k + i];
+}
+
+static void quartic_constraint_jacobian_multiplier(const nh_system *s, const double *q, const double *lam, double *out)
 {
     (void)q;
     const int n = s->n, k = pairs(s);
-    memset(da, 0, (size_t)n * n * sizeof *da);
+    memset(out, 0, (size_t)n * n * sizeof *out);
     for (int i = 0; i < k; ++i)
-        da[(1 + k + i) * n + (1 + i)] = 1.0; /* d A_{z_i} / d w_i */
+        out[(1 + k + i) * n + (1 + i)] = lam[0];
 }
 
 static void quartic_sample(const nh_system *s, nh_pcg32 *rng, double *q)
@@ -120,7 +130,8 @@ const nh_system_type nh_system_quartic = {
     .potential_gradient = quartic_gradient,
     .potential_hessian = quartic_hessian,
     .constraint = quartic_constraint,
-    .constraint_derivative = quartic_constraint_derivative,
+    .constraint_jacobian_velocity = quartic_constraint_jacobian_velocity,
+    .constraint_jacobian_multiplier = quartic_constraint_jacobian_multiplier,
     .sample_configuration = quartic_sample,
     .minimum_energy = quartic_minimum_energy,
 };

@@ -125,11 +125,20 @@ static void push_constraint(const nh_system *s, const double *q, double *a)
     a[1] = 1.0;
 }
 
-static void push_constraint_derivative(const nh_system *s, const double *q, double *da)
+static void push_jacobian_velocity(const nh_system *s, const double *q, const double *u, double *out)
 {
     (void)s;
     (void)q;
-    memset(da, 0, 4 * sizeof *da);
+    (void)u;
+    memset(out, 0, 2 * sizeof *out);
+}
+
+static void push_jacobian_multiplier(const nh_system *s, const double *q, const double *lam, double *out)
+{
+    (void)s;
+    (void)q;
+    (void)lam;
+    memset(out, 0, 4 * sizeof *out);
 }
 
 static void push_sample(const nh_system *s, nh_pcg32 *rng, double *q)
@@ -155,7 +164,8 @@ static void push_dimensions(const double *par, int *n, int *m)
 static const nh_system_type PUSH = {
     .name = "push", .summary = "test", .reference = "test", .dimensions = push_dimensions,
     .potential = push_potential, .potential_gradient = push_gradient, .potential_hessian = push_hessian,
-    .constraint = push_constraint, .constraint_derivative = push_constraint_derivative,
+    .constraint = push_constraint, .constraint_jacobian_velocity = push_jacobian_velocity,
+    .constraint_jacobian_multiplier = push_jacobian_multiplier,
     .sample_configuration = push_sample, .minimum_energy = push_minimum,
 };
 

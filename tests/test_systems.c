@@ -21,11 +21,17 @@ static const double FD_STEP = 1e-6, FD_TOL = 1e-7;
 static void check_point(const nh_system *s, const double *q)
 {
     const int n = s->n, m = s->m;
-    double g[NH_MAX_DIM], hess[NH_MAX_DIM * NH_MAX_DIM], da[NH_MAX_CON * NH_MAX_DIM * NH_MAX_DIM];
+    double g[NH_MAX_DIM], hess[NH_MAX_DIM * NH_MAX_DIM], jv[NH_MAX_CON * NH_MAX_DIM], jm[NH_MAX_DIM * NH_MAX_DIM];
     double gp[NH_MAX_DIM], gm[NH_MAX_DIM], ap[NH_MAX_CON * NH_MAX_DIM], am[NH_MAX_CON * NH_MAX_DIM], x[NH_MAX_DIM];
+    double u[NH_MAX_DIM], lam[NH_MAX_CON], aup[NH_MAX_CON], aum[NH_MAX_CON], atp[NH_MAX_DIM], atm[NH_MAX_DIM];
+    for (int i = 0; i < n; ++i)
+        u[i] = 0.3 + 0.7 * sin(1.0 + i);   /* arbitrary non-zero vectors to contract with */
+    for (int a = 0; a < m; ++a)
+        lam[a] = 1.3 - 0.4 * a;
     s->type->potential_gradient(s, q, g);
     s->type->potential_hessian(s, q, hess);
-    s->type->constraint_derivative(s, q, da);
+    s->type->constraint_jacobian_velocity(s, q, u, jv);
+    s->type->constraint_jacobian_multiplier(s, q, lam, jm);
     for (int j = 0; j < n; ++j) {
         memcpy(x, q, sizeof(double) * n);
         x[j] = q[j] + FD_STEP;
@@ -44,13 +50,20 @@ static void check_point(const nh_system *s, const double *q)
                       s->type->name, i, j, hess[i * n + j], fdh);
             cr_assert(eq(dbl, hess[i * n + j], hess[j * n + i]), "Hessian symmetric");
         }
-        for (int a = 0; a < m; ++a)
-            for (int i = 0; i < n; ++i) {
-                double fda = (ap[a * n + i] - am[a * n + i]) / (2 * FD_STEP);
-                double an = da[(a * n + i) * n + j];
-                cr_assert(fabs(fda - an) <= FD_TOL * (1 + fabs(fda)), "%s dA[%d][%d]/dq%d: %g vs %g",
-                          s->type->name, a, i, j, an, fda);
-            }
+        nh_matvec(m, n, ap, u, aup);
+        nh_matvec(m, n, am, u, aum);
+        nh_matvec_t(m, n, ap, lam, atp);
+        nh_matvec_t(m, n, am, lam, atm);
+        for (int a = 0; a < m; ++a) {
+            double fd_au = (aup[a] - aum[a]) / (2 * FD_STEP);
+            cr_assert(fabs(fd_au - jv[a * n + j]) <= FD_TOL * (1 + fabs(fd_au)), "%s d(Au)_%d/dq%d: %g vs %g",
+                      s->type->name, a, j, jv[a * n + j], fd_au);
+        }
+        for (int i = 0; i < n; ++i) {
+            double fd_at = (atp[i] - atm[i]) / (2 * FD_STEP);
+            cr_assert(fabs(fd_at - jm[i * n + j]) <= FD_TOL * (1 + fabs(fd_at)), "%s d(A^T lam)_%d/dq%d: %g vs %g",
+                      s->type->name, i, j, jm[i * n + j], fd_at);
+        }
     }
 }
 

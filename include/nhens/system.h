@@ -1,8 +1,11 @@
 /* Mechanical systems: a const descriptor (vtable) per system plus an instance built from parameter
  * overrides. Conventions (DESIGN.md): L = 1/2 v^T M v - V(q), constraints A(q) v = 0, equations
  * M v' = -grad V + A^T lambda. M is constant and diagonal for every system that sets `mass`
- * (NULL means the identity). Matrices are row-major; dA is the m x n x n tensor dA[(a*n+i)*n+j] =
- * d A_ai / d q_j. Systems know nothing of methods. */
+ * (NULL means the identity). Matrices are row-major. The derivative of A enters only through two
+ * contractions, which each system writes out sparsely:
+ *   constraint_jacobian_velocity:  out (m x n) = d(A(q) u)/dq
+ *   constraint_jacobian_multiplier: out (n x n) = d(A(q)^T lam)/dq
+ * Systems know nothing of methods. */
 #ifndef NHENS_SYSTEM_H
 #define NHENS_SYSTEM_H
 
@@ -43,7 +46,8 @@ typedef struct nh_system_type {
     void (*potential_gradient)(const nh_system *s, const double *q, double *grad);
     void (*potential_hessian)(const nh_system *s, const double *q, double *hess);
     void (*constraint)(const nh_system *s, const double *q, double *a);
-    void (*constraint_derivative)(const nh_system *s, const double *q, double *da);
+    void (*constraint_jacobian_velocity)(const nh_system *s, const double *q, const double *u, double *out);
+    void (*constraint_jacobian_multiplier)(const nh_system *s, const double *q, const double *lam, double *out);
     /* Draw q from the system's configuration distribution for energy-shell sampling. */
     void (*sample_configuration)(const nh_system *s, nh_pcg32 *rng, double *q);
     /* Infimum of V over the support of that distribution: the lowest reachable energy shell. */
@@ -86,17 +90,14 @@ double nh_kinetic_energy(const nh_system *s, const double *v);
 double nh_constraint_residual(const nh_system *s, const double *q, const double *v);
 /* C = A M^-1 A^T (m x m). */
 void nh_constraint_gram(const nh_system *s, const double *a, double *c);
-/* out (m x n) = d(A(q) u)/dq from the tensor da. */
-void nh_da_times_vector(const nh_system *s, const double *da, const double *u, double *out);
-/* out (n x n) = d(A(q)^T lam)/dq from the tensor da. */
-void nh_dat_times_multiplier(const nh_system *s, const double *da, const double *lam, double *out);
 /* Curvature term (DA(q)[v]) v (m entries). */
 void nh_constraint_curvature(const nh_system *s, const double *q, const double *v, double *out);
 /* M-orthogonal projection of a velocity onto ker A(q); 1 if C is singular. */
 int nh_project_velocity(const nh_system *s, const double *q, const double *w, double *out);
 /* Continuous multiplier lambda*(q, v) = C^-1 [A M^-1 grad V - (DA[v]) v]. */
 int nh_exact_multiplier(const nh_system *s, const double *q, const double *v, double *lam);
-/* Index-1 ODE right-hand side: dq = v, dv = M^-1(-grad V + A^T lambda*). */
-int nh_index1_rhs(const nh_system *s, const double *q, const double *v, double *dq, double *dv);
+/* Index-1 ODE right-hand side: dq = v, dv = M^-1(-grad V + A^T lambda*); lam (may be NULL)
+ * receives lambda*. */
+int nh_index1_rhs(const nh_system *s, const double *q, const double *v, double *dq, double *dv, double *lam);
 
 #endif
