@@ -125,30 +125,6 @@ static int parse_run_options(int argc, char **argv, run_options *o)
     return NH_EXIT_OK;
 }
 
-static int build_system(const run_options *o, nh_system *sys, const nh_preset **preset, nh_error *err)
-{
-    const nh_system_type *type = nh_system_find(o->system);
-    if (!type) {
-        char names[256] = "";
-        for (int i = 0; i < nh_system_count(); ++i) {
-            strncat(names, i ? ", " : "", sizeof names - strlen(names) - 1);
-            strncat(names, nh_system_at(i)->name, sizeof names - strlen(names) - 1);
-        }
-        return nh_fail(err, NH_ERR_INPUT, "unknown system '%s'; known systems: %s", o->system, names);
-    }
-    *preset = NULL;
-    if (o->preset && !(*preset = nh_system_find_preset(type, o->preset))) {
-        char names[256] = "";
-        for (int i = 0; i < type->n_presets; ++i) {
-            strncat(names, i ? ", " : "", sizeof names - strlen(names) - 1);
-            strncat(names, type->presets[i].name, sizeof names - strlen(names) - 1);
-        }
-        return nh_fail(err, NH_ERR_INPUT, "system %s has no preset '%s'; its presets are: %s", type->name,
-                       o->preset, names);
-    }
-    return nh_system_init(sys, type, *preset, o->params, o->n_params, err);
-}
-
 static void progress_line(long done, long total, void *ctx)
 {
     (void)ctx;
@@ -161,7 +137,7 @@ static void progress_line(long done, long total, void *ctx)
 static int build_config(const run_options *o, nh_system *sys, nh_run_config *cfg, nh_error *err)
 {
     const nh_preset *preset = NULL;
-    int rc = build_system(o, sys, &preset, err);
+    int rc = nh_cli_build_system(o->system, o->preset, o->params, o->n_params, sys, &preset, err);
     if (rc)
         return rc;
     *cfg = (nh_run_config){.system = sys, .h = o->h, .T = o->T, .energy = o->energy, .preset = preset,

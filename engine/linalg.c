@@ -25,13 +25,14 @@ int nh_lu_factor(int n, double *a, int *piv)
                 a[p * n + j] = t;
             }
         }
-        double inv = 1.0 / a[k * n + k];
+        const double inv = 1.0 / a[k * n + k];
+        const double *restrict pivot_row = a + k * n;
         for (int i = k + 1; i < n; ++i) {
-            double f = a[i * n + k] * inv;
-            a[i * n + k] = f;
-            if (f != 0.0)
-                for (int j = k + 1; j < n; ++j)
-                    a[i * n + j] -= f * a[k * n + j];
+            double *restrict row = a + i * n;
+            const double f = row[k] * inv;
+            row[k] = f;
+            for (int j = k + 1; j < n; ++j)
+                row[j] -= f * pivot_row[j];
         }
     }
     return 0;

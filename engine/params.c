@@ -115,11 +115,21 @@ int nh_params_apply_list(nh_param_set *set, const char *list, const char *owner,
     return NH_OK;
 }
 
+/* Shortest of %.15g / %.17g that reads back as the same double. */
+static void format_exact(double v, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.15g", v);
+    if (strtod(buf, NULL) != v)
+        snprintf(buf, len, "%.17g", v);
+}
+
 void nh_params_format(const nh_param_set *set, char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (int i = 0; i < set->count && used < len; ++i)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s=%.17g", i ? "," : "", set->defs[i].name,
-                                 set->value[i]);
+    for (int i = 0; i < set->count && used < len; ++i) {
+        char value[32];
+        format_exact(set->value[i], value, sizeof value);
+        used += (size_t)snprintf(buf + used, len - used, "%s%s=%s", i ? "," : "", set->defs[i].name, value);
+    }
 }

@@ -28,20 +28,21 @@ void nh_gonzalez_gradient(const nh_system *s, const double *q0, double potential
     double d2 = nh_dot(n, delta, delta);
     if (d2 <= GONZALEZ_TINY_STEP2 * (1.0 + nh_dot(n, mid, mid)))
         return;
-    double defect = s->type->potential(s, q1) - potential0 - nh_dot(n, grad, delta);
-    double coef = defect / d2;
+    const double inv_d2 = 1.0 / d2;
+    const double coef = (s->type->potential(s, q1) - potential0 - nh_dot(n, grad, delta)) * inv_d2;
     if (jac) {
-        /* d defect / d q1 = grad V(q1) - grad V(mid) - 1/2 H(mid) D */
-        double hd[NH_MAX_DIM];
+        /* d/dq1 [coef D] = D (d defect/dq1)^T / |D|^2 + coef (I - 2 D D^T / |D|^2), with
+         * d defect / d q1 = grad V(q1) - grad V(mid) - 1/2 H(mid) D */
+        double hd[NH_MAX_DIM], row[NH_MAX_DIM];
         s->type->potential_gradient(s, q1, g1);
         nh_matvec(n, n, hess, delta, hd);
-        for (int i = 0; i < n; ++i)
-            for (int j = 0; j < n; ++j) {
-                double ddef = g1[j] - grad[j] - 0.5 * hd[j];
-                jac[i * n + j] += delta[i] * ddef / d2 - 2.0 * coef * delta[i] * delta[j] / d2;
-            }
-        for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j)
+            row[j] = (g1[j] - grad[j] - 0.5 * hd[j] - 2.0 * coef * delta[j]) * inv_d2;
+        for (int i = 0; i < n; ++i) {
+            for (int j = 0; j < n; ++j)
+                jac[i * n + j] += delta[i] * row[j];
             jac[i * n + i] += coef;
+        }
     }
     for (int i = 0; i < n; ++i)
         grad[i] += coef * delta[i];

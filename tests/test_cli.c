@@ -93,6 +93,23 @@ Test(cli, unwritable_output_leaves_no_files)
     cr_assert(strstr(err_text, "cannot create directory") != NULL, "stderr: %s", err_text);
 }
 
+Test(cli, order_study_prints_errors_and_orders)
+{
+    FILE *p = popen(NHENS_CLI_PATH " order --system cvt --param eps=0.1 --preset rotating --method dla01 --T 2"
+                    " --h 0.1,0.05 --solver newton", "r");
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, p);
+    buf[n] = '\0';
+    cr_assert(eq(int, pclose(p), 0));
+    /* METHODS.md Sect. 8: DLA^{0,1} errors 9.42e-03 and 2.32e-03, order 2.02 */
+    cr_assert(strstr(buf, "9.41") != NULL && strstr(buf, "2.32") != NULL && strstr(buf, "2.01") != NULL, "%s", buf);
+
+    cr_assert(eq(int, nhens("order --system cvt --method dla01 --T 2 --h 0.3 --preset rotating"), 2));
+    cr_assert(strstr(err_text, "--h needs at least two") != NULL || strstr(err_text, "does not divide") != NULL, "%s", err_text);
+    cr_assert(eq(int, nhens("order --system cvt --method dla01 --T 2 --h 0.3,0.1 --preset rotating"), 2));
+    cr_assert(strstr(err_text, "step size '0.3' does not divide T") != NULL, "%s", err_text);
+}
+
 Test(cli, list_shows_every_system_and_method)
 {
     FILE *p = popen(NHENS_CLI_PATH " list", "r");
