@@ -101,6 +101,9 @@ static int parse_step_sizes(const char *text, double T, double *h, int *count)
 static int initial_order_state(const order_options *o, const nh_system *s, const nh_preset *p, double *q, double *v,
                                nh_error *err)
 {
+    if (p && nh_preset_is_shell(p))
+        return nh_fail(err, NH_ERR_INPUT, "preset %s is an energy shell; use --energy %g with --seed", p->name,
+                       p->shell_energy);
     if (p) {
         double change;
         return nh_preset_state(s, p, q, v, &change);

@@ -142,11 +142,16 @@ static int build_config(const run_options *o, nh_system *sys, nh_run_config *cfg
         return rc;
     *cfg = (nh_run_config){.system = sys, .h = o->h, .T = o->T, .energy = o->energy, .preset = preset,
                            .seed = o->seed, .fit_window_start = o->fit_start};
+    if (preset && nh_preset_is_shell(preset)) {
+        cfg->shell_preset = preset;
+        cfg->preset = NULL;
+        cfg->energy = preset->shell_energy;
+    }
     if ((rc = nh_method_spec_parse(&cfg->method, o->method, err)))
         return rc;
     if (nh_solver_kind_parse(o->solver, &cfg->solver))
         return nh_fail(err, NH_ERR_INPUT, "unknown solver '%s'; allowed: kinsol, newton", o->solver);
-    cfg->ensemble = o->ensemble >= 0 ? o->ensemble : (preset ? 1 : 100);
+    cfg->ensemble = o->ensemble >= 0 ? o->ensemble : cfg->shell_preset ? cfg->shell_preset->shell_ensemble : cfg->preset ? 1 : 100;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (o->threads != -1 && (o->threads < 1 || o->threads > 1024))
         return nh_fail(err, NH_ERR_INPUT, "threads=%ld must be in [1, 1024]", o->threads);
@@ -176,7 +181,8 @@ static void print_summary(const nh_run_config *cfg, const nh_run_result *res, co
     if (cfg->preset)
         printf("  initial state: preset %s (%s)\n", cfg->preset->name, cfg->preset->description);
     else
-        printf("  initial states: energy shell H = %g\n", cfg->energy);
+        printf("  initial states: energy shell H = %g%s%s\n", cfg->energy, cfg->shell_preset ? ", preset " : "",
+               cfg->shell_preset ? cfg->shell_preset->name : "");
     printf("  %ld steps in %.3f s (%.3g steps/s); failed trajectories: %ld\n", res->completed_steps,
            res->wall_seconds, res->steps_per_second, res->failed);
     double dh = 0, rel = 0, con = 0;

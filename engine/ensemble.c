@@ -43,6 +43,8 @@ int nh_run_validate(const nh_run_config *cfg, nh_error *err)
         return nh_fail(err, NH_ERR_INPUT, "threads=%d must be in [1, 1024]", cfg->threads);
     if (!(cfg->fit_window_start >= 0.0 && cfg->fit_window_start < 1.0))
         return nh_fail(err, NH_ERR_INPUT, "fit window start %g must be a fraction of T in [0, 1)", cfg->fit_window_start);
+    if (cfg->preset && nh_preset_is_shell(cfg->preset))
+        return nh_fail(err, NH_ERR_INPUT, "preset %s is an energy shell, not an initial state", cfg->preset->name);
     if (cfg->preset && cfg->ensemble != 1)
         return nh_fail(err, NH_ERR_INPUT,
                        "a preset is one initial condition, so the ensemble size must be 1 (got %ld); "

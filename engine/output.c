@@ -129,6 +129,8 @@ static void add_configuration(cJSON *root, const nh_run_config *cfg)
         cJSON_AddStringToObject(init, "description", cfg->preset->description);
     } else {
         cJSON_AddNumberToObject(init, "energy", cfg->energy);
+        if (cfg->shell_preset)
+            cJSON_AddStringToObject(init, "preset", cfg->shell_preset->name);
     }
 }
 

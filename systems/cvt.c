@@ -15,13 +15,13 @@ static const nh_param_def cvt_params[] = {
 
 static const nh_preset cvt_presets[] = {
     {"rotating", "seed 004 Sect. 3.2 rotating driver (Figs. 6-8), H = 6.0, driver energy 5.0", "", 3,
-     {1, 1, 0}, {0, 0, 2.82842712}},
+     {1, 1, 0}, {0, 0, 2.82842712}, 0, 0},
     {"oscillating", "seed 004 Sect. 3.2 oscillating driver (Figs. 6-8), xi(0) = pi (bottom), driver energy 0.8",
-     "", 3, {1, 1, M_PI}, {0, 0, 1.8973666}},
+     "", 3, {1, 1, M_PI}, {0, 0, 1.8973666}, 0, 0},
     {"seed001-fig3", "seed 001 Sect. 5.2 / Fig. 3 (eps = 0), energy 0.2723; x1, x2 swapped to our convention",
-     "eps=0", 3, {0, 1, -2}, {-0.4075, -0.4481, 0.1}},
+     "eps=0", 3, {0, 1, -2}, {-0.4075, -0.4481, 0.1}, 0, 0},
     {"seed001-fig4", "seed 001 Sect. 5.2 / Figs. 4-5 (eps = 0.1), energy 6.0", "eps=0.1", 3,
-     {1, 1, 0}, {0, 0, 2.82842712}},
+     {1, 1, 0}, {0, 0, 2.82842712}, 0, 0},
 };
 
 static double eps_of(const nh_system *s)

@@ -16,7 +16,7 @@ static const nh_param_def knife_params[] = {
 
 static const nh_preset knife_presets[] = {
     {"seed004-fig4", "seed 004 Sect. 3.1 / Fig. 4: horizontal skate turned by the driver", "", 3,
-     {0, 0, M_PI / 2}, {0, 0, 1}},
+     {0, 0, M_PI / 2}, {0, 0, 1}, 0, 0},
 };
 
 static void knife_dimensions(const double *par, int *n, int *m)

@@ -15,7 +15,11 @@ static const nh_param_def quartic_params[] = {
 
 static const nh_preset quartic_presets[] = {
     {"seed001-fig1", "seed 001 Sect. 5.1 / Fig. 1: chaotic particle (n = 2), energy 3.2575", "n=2", 5,
-     {1, 0, 1, -1, -1}, {0.05, 0.5, -0.5, -0.1, -0.05}},
+     {1, 0, 1, -1, -1}, {0.05, 0.5, -0.5, -0.1, -0.05}, 0, 0},
+    {"seed000-fig2", "seed 000 Sect. 4.1.3 / Fig. 2: 200 random states of the n = 3 quartic on H = 3.06", "n=3", 0,
+     {0}, {0}, 3.06, 200},
+    {"seed001-fig2", "seed 001 Sect. 5.1 / Fig. 2: 100 random states of the chaotic particle (n = 2) on H = 1.535",
+     "n=2", 0, {0}, {0}, 1.535, 100},
 };
 
 static int pairs(const nh_system *s)
@@ -122,7 +126,7 @@ const nh_system_type nh_system_quartic = {
     .n_params = 1,
     .params = quartic_params,
     .flags = NH_SYS_CVT_TYPE,
-    .n_presets = 1,
+    .n_presets = 3,
     .presets = quartic_presets,
     .dimensions = quartic_dimensions,
     .mass = NULL,

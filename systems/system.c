@@ -63,7 +63,7 @@ int nh_system_init(nh_system *s, const nh_system_type *type, const nh_preset *pr
         type->mass(s, s->mass);
     for (int i = 0; i < s->n; ++i)
         s->inv_mass[i] = 1.0 / s->mass[i];
-    if (preset && preset->dim != s->n)
+    if (preset && !nh_preset_is_shell(preset) && preset->dim != s->n)
         return nh_fail(err, NH_ERR_INPUT, "%s: preset %s has dimension %d but the system has n=%d",
                        type->name, preset->name, preset->dim, s->n);
     return NH_OK;

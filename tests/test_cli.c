@@ -52,6 +52,7 @@ Test(cli, bad_input_is_refused_with_the_value_and_what_is_allowed)
     refused("run --system cvt --method lf --h 0.1 --T 1", "exactly one of --energy");
     refused("run --system cvt --method lf --h 0.1 --T 1 --preset nope", "no preset 'nope'");
     refused("run --system cvt --method lf --h 0.1 --T 1 --preset rotating --ensemble 5", "ensemble size must be 1");
+    refused("run --system quartic --preset seed000-fig2 --param n=2 --method lf --h 0.1 --T 1", "contradicts the preset");
     refused(BASE " --solver foo", "unknown solver 'foo'; allowed: kinsol, newton");
     refused(BASE " --bogus 1", "unknown or incomplete option");
     refused(BASE " --seed -4", "--seed '-4'");
@@ -78,6 +79,14 @@ Test(cli, good_run_writes_both_files)
               "header: %s", header);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     cr_assert(stat(path, &st) == 0 && st.st_size > 0);
+}
+
+Test(cli, shell_preset_runs_the_papers_ensemble)
+{
+    char args[512];
+    snprintf(args, sizeof args, "run --system quartic --preset seed000-fig2 --method dla01 --h 0.1 --T 2"
+             " --ensemble 8 --out /tmp/nhens-cli-shell-%d", (int)getpid());
+    cr_assert(eq(int, nhens(args), 0), "stderr: %s", err_text);
 }
 
 Test(cli, unwritable_output_leaves_no_files)

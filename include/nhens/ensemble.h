@@ -35,7 +35,8 @@ typedef struct nh_run_config {
     long ensemble;
     uint64_t seed;
     int threads;
-    const nh_preset *preset;    /* NULL: sample the energy shell `energy` */
+    const nh_preset *preset;    /* one initial state; NULL: sample the energy shell `energy` */
+    const nh_preset *shell_preset; /* the energy-shell preset `energy` came from, for reports (or NULL) */
     double energy;
     double fit_window_start;    /* fraction of T where the variance fit starts (0.5) */
     void (*progress)(long done, long total, void *ctx);

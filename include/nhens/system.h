@@ -15,14 +15,23 @@
 
 typedef struct nh_system nh_system;
 
+/* A preset is either one initial state printed in a paper (dim = n, q, v) or, with dim = 0, an
+ * energy shell of a paper's ensemble study (shell_energy, default ensemble size). */
 typedef struct nh_preset {
     const char *name;
     const char *description;    /* which figure / initial condition of which seed */
     const char *param_overrides;/* e.g. "n=2"; applied before user overrides are checked */
-    int dim;                    /* n that q and v have */
+    int dim;                    /* n that q and v have; 0 for an energy-shell preset */
     double q[NH_MAX_DIM];
     double v[NH_MAX_DIM];
+    double shell_energy;
+    long shell_ensemble;
 } nh_preset;
+
+static inline int nh_preset_is_shell(const nh_preset *p)
+{
+    return p->dim == 0;
+}
 
 enum nh_system_flags {
     /* A depends only on coordinates that the constraint force does not move ("CVT-type",
