@@ -38,8 +38,11 @@ void nh_params_defaults(nh_param_set *set, int count, const nh_param_def *defs)
     memset(set, 0, sizeof *set);
     set->count = count;
     set->defs = defs;
-    for (int i = 0; i < count; ++i)
+    for (int i = 0; i < count; ++i) {
         set->value[i] = defs[i].default_value;
+        if (defs[i].default_text)
+            snprintf(set->text[i], sizeof set->text[i], "%s", defs[i].default_text);
+    }
 }
 
 int nh_params_find(const nh_param_set *set, const char *name)
@@ -87,6 +90,14 @@ int nh_params_apply(nh_param_set *set, const char *assignment, const char *owner
         list_names(set, names, sizeof names);
         return nh_fail(err, NH_ERR_INPUT, "%s has no parameter '%s'; its parameters are: %s", owner, name, names);
     }
+    if (set->defs[idx].default_text) {
+        if (strlen(eq + 1) >= sizeof set->text[idx] || eq[1] == '\0')
+            return nh_fail(err, NH_ERR_INPUT, "%s: parameter %s needs a value of 1 to %d characters", owner, name,
+                           NH_PARAM_TEXT_MAX - 1);
+        strcpy(set->text[idx], eq + 1);
+        set->explicit_mask |= 1u << idx;
+        return NH_OK;
+    }
     double v;
     if (nh_parse_double(eq + 1, &v))
         return nh_fail(err, NH_ERR_INPUT, "%s: parameter %s: '%s' is not a finite number", owner, name, eq + 1);
@@ -128,8 +139,11 @@ void nh_params_format(const nh_param_set *set, char *buf, size_t len)
     size_t used = 0;
     buf[0] = '\0';
     for (int i = 0; i < set->count && used < len; ++i) {
-        char value[32];
-        format_exact(set->value[i], value, sizeof value);
+        char value[NH_PARAM_TEXT_MAX];
+        if (set->defs[i].default_text)
+            snprintf(value, sizeof value, "%s", set->text[i]);
+        else
+            format_exact(set->value[i], value, sizeof value);
         used += (size_t)snprintf(buf + used, len - used, "%s%s=%s", i ? "," : "", set->defs[i].name, value);
     }
 }

@@ -96,21 +96,21 @@ static int dd_step_fn(nh_stepper *st, double h, double *q, double *v, double *ca
     return NH_OK;
 }
 
-static unsigned dd_flags(const double *par)
+static unsigned dd_flags(const nh_param_set *set)
 {
-    (void)par;
+    (void)set;
     return NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_REVERSIBLE;
 }
 
-static int dd_order(const double *par)
+static int dd_order(const nh_param_set *set)
 {
-    (void)par;
+    (void)set;
     return 2;
 }
 
-static int dd_solver_dim(const double *par, const nh_system *sys)
+static int dd_solver_dim(const nh_param_set *set, const nh_system *sys)
 {
-    (void)par;
+    (void)set;
     return sys->n + sys->m;
 }
 

@@ -13,7 +13,7 @@
 enum { P_ALPHA = 0 };
 
 static const nh_param_def dla_params[] = {
-    {"alpha", 0.5, 0.0, 1.0, 0, "weight of grad V(q0); 1/2 gives the symmetric eq. 28"},
+    {"alpha", 0.5, 0.0, 1.0, 0, "weight of grad V(q0); 1/2 gives the symmetric eq. 28", NULL},
 };
 
 typedef struct dla_step {
@@ -77,12 +77,11 @@ static int dla_jacobian(const double *x, double *jac, void *ctx)
     return 0;
 }
 
-static int dla_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
+static int dla_advance(nh_stepper *st, double h, double alpha, double *q, double *v)
 {
-    (void)carried;
     const nh_system *s = st->sys;
     const int n = nh_dim(s);
-    dla_step c = {.sys = s, .h = h, .alpha = st->params.value[P_ALPHA], .v0 = v};
+    dla_step c = {.sys = s, .h = h, .alpha = alpha, .v0 = v};
     double x[NH_MAX_UNKNOWNS];
     s->type->potential_gradient(s, q, c.grad0);
     for (int i = 0; i < n; ++i)
@@ -101,20 +100,48 @@ static int dla_step_fn(nh_stepper *st, double h, double *q, double *v, double *c
     return NH_OK;
 }
 
-static unsigned dla_flags(const double *par)
+static int dla_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
+{
+    (void)carried;
+    return dla_advance(st, h, st->params.value[P_ALPHA], q, v);
+}
+
+/* I-DLA: the midpoint discrete Lagrangian L_d = h L((Q0+Q1)/2, (Q1-Q0)/h) with the midpoint discrete
+ * constraint A((Q0+Q1)/2)(Q1-Q0) = 0 (seed 000 Sect. 4.1.3 after McLachlan-Perlmutter 2006). In the
+ * one-step variables q_k = (Q_k+Q_{k+1})/2, v_k = (Q_{k+1}-Q_k)/h its DLA equations are exactly
+ * DLA^{1/2} (METHODS.md Sect. 2), so it shares this step. */
+static int idla_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
+{
+    (void)carried;
+    return dla_advance(st, h, 0.5, q, v);
+}
+
+static unsigned dla_flags(const nh_param_set *set)
 {
     unsigned f = NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT;
-    return par[P_ALPHA] == 0.5 ? f | NH_METHOD_REVERSIBLE : f;
+    return set->value[P_ALPHA] == 0.5 ? f | NH_METHOD_REVERSIBLE : f;
 }
 
-static int dla_order(const double *par)
+static int dla_order(const nh_param_set *set)
 {
-    return par[P_ALPHA] == 0.5 ? 2 : 1;
+    return set->value[P_ALPHA] == 0.5 ? 2 : 1;
 }
 
-static int dla_solver_dim(const double *par, const nh_system *sys)
+static unsigned idla_flags(const nh_param_set *set)
 {
-    (void)par;
+    (void)set;
+    return NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE;
+}
+
+static int idla_order(const nh_param_set *set)
+{
+    (void)set;
+    return 2;
+}
+
+static int dla_solver_dim(const nh_param_set *set, const nh_system *sys)
+{
+    (void)set;
     return sys->n + sys->m;
 }
 
@@ -128,4 +155,14 @@ const nh_method_type nh_method_dla = {
     .order = dla_order,
     .solver_dim = dla_solver_dim,
     .step = dla_step_fn,
+};
+
+const nh_method_type nh_method_idla = {
+    .name = "idla",
+    .summary = "I-DLA: implicit reversible DLA, midpoint discrete Lagrangian and constraint (seed 000 Sect. 4.1.3)",
+    .reference = "McLachlan-Perlmutter 2006; Celledoni et al. 2019 Sect. 4.1.3; METHODS.md Sect. 2",
+    .flags = idla_flags,
+    .order = idla_order,
+    .solver_dim = dla_solver_dim,
+    .step = idla_step_fn,
 };

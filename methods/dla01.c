@@ -113,21 +113,21 @@ static int dla01_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     return NH_OK;
 }
 
-static unsigned dla01_flags(const double *par)
+static unsigned dla01_flags(const nh_param_set *set)
 {
-    (void)par;
+    (void)set;
     return NH_METHOD_LINEARLY_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE;
 }
 
-static int dla01_order(const double *par)
+static int dla01_order(const nh_param_set *set)
 {
-    (void)par;
+    (void)set;
     return 2;
 }
 
-static int dla01_solver_dim(const double *par, const nh_system *sys)
+static int dla01_solver_dim(const nh_param_set *set, const nh_system *sys)
 {
-    (void)par;
+    (void)set;
     return (sys->type->flags & NH_SYS_CVT_TYPE) ? 0 : sys->m;
 }
 

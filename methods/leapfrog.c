@@ -46,16 +46,16 @@ static int lf_step(nh_stepper *st, double h, double *q, double *v, double *lam)
     return NH_OK;
 }
 
-static unsigned lf_flags(const double *par)
+static unsigned lf_flags(const nh_param_set *set)
 {
-    (void)par;
+    (void)set;
     return NH_METHOD_LINEARLY_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE |
            NH_METHOD_CARRIES_STATE;
 }
 
-static int lf_order(const double *par)
+static int lf_order(const nh_param_set *set)
 {
-    (void)par;
+    (void)set;
     return 2;
 }
 

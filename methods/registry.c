@@ -12,9 +12,16 @@ extern const nh_method_type nh_method_dla01;
 extern const nh_method_type nh_method_leapfrog;
 extern const nh_method_type nh_method_dd;
 extern const nh_method_type nh_method_rk4;
+extern const nh_method_type nh_method_idla;
+extern const nh_method_type nh_method_newmark;
+extern const nh_method_type nh_method_newmark_psi;
+extern const nh_method_type nh_method_adjoint;
+extern const nh_method_type nh_method_triple_jump;
+extern const nh_method_type nh_method_compose;
 
 static const nh_method_type *const registry[] = {
-    &nh_method_dla, &nh_method_dla01, &nh_method_leapfrog, &nh_method_dd, &nh_method_rk4,
+    &nh_method_dla, &nh_method_idla, &nh_method_dla01, &nh_method_leapfrog, &nh_method_dd, &nh_method_rk4,
+    &nh_method_newmark, &nh_method_newmark_psi, &nh_method_adjoint, &nh_method_triple_jump, &nh_method_compose,
 };
 
 int nh_method_count(void)
@@ -64,17 +71,17 @@ int nh_method_spec_parse(nh_method_spec *spec, const char *text, nh_error *err)
 
 unsigned nh_method_spec_flags(const nh_method_spec *spec)
 {
-    return spec->type->flags(spec->params.value);
+    return spec->type->flags(&spec->params);
 }
 
 int nh_method_spec_order(const nh_method_spec *spec)
 {
-    return spec->type->order(spec->params.value);
+    return spec->type->order(&spec->params);
 }
 
 int nh_method_spec_check(const nh_method_spec *spec, const nh_system *sys, nh_error *err)
 {
-    return spec->type->accepts ? spec->type->accepts(spec->params.value, sys, err) : NH_OK;
+    return spec->type->accepts ? spec->type->accepts(&spec->params, sys, err) : NH_OK;
 }
 
 void nh_method_spec_format(const nh_method_spec *spec, char *buf, size_t len)
@@ -100,13 +107,14 @@ nh_stepper *nh_stepper_create(const nh_method_spec *spec, const nh_system *sys, 
     st->params = spec->params;
     st->sys = sys;
     st->carried_dim = spec->type->carried_dim ? spec->type->carried_dim(sys) : 0;
-    int dim = spec->type->solver_dim ? spec->type->solver_dim(spec->params.value, sys) : 0;
-    if (dim > 0) {
-        st->solver = nh_solver_create(solver, dim, err);
-        if (!st->solver) {
-            free(st);
-            return NULL;
-        }
+    int dim = spec->type->solver_dim ? spec->type->solver_dim(&spec->params, sys) : 0;
+    if (dim > 0 && !(st->solver = nh_solver_create(solver, dim, err))) {
+        free(st);
+        return NULL;
+    }
+    if (spec->type->create && spec->type->create(st, solver, err) != NH_OK) {
+        nh_stepper_free(st);
+        return NULL;
     }
     return st;
 }
@@ -128,6 +136,8 @@ void nh_stepper_free(nh_stepper *st)
 {
     if (!st)
         return;
+    if (st->type->destroy)
+        st->type->destroy(st);
     nh_solver_free(st->solver);
     free(st);
 }

@@ -36,15 +36,15 @@ static int rk4_step(nh_stepper *st, double h, double *q, double *v, double *carr
     return NH_OK;
 }
 
-static unsigned rk4_flags(const double *par)
+static unsigned rk4_flags(const nh_param_set *set)
 {
-    (void)par;
+    (void)set;
     return 0;
 }
 
-static int rk4_order(const double *par)
+static int rk4_order(const nh_param_set *set)
 {
-    (void)par;
+    (void)set;
     return 4;
 }
 

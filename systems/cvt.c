@@ -10,7 +10,7 @@
 enum { P_EPS = 0 };
 
 static const nh_param_def cvt_params[] = {
-    {"eps", 0.0, -10.0, 10.0, 0, "perturbation of the driver potential cos xi - eps sin(2 xi)/2"},
+    {"eps", 0.0, -10.0, 10.0, 0, "perturbation of the driver potential cos xi - eps sin(2 xi)/2", NULL},
 };
 
 static const nh_preset cvt_presets[] = {

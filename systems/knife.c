@@ -11,7 +11,7 @@ enum { P_EPS = 0 };
 static const double KNIFE_BOX = 1.0; /* x1, x2 ~ U[-1, 1] in the configuration distribution */
 
 static const nh_param_def knife_params[] = {
-    {"eps", 0.0, -0.9, 0.9, 0, "perturbation of the constraint [-sin xi, cos xi - eps]"},
+    {"eps", 0.0, -0.9, 0.9, 0, "perturbation of the constraint [-sin xi, cos xi - eps]", NULL},
 };
 
 static const nh_preset knife_presets[] = {

@@ -10,7 +10,7 @@ enum { P_N = 0 };
 static const double QUARTIC_SAMPLE_SIGMA = 0.5; /* q ~ N(0, 0.5^2 I) before the energy-shell rejection */
 
 static const nh_param_def quartic_params[] = {
-    {"n", 3, 2, 15, 1, "number of (w, z) pairs; dimension is 2n+1"},
+    {"n", 3, 2, 15, 1, "number of (w, z) pairs; dimension is 2n+1", NULL},
 };
 
 static const nh_preset quartic_presets[] = {

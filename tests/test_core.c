@@ -11,8 +11,8 @@
 #include "nhens/stats.h"
 
 static const nh_param_def DEFS[] = {
-    {"alpha", 0.5, 0.0, 1.0, 0, "a weight"},
-    {"n", 3, 2, 15, 1, "a count"},
+    {"alpha", 0.5, 0.0, 1.0, 0, "a weight", NULL},
+    {"n", 3, 2, 15, 1, "a count", NULL},
 };
 
 Test(params, overrides_and_messages)

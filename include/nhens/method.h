@@ -28,17 +28,21 @@ typedef struct nh_method_type {
     const char *reference;
     int n_params;
     const nh_param_def *params;
-    unsigned (*flags)(const double *par);
-    int (*order)(const double *par);
+    unsigned (*flags)(const nh_param_set *set);
+    int (*order)(const nh_param_set *set);
     /* Refuse a system the method cannot serve (NULL: serves all). */
-    int (*accepts)(const double *par, const nh_system *sys, nh_error *err);
+    int (*accepts)(const nh_param_set *set, const nh_system *sys, nh_error *err);
     /* Unknowns of the nonlinear solve for this system; 0: never calls the solver. */
-    int (*solver_dim)(const double *par, const nh_system *sys);
+    int (*solver_dim)(const nh_param_set *set, const nh_system *sys);
     /* Doubles carried between steps (NULL: none). */
     int (*carried_dim)(const nh_system *sys);
     /* Initialise carried state from (q, v) on D (NULL: nothing to do). */
     int (*start)(nh_stepper *st, const double *q, const double *v, double *carried);
     int (*step)(nh_stepper *st, double h, double *q, double *v, double *carried);
+    /* Per-worker set-up beyond the solver (e.g. the inner steppers of a composition), and its
+     * release (both NULL when not needed). */
+    int (*create)(nh_stepper *st, nh_solver_kind solver, nh_error *err);
+    void (*destroy)(nh_stepper *st);
 } nh_method_type;
 
 struct nh_stepper {
@@ -47,6 +51,7 @@ struct nh_stepper {
     const nh_system *sys;
     nh_solver *solver;      /* NULL for explicit and linearly implicit methods */
     int carried_dim;
+    void *impl;             /* owned by the method's create/destroy */
 };
 
 /* A method name with its parameter values, e.g. parsed from "dla:alpha=0.4". */

@@ -1,5 +1,6 @@
-/* Named numeric parameters with defaults and allowed ranges, shared by systems and methods.
- * A parameter set is a fixed array of doubles indexed like its definition table. */
+/* Named parameters with defaults and allowed ranges, shared by systems and methods. A parameter is
+ * numeric (range-checked double) or, when its definition has a default_text, text (e.g. the inner
+ * method of a composition, checked by its owner). A set holds both forms, indexed like the table. */
 #ifndef NHENS_PARAMS_H
 #define NHENS_PARAMS_H
 
@@ -12,12 +13,16 @@ typedef struct nh_param_def {
     double max_value;       /* inclusive */
     int integer;            /* 1: value must be an integer */
     const char *help;
+    const char *default_text; /* non-NULL: a text parameter */
 } nh_param_def;
+
+enum { NH_PARAM_TEXT_MAX = 128 };
 
 typedef struct nh_param_set {
     int count;
     const nh_param_def *defs;
     double value[NH_MAX_PARAMS];
+    char text[NH_MAX_PARAMS][NH_PARAM_TEXT_MAX];
     unsigned explicit_mask; /* bit i set when value[i] came from the user */
 } nh_param_set;
 

@@ -1,0 +1,237 @@
+/* Nonholonomic Newmark F^{beta,beta',alpha} of seed 001 Def. 3.1 with the discrete constraints
+ * (15) Phi = A((1-alpha) q0 + alpha q1)(q1 - q0)/h or (16) [(1-alpha) A(q0) + alpha A(q1)](q1 - q0)/h;
+ * METHODS.md Sect. 6 (gamma = 1/2 + beta - beta' corrects seed 001's misprint). With
+ * Gamma(q, lam) = M^-1(-grad V(q) + A(q)^T lam):
+ *   q1 = q0 + h v0 + h^2/2 [(1-2 beta) Gamma(q0, lam) + 2 beta Gamma(q1, lam')]
+ *   q0 = q1 - h v1 + h^2/2 [2 beta' Gamma(q0, lam) + (1-2 beta') Gamma(q1, lam')]
+ *   0 = Phi_alpha(q0, q1),   0 = A(q1) v1
+ * Unknowns (q1, v1, lam, lam'), fresh every step. Order 2 and reversible iff beta = beta' and
+ * alpha = 1/2, else order 1. beta + beta' = 1/2 is refused (Remark 3.3: the lam and lam' columns of
+ * the Jacobian become parallel). F^{0,0,0} is explicit (Prop. 3.9, METHODS.md form with two
+ * projections) and never calls the solver. */
+#include "common.h"
+
+#include <string.h>
+
+enum { P_BETA = 0, P_BETA2 = 1, P_ALPHA = 2, P_DISC = 3 };
+
+static const nh_param_def newmark_params[] = {
+    {"beta", 0.0, 0.0, 0.5, 0, "weight of Gamma(q1) in the position equation", NULL},
+    {"beta2", 0.0, 0.0, 0.5, 0, "beta' of seed 001, weight of Gamma(q0) in the backward equation", NULL},
+    {"alpha", 0.5, 0.0, 1.0, 0, "point of the discrete constraint", NULL},
+    {"disc", 15, 15, 16, 1, "discrete constraint: 15 = A at the alpha-point, 16 = alpha-average of A", NULL},
+};
+
+typedef struct newmark_step {
+    const nh_system *sys;
+    double h, beta, beta2, alpha;
+    int averaged;                               /* constraint (16) */
+    const double *q0, *v0;
+    double gamma0_force[NH_MAX_DIM];            /* -M^-1 grad V(q0) */
+    double a0[NH_MAX_CON * NH_MAX_DIM];         /* A(q0) */
+} newmark_step;
+
+/* Gamma(q, lam) into g; also returns A(q) in a. */
+static void newmark_gamma(const nh_system *s, const double *q, const double *lam, double *a, double *g)
+{
+    double grad[NH_MAX_DIM], force[NH_MAX_DIM];
+    s->type->potential_gradient(s, q, grad);
+    s->type->constraint(s, q, a);
+    nh_matvec_t(s->m, s->n, a, lam, force);
+    for (int i = 0; i < s->n; ++i)
+        g[i] = s->inv_mass[i] * (force[i] - grad[i]);
+}
+
+static void gamma_at_q0(const newmark_step *c, const double *lam, double *g)
+{
+    double force[NH_MAX_DIM];
+    nh_matvec_t(c->sys->m, c->sys->n, c->a0, lam, force);
+    for (int i = 0; i < c->sys->n; ++i)
+        g[i] = c->gamma0_force[i] + c->sys->inv_mass[i] * force[i];
+}
+
+/* Rows 1-2 are divided by h so that all rows are velocities. */
+static int newmark_residual(const double *x, double *r, void *ctx)
+{
+    const newmark_step *c = ctx;
+    const nh_system *s = c->sys;
+    const int n = nh_dim(s), m = s->m;
+    const double *q1 = x, *v1 = x + n, *lam = x + 2 * n, *lam2 = x + 2 * n + m, h = c->h;
+    double g0[NH_MAX_DIM], g1[NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM], aa[NH_MAX_CON * NH_MAX_DIM], dq[NH_MAX_DIM];
+    double qa[NH_MAX_DIM];
+    gamma_at_q0(c, lam, g0);
+    newmark_gamma(s, q1, lam2, a1, g1);
+    for (int i = 0; i < n; ++i) {
+        dq[i] = (q1[i] - c->q0[i]) / h;
+        r[i] = dq[i] - c->v0[i] - 0.5 * h * ((1 - 2 * c->beta) * g0[i] + 2 * c->beta * g1[i]);
+        r[n + i] = dq[i] - v1[i] + 0.5 * h * (2 * c->beta2 * g0[i] + (1 - 2 * c->beta2) * g1[i]);
+        qa[i] = (1 - c->alpha) * c->q0[i] + c->alpha * q1[i];
+    }
+    if (c->averaged) {
+        for (int k = 0; k < m * n; ++k)
+            aa[k] = (1 - c->alpha) * c->a0[k] + c->alpha * a1[k];
+    } else {
+        s->type->constraint(s, qa, aa);
+    }
+    nh_matvec(m, n, aa, dq, r + 2 * n);
+    nh_matvec(m, n, a1, v1, r + 2 * n + m);
+    return 0;
+}
+
+static int newmark_jacobian(const double *x, double *jac, void *ctx)
+{
+    const newmark_step *c = ctx;
+    const nh_system *s = c->sys;
+    const int n = nh_dim(s), m = s->m, dim = 2 * n + 2 * m;
+    const double *q1 = x, *v1 = x + n, *lam2 = x + 2 * n + m, h = c->h, al = c->alpha;
+    double hess[NH_MAX_DIM * NH_MAX_DIM], atl[NH_MAX_DIM * NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM];
+    double dq[NH_MAX_DIM], qa[NH_MAX_DIM], aa[NH_MAX_CON * NH_MAX_DIM], daa[NH_MAX_CON * NH_MAX_DIM];
+    double dav[NH_MAX_CON * NH_MAX_DIM];
+    memset(jac, 0, (size_t)dim * dim * sizeof *jac);
+    s->type->potential_hessian(s, q1, hess);
+    s->type->constraint_jacobian_multiplier(s, q1, lam2, atl);
+    s->type->constraint(s, q1, a1);
+    for (int i = 0; i < n; ++i) {
+        dq[i] = q1[i] - c->q0[i];
+        qa[i] = (1 - al) * c->q0[i] + al * q1[i];
+    }
+    for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n; ++j) {
+            double g1q = s->inv_mass[i] * (atl[i * n + j] - hess[i * n + j]); /* dGamma(q1, lam')/dq1 */
+            jac[i * dim + j] = -0.5 * h * 2 * c->beta * g1q;
+            jac[(n + i) * dim + j] = 0.5 * h * (1 - 2 * c->beta2) * g1q;
+        }
+        jac[i * dim + i] += 1.0 / h;
+        jac[(n + i) * dim + i] += 1.0 / h;
+        jac[(n + i) * dim + n + i] = -1.0;
+        for (int k = 0; k < m; ++k) {
+            double b0 = s->inv_mass[i] * c->a0[k * n + i], b1 = s->inv_mass[i] * a1[k * n + i];
+            jac[i * dim + 2 * n + k] = -0.5 * h * (1 - 2 * c->beta) * b0;
+            jac[i * dim + 2 * n + m + k] = -0.5 * h * 2 * c->beta * b1;
+            jac[(n + i) * dim + 2 * n + k] = 0.5 * h * 2 * c->beta2 * b0;
+            jac[(n + i) * dim + 2 * n + m + k] = 0.5 * h * (1 - 2 * c->beta2) * b1;
+        }
+    }
+    /* constraint rows: d/dq1 of A_*(q1 - q0)/h */
+    if (c->averaged) {
+        for (int k = 0; k < m * n; ++k)
+            aa[k] = (1 - al) * c->a0[k] + al * a1[k];
+        s->type->constraint_jacobian_velocity(s, q1, dq, daa);
+    } else {
+        s->type->constraint(s, qa, aa);
+        s->type->constraint_jacobian_velocity(s, qa, dq, daa);
+    }
+    s->type->constraint_jacobian_velocity(s, q1, v1, dav);
+    for (int k = 0; k < m; ++k)
+        for (int j = 0; j < n; ++j) {
+            jac[(2 * n + k) * dim + j] = (aa[k * n + j] + al * daa[k * n + j]) / h;
+            jac[(2 * n + m + k) * dim + j] = dav[k * n + j];
+            jac[(2 * n + m + k) * dim + n + j] = a1[k * n + j];
+        }
+    return 0;
+}
+
+/* F^{0,0,0}: q1 = q0 + h P_q0[v0 - h/2 M^-1 grad V(q0)], v1 = P_q1[(q1 - q0)/h - h/2 M^-1 grad V(q1)] */
+static int newmark_explicit(const nh_system *s, double h, double *q, double *v)
+{
+    const int n = nh_dim(s);
+    double grad[NH_MAX_DIM], w[NH_MAX_DIM], q0[NH_MAX_DIM];
+    memcpy(q0, q, (size_t)n * sizeof *q);
+    s->type->potential_gradient(s, q, grad);
+    for (int i = 0; i < n; ++i)
+        w[i] = v[i] - 0.5 * h * s->inv_mass[i] * grad[i];
+    if (nh_project_velocity(s, q0, w, w))
+        return NH_STEP_SINGULAR;
+    for (int i = 0; i < n; ++i)
+        q[i] = q0[i] + h * w[i];
+    s->type->potential_gradient(s, q, grad);
+    for (int i = 0; i < n; ++i)
+        w[i] = (q[i] - q0[i]) / h - 0.5 * h * s->inv_mass[i] * grad[i];
+    return nh_project_velocity(s, q, w, v) ? NH_STEP_SINGULAR : NH_OK;
+}
+
+static int is_explicit(const double *par)
+{
+    return par[P_BETA] == 0.0 && par[P_BETA2] == 0.0 && par[P_ALPHA] == 0.0;
+}
+
+static int newmark_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
+{
+    (void)carried;
+    const nh_system *s = st->sys;
+    const double *par = st->params.value;
+    if (is_explicit(par))
+        return newmark_explicit(s, h, q, v);
+    const int n = nh_dim(s), m = s->m;
+    newmark_step c = {.sys = s, .h = h, .beta = par[P_BETA], .beta2 = par[P_BETA2], .alpha = par[P_ALPHA],
+                      .averaged = par[P_DISC] == 16, .q0 = q, .v0 = v};
+    double x[NH_MAX_UNKNOWNS], q0[NH_MAX_DIM], g0[NH_MAX_DIM], grad[NH_MAX_DIM];
+    memcpy(q0, q, (size_t)n * sizeof *q);
+    c.q0 = q0;
+    s->type->constraint(s, q0, c.a0);
+    s->type->potential_gradient(s, q0, grad);
+    for (int i = 0; i < n; ++i)
+        c.gamma0_force[i] = -s->inv_mass[i] * grad[i];
+    /* warm start: explicit Euler with the exact multiplier for lam and lam' */
+    int rc = nh_method_predict(s, h, q0, v, x + n, x + 2 * n);
+    if (rc)
+        return rc;
+    memcpy(x + 2 * n + m, x + 2 * n, (size_t)m * sizeof *x);
+    gamma_at_q0(&c, x + 2 * n, g0);
+    for (int i = 0; i < n; ++i)
+        x[i] = q0[i] + h * v[i] + 0.5 * h * h * g0[i];
+    double scale = fmax(nh_norm_inf(n, q0) / h, fmax(nh_norm_inf(n, v), h * nh_norm_inf(n, grad)));
+    nh_nonlinear_problem pb = {2 * n + 2 * m, newmark_residual, newmark_jacobian, &c, scale > 0 ? scale : 1.0};
+    rc = nh_solver_solve(st->solver, &pb, x);
+    if (rc)
+        return rc;
+    memcpy(q, x, (size_t)n * sizeof *q);
+    memcpy(v, x + n, (size_t)n * sizeof *v);
+    return NH_OK;
+}
+
+static int symmetric(const double *par)
+{
+    return par[P_BETA] == par[P_BETA2] && par[P_ALPHA] == 0.5;
+}
+
+static unsigned newmark_flags(const nh_param_set *set)
+{
+    unsigned f = NH_METHOD_PRESERVES_CONSTRAINT | (is_explicit(set->value) ? 0u : NH_METHOD_IMPLICIT);
+    return symmetric(set->value) ? f | NH_METHOD_REVERSIBLE : f;
+}
+
+static int newmark_order(const nh_param_set *set)
+{
+    return symmetric(set->value) ? 2 : 1;
+}
+
+static int newmark_accepts(const nh_param_set *set, const nh_system *sys, nh_error *err)
+{
+    (void)sys;
+    if (fabs(set->value[P_BETA] + set->value[P_BETA2] - 0.5) < 1e-12)
+        return nh_fail(err, NH_ERR_INPUT,
+                       "newmark: beta + beta2 = %g is refused: with beta + beta' = 1/2 the columns of lam and lam' in "
+                       "the Newton matrix become parallel and the step is ill-conditioned (seed 001 Remark 3.3); "
+                       "choose beta + beta2 != 1/2, e.g. beta = beta2 = 0 or 0.1",
+                       set->value[P_BETA] + set->value[P_BETA2]);
+    return NH_OK;
+}
+
+static int newmark_solver_dim(const nh_param_set *set, const nh_system *sys)
+{
+    return is_explicit(set->value) ? 0 : 2 * sys->n + 2 * sys->m;
+}
+
+const nh_method_type nh_method_newmark = {
+    .name = "newmark",
+    .summary = "nonholonomic Newmark F^{beta,beta',alpha} (seed 001 Def. 3.1; explicit for 0,0,0)",
+    .reference = "Anahory Simoes et al. 2022 Def. 3.1, eqs. 15-16, Prop. 3.9; METHODS.md Sect. 6",
+    .n_params = 4,
+    .params = newmark_params,
+    .flags = newmark_flags,
+    .order = newmark_order,
+    .accepts = newmark_accepts,
+    .solver_dim = newmark_solver_dim,
+    .step = newmark_step_fn,
+};
