@@ -9,7 +9,8 @@ static const char USAGE[] =
     "nhens " NH_VERSION " - ensemble studies of nonholonomic integrators\n"
     "usage: nhens list                  systems, presets, methods, parameters and flags\n"
     "       nhens run [options]         one ensemble study (nhens run --help for options)\n"
-    "       nhens order [options]       convergence study of one method against CVODE (nhens order --help)\n";
+    "       nhens order [options]       convergence study of one method against CVODE\n"
+    "       nhens audit [options]       order, constraint, energy and reversibility of every method on a system\n";
 
 int nh_cli_main(int argc, char **argv)
 {
@@ -27,8 +28,10 @@ int nh_cli_main(int argc, char **argv)
             }
         return nh_cli_run(argc - 1, argv + 1);
     }
+    if (!strcmp(argv[1], "audit"))
+        return nh_cli_audit(argc - 1, argv + 1);
     if (!strcmp(argv[1], "order"))
         return nh_cli_order(argc - 1, argv + 1);
-    fprintf(stderr, "nhens: unknown command '%s'; commands: list, run, order\n%s", argv[1], USAGE);
+    fprintf(stderr, "nhens: unknown command '%s'; commands: list, run, order, audit\n%s", argv[1], USAGE);
     return NH_EXIT_USAGE;
 }

@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "nhens/method.h"
+
 static char err_text[8192];
 
 /* Run `nhens ARGS`, return its exit code; stderr goes to err_text. */
@@ -117,6 +119,19 @@ Test(cli, order_study_prints_errors_and_orders)
     cr_assert(strstr(err_text, "--h needs at least two") != NULL || strstr(err_text, "does not divide") != NULL, "%s", err_text);
     cr_assert(eq(int, nhens("order --system cvt --method dla01 --T 2 --h 0.3,0.1 --preset rotating"), 2));
     cr_assert(strstr(err_text, "step size '0.3' does not divide T") != NULL, "%s", err_text);
+}
+
+Test(cli, audit_prints_a_row_per_method)
+{
+    FILE *p = popen(NHENS_CLI_PATH " audit --system cvt --param eps=0.1 --preset rotating --T-long 10", "r");
+    char buf[16384];
+    size_t n = fread(buf, 1, sizeof buf - 1, p);
+    buf[n] = '\0';
+    cr_assert(eq(int, pclose(p), 0));
+    /* every registered method has a row, and the DLA^{1/2} row carries its METHODS.md error 7.34e-3 */
+    for (int i = 0; i < nh_method_count(); ++i)
+        cr_assert(strstr(buf, nh_method_at(i)->name) != NULL, "no row for %s:\n%s", nh_method_at(i)->name, buf);
+    cr_assert(strstr(buf, "7.345e-03") != NULL, "%s", buf);
 }
 
 Test(cli, list_shows_every_system_and_method)
