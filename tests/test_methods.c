@@ -37,6 +37,7 @@ static const method_case CASES[] = {
     {"triple-jump", 4, NAN},
     {"triple-jump:inner=dla01", 4, NAN},
     {"compose:inner=dla01,coeffs=" SUZUKI, 4, NAN},
+    {"spark2", 2, 7.32e-3},
 };
 enum { N_CASES = sizeof CASES / sizeof CASES[0] };
 
@@ -344,6 +345,18 @@ Test(structure, adjoints_are_the_methods_the_papers_name)
     double d2 = step_difference("adjoint:inner=newmark/alpha=0", "newmark:alpha=1", &s, q, v, 0.1);
     double d3 = step_difference("adjoint:inner=dla01", "dla01", &s, q, v, 0.1);
     cr_assert(d1 < 1e-13 && d2 < 1e-13 && d3 < 1e-13, "adjoint differences %g %g %g", d1, d2, d3);
+}
+
+Test(structure, spark2_is_newmark_half_with_the_averaged_constraint)
+{
+    /* Written out, the s = 2 Lobatto IIIA-B SPARK step (METHODS.md Sect. 5) is F^{0,0,1/2} with seed
+     * 001's constraint (16): V = v0 + h/2 Gamma(q0, L1) makes q1 = q0 + h v0 + h^2/2 Gamma(q0, L1),
+     * 1/2 [A(q0) + A(q1)] V = 0 is (16) at alpha = 1/2, and v1 = V + h/2 Gamma(q1, L2). */
+    nh_system s;
+    double q[NH_MAX_DIM], v[NH_MAX_DIM];
+    shell_state(&s, "quartic", "n=3", 3.06, 4, q, v);
+    double d = step_difference("spark2", "newmark:disc=16", &s, q, v, 0.1);
+    cr_assert(d < 1e-14, "difference %g", d);
 }
 
 Test(structure, newmark_half_positions_are_dla01_nodes)
