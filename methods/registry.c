@@ -19,11 +19,12 @@ extern const nh_method_type nh_method_adjoint;
 extern const nh_method_type nh_method_triple_jump;
 extern const nh_method_type nh_method_compose;
 extern const nh_method_type nh_method_spark2;
+extern const nh_method_type nh_method_genfun;
 
 static const nh_method_type *const registry[] = {
     &nh_method_dla, &nh_method_idla, &nh_method_dla01, &nh_method_leapfrog, &nh_method_dd, &nh_method_rk4,
     &nh_method_newmark, &nh_method_newmark_psi, &nh_method_adjoint, &nh_method_triple_jump, &nh_method_compose,
-    &nh_method_spark2,
+    &nh_method_spark2, &nh_method_genfun,
 };
 
 int nh_method_count(void)
