@@ -10,6 +10,16 @@
  * O(|D|^3)); the midpoint gradient is then exact to round-off. */
 static const double GONZALEZ_TINY_STEP2 = 1e-24;
 
+void nh_gonzalez_correct(int dim, double f0, double f1, const double *delta, double mid2, double *grad)
+{
+    double d2 = nh_dot(dim, delta, delta);
+    if (d2 <= GONZALEZ_TINY_STEP2 * (1.0 + mid2))
+        return;
+    double coef = (f1 - f0 - nh_dot(dim, grad, delta)) / d2;
+    for (int i = 0; i < dim; ++i)
+        grad[i] += coef * delta[i];
+}
+
 void nh_gonzalez_gradient(const nh_system *s, const double *q0, double potential0, const double *q1, double *grad,
                           double *jac)
 {

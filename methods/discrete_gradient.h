@@ -12,4 +12,9 @@
 void nh_gonzalez_gradient(const nh_system *s, const double *q0, double potential0, const double *q1, double *grad,
                           double *jac);
 
+/* The Gonzalez correction on R^dim for any function f: grad (in: grad f at the midpoint; out: the
+ * discrete gradient) += [f1 - f0 - grad . delta] / |delta|^2 delta, skipped when |delta| is at
+ * round-off relative to 1 + |mid|^2 (mid2). */
+void nh_gonzalez_correct(int dim, double f0, double f1, const double *delta, double mid2, double *grad);
+
 #endif

@@ -20,11 +20,14 @@ extern const nh_method_type nh_method_triple_jump;
 extern const nh_method_type nh_method_compose;
 extern const nh_method_type nh_method_spark2;
 extern const nh_method_type nh_method_genfun;
+extern const nh_method_type nh_method_avf, nh_method_gonzalez, nh_method_itoh_abe, nh_method_gonzalez_r;
+extern const nh_method_type nh_method_gonzalez_f;
 
 static const nh_method_type *const registry[] = {
     &nh_method_dla, &nh_method_idla, &nh_method_dla01, &nh_method_leapfrog, &nh_method_dd, &nh_method_rk4,
     &nh_method_newmark, &nh_method_newmark_psi, &nh_method_adjoint, &nh_method_triple_jump, &nh_method_compose,
-    &nh_method_spark2, &nh_method_genfun,
+    &nh_method_spark2, &nh_method_genfun, &nh_method_avf, &nh_method_gonzalez, &nh_method_itoh_abe,
+    &nh_method_gonzalez_r, &nh_method_gonzalez_f,
 };
 
 int nh_method_count(void)

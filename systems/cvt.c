@@ -85,6 +85,18 @@ static void cvt_constraint_jacobian_multiplier(const nh_system *s, const double 
     out[1 * 3 + 2] = cos(q[2]) * lam[0];
 }
 
+/* X_1 = -sin(xi) d/dx1 + d/dx2 (passenger), X_2 = d/dxi (driver) */
+static void cvt_adapted_basis(const nh_system *s, const double *q, double *x, double *dx)
+{
+    (void)s;
+    memset(x, 0, 6 * sizeof *x);
+    memset(dx, 0, 18 * sizeof *dx);
+    x[0 * 2 + 0] = -sin(q[2]);
+    x[1 * 2 + 0] = 1.0;
+    x[2 * 2 + 1] = 1.0;
+    dx[(0 * 2 + 0) * 3 + 2] = -cos(q[2]);
+}
+
 static void cvt_sample(const nh_system *s, nh_pcg32 *rng, double *q)
 {
     (void)s;
@@ -137,4 +149,5 @@ const nh_system_type nh_system_cvt = {
     .constraint_jacobian_multiplier = cvt_constraint_jacobian_multiplier,
     .sample_configuration = cvt_sample,
     .minimum_energy = cvt_minimum_energy,
+    .adapted_basis = cvt_adapted_basis,
 };

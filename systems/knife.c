@@ -72,6 +72,18 @@ static void knife_constraint_jacobian_multiplier(const nh_system *s, const doubl
     out[1 * 3 + 2] = -sin(q[2]) * lam[0];
 }
 
+/* X_1 = (cos xi - eps) d/dx1 + sin(xi) d/dx2 (along the blade), X_2 = d/dxi */
+static void knife_adapted_basis(const nh_system *s, const double *q, double *x, double *dx)
+{
+    memset(x, 0, 6 * sizeof *x);
+    memset(dx, 0, 18 * sizeof *dx);
+    x[0 * 2 + 0] = cos(q[2]) - s->params.value[P_EPS];
+    x[1 * 2 + 0] = sin(q[2]);
+    x[2 * 2 + 1] = 1.0;
+    dx[(0 * 2 + 0) * 3 + 2] = -sin(q[2]);
+    dx[(1 * 2 + 0) * 3 + 2] = cos(q[2]);
+}
+
 static void knife_sample(const nh_system *s, nh_pcg32 *rng, double *q)
 {
     (void)s;
@@ -104,4 +116,5 @@ const nh_system_type nh_system_knife = {
     .constraint_jacobian_multiplier = knife_constraint_jacobian_multiplier,
     .sample_configuration = knife_sample,
     .minimum_energy = knife_minimum_energy,
+    .adapted_basis = knife_adapted_basis,
 };

@@ -107,6 +107,20 @@ static void quartic_constraint_jacobian_multiplier(const nh_system *s, const dou
         out[(1 + k + i) * n + (1 + i)] = lam[0];
 }
 
+/* X_i = d/dw_i, X_{k+i} = w_i d/dx - d/dz_i (seed 000 Sect. 4.1.1) */
+static void quartic_adapted_basis(const nh_system *s, const double *q, double *x, double *dx)
+{
+    const int n = s->n, k = pairs(s), r = 2 * k;
+    memset(x, 0, (size_t)n * r * sizeof *x);
+    memset(dx, 0, (size_t)n * r * n * sizeof *dx);
+    for (int i = 0; i < k; ++i) {
+        x[(1 + i) * r + i] = 1.0;
+        x[0 * r + k + i] = q[1 + i];
+        x[(1 + k + i) * r + k + i] = -1.0;
+        dx[(0 * r + k + i) * n + 1 + i] = 1.0;
+    }
+}
+
 static void quartic_sample(const nh_system *s, nh_pcg32 *rng, double *q)
 {
     for (int i = 0; i < s->n; ++i)
@@ -138,4 +152,5 @@ const nh_system_type nh_system_quartic = {
     .constraint_jacobian_multiplier = quartic_constraint_jacobian_multiplier,
     .sample_configuration = quartic_sample,
     .minimum_energy = quartic_minimum_energy,
+    .adapted_basis = quartic_adapted_basis,
 };

@@ -61,6 +61,11 @@ typedef struct nh_system_type {
     void (*sample_configuration)(const nh_system *s, nh_pcg32 *rng, double *q);
     /* Infimum of V over the support of that distribution: the lowest reachable energy shell. */
     double (*minimum_energy)(const nh_system *s);
+    /* Optional D* form (seed 000 Sect. 2.2.1): an adapted basis X_1..X_r (r = n - m) of D_q,
+     * X (n x r, X[i*r + a] = X_a^i) and its derivative dX[(i*r + a)*n + j] = d X_a^i / d q_j.
+     * The Hamiltonian H(q, rho) = 1/2 rho^T g^-1 rho + V, g = X^T M X, the velocity v = X g^-1 rho and
+     * the brackets C_ab^c rho_c = p^T [X_a, X_b] all follow from X and dX (methods/dstar.c). */
+    void (*adapted_basis)(const nh_system *s, const double *q, double *x, double *dx);
 } nh_system_type;
 
 struct nh_system {

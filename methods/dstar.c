@@ -1,0 +1,441 @@
+/* Discrete gradient methods on D* (seed 000 Sects. 2.2.1, 3.2, 3.3): the step (14)
+ *   (zeta' - zeta)/h = Pi(zeta_bar) grad_bar H(zeta, zeta'),   zeta = (q, rho), zeta_bar = midpoint,
+ * with Pi = [[0, X], [-X^T, -C rho]] (eq. 8), H(q, rho) = 1/2 rho^T g^-1 rho + V(q), g = X^T M X, and
+ * C_ab^c rho_c = p^T [X_a, X_b] with p = M X g^-1 rho (eq. 17). Pi is skew, so H is conserved exactly
+ * for any discrete gradient; q' - q = h X(q_bar) (...) keeps A(q_bar)(q' - q) = 0 and the output
+ * velocity v' = X(q') g^-1 rho' lies in D_q' exactly (Remark 3.3).
+ *   avf        mean-value discrete gradient (11) by Gauss-Legendre quadrature (`nodes` points: exact
+ *              when grad H is a polynomial of degree <= 2 nodes - 1 along the segment)
+ *   gonzalez   midpoint discrete gradient (12)
+ *   itoh-abe   coordinate-increment discrete gradient (13) (not symmetric: order 1)
+ * These use the system's analytic adapted basis. gonzalez-r (Sect. 3.3) computes the basis and its
+ * derivatives by Householder QR with derivatives (Algorithm 1, signs fixed within a step), or with
+ * fd=1 the derivatives by central differences of half-width h/2 (our reading of Remark 3.5, whose
+ * formula is cut from the seed: O(h^2)-consistent, order 2 kept); it therefore serves every system.
+ * The Newton matrix is a forward-difference Jacobian of the residual (its second derivatives of X
+ * are not available); the converged residual is at round-off all the same. */
+#include "common.h"
+#include "discrete_gradient.h"
+#include "qrdiff.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { N = NH_MAX_DIM, Z = 2 * NH_MAX_DIM, MAX_NODES = 16 };
+typedef enum { BASIS_SYSTEM, BASIS_QR, BASIS_QR_FD } basis_kind;
+typedef enum { DG_AVF, DG_GONZALEZ, DG_ITOH_ABE } dg_kind;
+
+typedef struct dstar_method {
+    basis_kind basis;
+    dg_kind gradient;
+    int nodes;
+    double node[MAX_NODES], weight[MAX_NODES];   /* Gauss-Legendre on [0, 1] */
+} dstar_method;
+
+typedef struct dstar_step {
+    const nh_system *sys;
+    const dstar_method *method;
+    double h;
+    int r, dim;
+    double signs[NH_MAX_CON];
+    double z0[Z];
+    double energy0;
+} dstar_step;
+
+/* ---- frame, Hamiltonian, gradient, Pi --------------------------------------------------------- */
+
+static int basis_at(const dstar_step *c, const double *q, double *x, double *dx)
+{
+    const nh_system *s = c->sys;
+    const int n = s->n, r = c->r;
+    double scratch[N * N * N];
+    switch (c->method->basis) {
+    case BASIS_SYSTEM:
+        s->type->adapted_basis(s, q, x, dx ? dx : scratch);
+        return 0;
+    case BASIS_QR:
+        return nh_qr_kernel_basis(s, q, (double *)c->signs, 0, x, dx);
+    case BASIS_QR_FD:
+        break;
+    }
+    if (nh_qr_kernel_basis(s, q, (double *)c->signs, 0, x, NULL))
+        return 1;
+    if (!dx)
+        return 0;
+    /* Remark 3.5: a gradient consistent to O(h^r) keeps order r, so the derivative may be a central
+     * difference with half-width h/2 (error O(h^2)). A tiny difference step would instead make the
+     * residual a rough function of the unknowns (rounding / step) and stall Newton above round-off. */
+    double qp[N], xp[N * N], xm[N * N];
+    memcpy(qp, q, (size_t)n * sizeof *q);
+    for (int j = 0; j < n; ++j) {
+        const double d = 0.5 * fabs(c->h);
+        qp[j] = q[j] + d;
+        if (nh_qr_kernel_basis(s, qp, (double *)c->signs, 0, xp, NULL))
+            return 1;
+        qp[j] = q[j] - d;
+        if (nh_qr_kernel_basis(s, qp, (double *)c->signs, 0, xm, NULL))
+            return 1;
+        qp[j] = q[j];
+        for (int k = 0; k < n * r; ++k)
+            dx[k * n + j] = (xp[k] - xm[k]) / (2 * d);
+    }
+    return 0;
+}
+
+/* y = g^-1 rho with g = X^T M X; v = X y */
+static int velocity_coordinates(const dstar_step *c, const double *x, const double *rho, double *y, double *v)
+{
+    const nh_system *s = c->sys;
+    const int n = s->n, r = c->r;
+    double g[N * N];
+    for (int a = 0; a < r; ++a)
+        for (int b = 0; b <= a; ++b) {
+            double sum = 0.0;
+            for (int i = 0; i < n; ++i)
+                sum += x[i * r + a] * s->mass[i] * x[i * r + b];
+            g[a * r + b] = g[b * r + a] = sum;
+        }
+    memcpy(y, rho, (size_t)r * sizeof *y);
+    if (nh_spd_solve(r, g, y))
+        return 1;
+    nh_matvec(n, r, x, y, v);
+    return 0;
+}
+
+static int hamiltonian(const dstar_step *c, const double *z, double *value)
+{
+    const nh_system *s = c->sys;
+    double x[N * N], y[N], v[N];
+    if (basis_at(c, z, x, NULL) || velocity_coordinates(c, x, z + s->n, y, v))
+        return 1;
+    *value = 0.5 * nh_dot(c->r, z + s->n, y) + s->type->potential(s, z);
+    return 0;
+}
+
+/* grad H: dH/dq_j = -v^T M (dX_j y) + dV/dq_j, dH/drho = y */
+static int hamiltonian_gradient(const dstar_step *c, const double *z, double *grad)
+{
+    const nh_system *s = c->sys;
+    const int n = s->n, r = c->r;
+    double x[N * N], dx[N * N * N], y[N], v[N];
+    if (basis_at(c, z, x, dx) || velocity_coordinates(c, x, z + n, y, v))
+        return 1;
+    s->type->potential_gradient(s, z, grad);
+    for (int j = 0; j < n; ++j) {
+        double sum = 0.0;
+        for (int i = 0; i < n; ++i)
+            for (int a = 0; a < r; ++a)
+                sum += v[i] * s->mass[i] * dx[(i * r + a) * n + j] * y[a];
+        grad[j] -= sum;
+    }
+    memcpy(grad + n, y, (size_t)r * sizeof *y);
+    return 0;
+}
+
+/* out = Pi(z) G */
+static int pi_times(const dstar_step *c, const double *z, const double *grad, double *out)
+{
+    const nh_system *s = c->sys;
+    const int n = s->n, r = c->r;
+    double x[N * N], dx[N * N * N], y[N], v[N], d[N * N];
+    if (basis_at(c, z, x, dx) || velocity_coordinates(c, x, z + n, y, v))
+        return 1;
+    /* D_ab = sum_j p_j (dX_a^j . X_b), p = M v; -C rho = D - D^T */
+    for (int a = 0; a < r; ++a)
+        for (int b = 0; b < r; ++b) {
+            double sum = 0.0;
+            for (int j = 0; j < n; ++j) {
+                double dxa_xb = 0.0;
+                for (int i = 0; i < n; ++i)
+                    dxa_xb += dx[(j * r + a) * n + i] * x[i * r + b];
+                sum += s->mass[j] * v[j] * dxa_xb;
+            }
+            d[a * r + b] = sum;
+        }
+    nh_matvec(n, r, x, grad + n, out);
+    for (int a = 0; a < r; ++a) {
+        double sum = 0.0;
+        for (int i = 0; i < n; ++i)
+            sum -= x[i * r + a] * grad[i];
+        for (int b = 0; b < r; ++b)
+            sum += (d[a * r + b] - d[b * r + a]) * grad[n + b];
+        out[n + a] = sum;
+    }
+    return 0;
+}
+
+/* ---- discrete gradients of H on R^{n+r} -------------------------------------------------------- */
+
+static int gonzalez_gradient(const dstar_step *c, const double *z1, double *out)
+{
+    double mid[Z], delta[Z], h1;
+    for (int i = 0; i < c->dim; ++i) {
+        mid[i] = 0.5 * (c->z0[i] + z1[i]);
+        delta[i] = z1[i] - c->z0[i];
+    }
+    if (hamiltonian_gradient(c, mid, out) || hamiltonian(c, z1, &h1))
+        return 1;
+    nh_gonzalez_correct(c->dim, c->energy0, h1, delta, nh_dot(c->dim, mid, mid), out);
+    return 0;
+}
+
+static int avf_gradient(const dstar_step *c, const double *z1, double *out)
+{
+    double point[Z], g[Z];
+    memset(out, 0, (size_t)c->dim * sizeof *out);
+    for (int k = 0; k < c->method->nodes; ++k) {
+        for (int i = 0; i < c->dim; ++i)
+            point[i] = c->z0[i] + c->method->node[k] * (z1[i] - c->z0[i]);
+        if (hamiltonian_gradient(c, point, g))
+            return 1;
+        for (int i = 0; i < c->dim; ++i)
+            out[i] += c->method->weight[k] * g[i];
+    }
+    return 0;
+}
+
+/* (13): component i from the increment of H when coordinate i moves, the earlier ones already moved.
+ * For a short increment the quotient [H(after) - H(before)]/delta loses digits (eps |H| / delta),
+ * which makes the residual rough and stalls Newton; below an absolute |delta| of 1e-3 it is the mean
+ * of dH/dx_i over the segment by 5-point Gauss-Legendre, equal to the quotient up to O(delta^10)
+ * and tending to (13)'s x'_i = x_i case as delta -> 0. (The threshold is absolute: the rounding of
+ * H does not grow with |x_i|, while the quadrature error grows with delta.) */
+static const double ITOH_ABE_SHORT = 1e-3;
+enum { ITOH_ABE_NODES = 5 };
+
+static int segment_mean_partial(const dstar_step *c, double *point, int i, double from, double to, double *mean)
+{
+    double g[Z];
+    *mean = 0.0;
+    for (int k = 0; k < ITOH_ABE_NODES; ++k) {
+        point[i] = from + c->method->node[k] * (to - from);
+        if (hamiltonian_gradient(c, point, g))
+            return 1;
+        *mean += c->method->weight[k] * g[i];
+    }
+    point[i] = to;
+    return 0;
+}
+
+static int itoh_abe_gradient(const dstar_step *c, const double *z1, double *out)
+{
+    double point[Z], before = c->energy0, after;
+    memcpy(point, c->z0, (size_t)c->dim * sizeof *point);
+    for (int i = 0; i < c->dim; ++i) {
+        double delta = z1[i] - c->z0[i];
+        if (fabs(delta) <= ITOH_ABE_SHORT) {
+            if (segment_mean_partial(c, point, i, c->z0[i], z1[i], &out[i]) || hamiltonian(c, point, &before))
+                return 1;
+            continue;
+        }
+        point[i] = z1[i];
+        if (hamiltonian(c, point, &after))
+            return 1;
+        out[i] = (after - before) / delta;
+        before = after;
+    }
+    return 0;
+}
+
+static int discrete_gradient(const dstar_step *c, const double *z1, double *out)
+{
+    switch (c->method->gradient) {
+    case DG_AVF: return avf_gradient(c, z1, out);
+    case DG_ITOH_ABE: return itoh_abe_gradient(c, z1, out);
+    case DG_GONZALEZ: break;
+    }
+    return gonzalez_gradient(c, z1, out);
+}
+
+/* ---- the step ---------------------------------------------------------------------------------- */
+
+static int dstar_residual(const double *z1, double *res, void *ctx)
+{
+    const dstar_step *c = ctx;
+    double grad[Z], mid[Z], flow[Z];
+    for (int i = 0; i < c->dim; ++i)
+        mid[i] = 0.5 * (c->z0[i] + z1[i]);
+    if (discrete_gradient(c, z1, grad) || pi_times(c, mid, grad, flow))
+        return 1;
+    for (int i = 0; i < c->dim; ++i)
+        res[i] = (z1[i] - c->z0[i]) / c->h - flow[i];
+    return 0;
+}
+
+static int dstar_jacobian(const double *z1, double *jac, void *ctx)
+{
+    const dstar_step *c = ctx;
+    const int dim = c->dim;
+    double base[Z], pert[Z], zp[Z];
+    if (dstar_residual(z1, base, ctx))
+        return 1;
+    memcpy(zp, z1, (size_t)dim * sizeof *zp);
+    for (int j = 0; j < dim; ++j) {
+        double d = 1e-7 * fmax(1.0, fabs(z1[j]));
+        zp[j] = z1[j] + d;
+        if (dstar_residual(zp, pert, ctx))
+            return 1;
+        zp[j] = z1[j];
+        for (int i = 0; i < dim; ++i)
+            jac[i * dim + j] = (pert[i] - base[i]) / d;
+    }
+    return 0;
+}
+
+/* rho = X(q)^T M v */
+static int to_momentum_coordinates(const dstar_step *c, const double *q, const double *v, double *rho)
+{
+    const nh_system *s = c->sys;
+    double x[N * N], mv[N];
+    if (basis_at(c, q, x, NULL))
+        return 1;
+    for (int i = 0; i < s->n; ++i)
+        mv[i] = s->mass[i] * v[i];
+    nh_matvec_t(s->n, c->r, x, mv, rho);
+    return 0;
+}
+
+static int dstar_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
+{
+    (void)carried;
+    const nh_system *s = st->sys;
+    const int n = nh_dim(s);
+    dstar_step c = {.sys = s, .method = st->impl, .h = h, .r = n - s->m, .dim = 2 * n - s->m};
+    double z1[Z], v1[N], lam[NH_MAX_CON], x[N * N], y[N];
+    if (c.method->basis != BASIS_SYSTEM && nh_qr_kernel_basis(s, q, c.signs, 1, x, NULL))
+        return NH_STEP_SINGULAR;
+    memcpy(c.z0, q, (size_t)n * sizeof *q);
+    if (to_momentum_coordinates(&c, q, v, c.z0 + n) || hamiltonian(&c, c.z0, &c.energy0))
+        return NH_STEP_SINGULAR;
+    int rc = nh_method_predict(s, h, q, v, v1, lam);   /* explicit Euler guess, mapped to D* */
+    if (rc)
+        return rc;
+    for (int i = 0; i < n; ++i)
+        z1[i] = q[i] + h * v[i];
+    if (to_momentum_coordinates(&c, z1, v1, z1 + n))
+        return NH_STEP_SINGULAR;
+    nh_nonlinear_problem pb = {c.dim, dstar_residual, dstar_jacobian, &c, fmax(nh_norm_inf(c.dim, c.z0) / h, 1e-300)};
+    if ((rc = nh_solver_solve(st->solver, &pb, z1)))
+        return rc;
+    if (basis_at(&c, z1, x, NULL) || velocity_coordinates(&c, x, z1 + n, y, v))
+        return NH_STEP_SINGULAR;
+    memcpy(q, z1, (size_t)n * sizeof *q);
+    return NH_OK;
+}
+
+/* ---- Gauss-Legendre nodes, descriptors --------------------------------------------------------- */
+
+static void gauss_legendre(int k, double *node, double *weight)
+{
+    for (int i = 0; i < k; ++i) {
+        double x = cos(M_PI * (i + 0.75) / (k + 0.5)), dp = 1.0;
+        for (int it = 0; it < 100; ++it) {   /* Newton on P_k */
+            double p0 = 1.0, p1 = x;
+            for (int j = 2; j <= k; ++j) {
+                double p2 = ((2 * j - 1) * x * p1 - (j - 1) * p0) / j;
+                p0 = p1;
+                p1 = p2;
+            }
+            if (k == 1)
+                p1 = x, p0 = 1.0;
+            dp = k * (x * p1 - p0) / (x * x - 1.0);
+            double dxn = p1 / dp;
+            x -= dxn;
+            if (fabs(dxn) < 1e-16)
+                break;
+        }
+        node[i] = 0.5 * (1.0 - x);
+        weight[i] = 1.0 / ((1.0 - x * x) * dp * dp);
+    }
+}
+
+enum { P_FIRST = 0 };
+
+static const nh_param_def avf_params[] = {
+    {"nodes", 8, 1, MAX_NODES, 1, "Gauss-Legendre points: exact for grad H polynomial of degree 2 nodes - 1", NULL},
+};
+static const nh_param_def gonzalez_r_params[] = {
+    {"fd", 0, 0, 1, 1, "1: derivatives of the QR basis by central differences (Remark 3.5)", NULL},
+};
+
+extern const nh_method_type nh_method_avf, nh_method_gonzalez, nh_method_itoh_abe, nh_method_gonzalez_r;
+
+static int dstar_create(nh_stepper *st, nh_solver_kind kind, nh_error *err)
+{
+    (void)kind;
+    dstar_method *m = calloc(1, sizeof *m);
+    if (!m)
+        return nh_fail(err, NH_ERR_NOMEM, "out of memory");
+    st->impl = m;
+    m->basis = st->type == &nh_method_gonzalez_r ? (st->params.value[P_FIRST] == 1 ? BASIS_QR_FD : BASIS_QR)
+                                                 : BASIS_SYSTEM;
+    m->gradient = st->type == &nh_method_avf ? DG_AVF : st->type == &nh_method_itoh_abe ? DG_ITOH_ABE : DG_GONZALEZ;
+    m->nodes = st->type == &nh_method_avf ? (int)st->params.value[P_FIRST]
+               : m->gradient == DG_ITOH_ABE ? ITOH_ABE_NODES : 0;
+    gauss_legendre(m->nodes, m->node, m->weight);
+    return NH_OK;
+}
+
+static void dstar_destroy(nh_stepper *st)
+{
+    free(st->impl);
+    st->impl = NULL;
+}
+
+static int needs_dstar_form(const nh_param_set *set, const nh_system *sys, nh_error *err)
+{
+    (void)set;
+    if (!sys->type->adapted_basis)
+        return nh_fail(err, NH_ERR_INPUT,
+                       "this discrete-gradient method needs the D* form (an adapted basis of D_q) of the system, and "
+                       "%s has none; gonzalez-r computes the basis by QR and serves any system",
+                       sys->type->name);
+    return NH_OK;
+}
+
+static int dstar_solver_dim(const nh_param_set *set, const nh_system *sys)
+{
+    (void)set;
+    return 2 * sys->n - sys->m;
+}
+
+static unsigned symmetric_dg_flags(const nh_param_set *set)
+{
+    (void)set;
+    return NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE;
+}
+
+static unsigned itoh_abe_flags(const nh_param_set *set)
+{
+    (void)set;
+    return NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_PRESERVES_CONSTRAINT;
+}
+
+static int order_two(const nh_param_set *set)
+{
+    (void)set;
+    return 2;
+}
+
+static int order_one(const nh_param_set *set)
+{
+    (void)set;
+    return 1;
+}
+
+#define DSTAR_METHOD(var, nm, summ, np, pars, fl, ord, acc)                                                       \
+    const nh_method_type var = {.name = nm, .summary = summ,                                                       \
+                                .reference = "Celledoni et al. 2019 eqs. 8, 11-14, 17-18, Algorithm 1",            \
+                                .n_params = np, .params = pars, .flags = fl, .order = ord, .accepts = acc,         \
+                                .solver_dim = dstar_solver_dim, .step = dstar_step_fn, .create = dstar_create,     \
+                                .destroy = dstar_destroy}
+
+DSTAR_METHOD(nh_method_avf, "avf", "AVF discrete gradient method on D* (seed 000 eqs. 11, 14)", 1, avf_params,
+             symmetric_dg_flags, order_two, needs_dstar_form);
+DSTAR_METHOD(nh_method_gonzalez, "gonzalez", "Gonzalez midpoint discrete gradient method on D* (seed 000 eqs. 12, 14)",
+             0, NULL, symmetric_dg_flags, order_two, needs_dstar_form);
+DSTAR_METHOD(nh_method_itoh_abe, "itoh-abe", "Itoh-Abe coordinate-increment discrete gradient on D* (seed 000 eq. 13)",
+             0, NULL, itoh_abe_flags, order_one, needs_dstar_form);
+DSTAR_METHOD(nh_method_gonzalez_r, "gonzalez-r",
+             "Gonzalez-R: Gonzalez on D* with the basis from Householder QR with derivatives (seed 000 Sect. 3.3)", 1,
+             gonzalez_r_params, symmetric_dg_flags, order_two, NULL);
