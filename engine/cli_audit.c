@@ -12,7 +12,8 @@
 #include <string.h>
 
 static const char *const EXTRA_VARIANTS[] = {"dla:alpha=0.4", "newmark:alpha=0", "newmark:alpha=1",
-                                             "newmark:beta=0.1,beta2=0.1"};
+                                             "newmark:beta=0.1,beta2=0.1", "genfun:variant=5",
+                                             "gonzalez-r:fd=1"};
 
 static const char AUDIT_USAGE[] =
     "usage: nhens audit --system S [--param k=v ...] (--preset P | --energy E [--seed S])\n"

@@ -22,6 +22,8 @@ static const nh_preset cvt_presets[] = {
      "eps=0", 3, {0, 1, -2}, {-0.4075, -0.4481, 0.1}, 0, 0},
     {"seed001-fig4", "seed 001 Sect. 5.2 / Figs. 4-5 (eps = 0.1), energy 6.0", "eps=0.1", 3,
      {1, 1, 0}, {0, 0, 2.82842712}, 0, 0},
+    {"gearbox", "seed 000 eq. 24 / Fig. 4: gearbox driven by an asymmetric pendulum (eps = 0.4); random states "
+     "on H = 2 (seed 000 gives no energy)", "eps=0.4", 0, {0}, {0}, 2.0, 1},
 };
 
 static double eps_of(const nh_system *s)
@@ -138,7 +140,7 @@ const nh_system_type nh_system_cvt = {
     .n_params = 1,
     .params = cvt_params,
     .flags = NH_SYS_CVT_TYPE,
-    .n_presets = 4,
+    .n_presets = 5,
     .presets = cvt_presets,
     .dimensions = cvt_dimensions,
     .potential = cvt_potential,

@@ -529,3 +529,21 @@ Test(structure, qr_basis_spans_the_kernel_and_its_derivative_matches_differences
         }
     }
 }
+
+Test(structure, gonzalez_r_keeps_energy_and_constraint_on_the_gearbox)
+{
+    /* seed 000 Fig. 4: Gonzalez-R preserves energy and constraint to machine precision on the gearbox
+     * (cvt, eps = 0.4); 3000 steps, bound 1e-12 as for the other finite-difference-Newton methods */
+    const char *variants[] = {"gonzalez-r", "gonzalez-r:fd=1"};
+    for (int k = 0; k < 2; ++k) {
+        nh_method_spec m;
+        nh_system s;
+        double q[NH_MAX_DIM], v[NH_MAX_DIM], max_err, first, last;
+        make_method(&m, variants[k]);
+        shell_state(&s, "cvt", "eps=0.4", 2.0, 1, q, v);
+        double h0 = nh_energy(&s, q, v);
+        energy_profile(&m, &s, q, v, 0.1, 3000, &max_err, &first, &last);
+        cr_assert(max_err / h0 < 1e-12, "%s: |dH|/H = %g", variants[k], max_err / h0);
+        cr_assert(nh_constraint_residual(&s, q, v) < 1e-14, "%s: |A v| = %g", variants[k], nh_constraint_residual(&s, q, v));
+    }
+}
