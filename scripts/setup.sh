@@ -22,6 +22,6 @@ jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$jobs" >/dev/null
 if [ "${1:-}" = "--asan" ]; then
-  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DNHENS_SANITIZE=ON >/dev/null
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNHENS_SANITIZE=ON >/dev/null
   cmake --build build-asan -j "$jobs" >/dev/null
 fi
