@@ -6,6 +6,12 @@
  *   solve  M (q1 - q0)/h = p0 + h (1 - alpha) F  for q1,   p+ = M (q1 - q0)/h + h alpha F
  *   variant 4 (Sect. 4):     p1 = p+          symmetric for alpha = 1/2, constraint O(h^2) only
  *   variant 5 (Sect. 5.1):   p1 = P_q1^T p+   eq. 33: constraint exact, not symmetric
+ *   variant 6 (end of Sect. 5, "geometric nonholonomic integrator" P(D2 S + D1 S) = 0): the
+ *                            constraint forces alpha_0, alpha_1 are taken in D^o, so F = -grad V(q_a);
+ *                            seed 003 leaves alpha_0 free, and we fix it by the initial condition
+ *                            phi~(q_k, q_k+1) = 0 at every step, i.e. -D1 S(q_k, q_k+1) = p_k, then
+ *                            p_k+1 = P_q_k+1^T D2 S(q_k, q_k+1). Constraint exact; our reading, and
+ *                            only first order (the position update carries no constraint force).
  * Starting from (q0, v0) on D with p0 = M v0 is the initial condition phi~(q0, q1) = 0. Seed 003
  * eq. 27 has the wrong overall sign of lambda (METHODS.md Sect. 9 row 11); lambda* is the engine's.
  * The Jacobian is by finite differences (it needs the q- and v-derivatives of lambda*, i.e. second
@@ -18,12 +24,13 @@ enum { P_ALPHA = 0, P_VARIANT = 1 };
 
 static const nh_param_def genfun_params[] = {
     {"alpha", 0.5, 0.0, 1.0, 0, "point of S_alpha^h (eq. 25); 1/2 is second order", NULL},
-    {"variant", 4, 4, 5, 1, "4 = Sect. 4 (two-step method), 5 = Sect. 5.1 (constraint-preserving, eq. 33)", NULL},
+    {"variant", 4, 4, 6, 1, "4 = Sect. 4, 5 = Sect. 5.1 (eq. 33), 6 = geometric nonholonomic integrator", NULL},
 };
 
 typedef struct genfun_step {
     const nh_system *sys;
     double h, alpha;
+    int constraint_force;   /* 0 for the GNI: forces in D^o are projected away */
     const double *q0;
     double p0[NH_MAX_DIM];
 } genfun_step;
@@ -38,9 +45,14 @@ static int genfun_force(const genfun_step *c, const double *q1, double *force)
         qa[i] = (1 - c->alpha) * c->q0[i] + c->alpha * q1[i];
         v01[i] = (q1[i] - c->q0[i]) / c->h;
     }
+    s->type->potential_gradient(s, qa, force);
+    if (!c->constraint_force) {
+        for (int i = 0; i < n; ++i)
+            force[i] = -force[i];
+        return 0;
+    }
     if (nh_exact_multiplier(s, qa, v01, lam))
         return 1;
-    s->type->potential_gradient(s, qa, force);
     s->type->constraint(s, qa, a);
     nh_matvec_t(m, n, a, lam, at);
     for (int i = 0; i < n; ++i)
@@ -90,7 +102,8 @@ static int genfun_step_fn(nh_stepper *st, double h, double *q, double *v, double
     const int n = nh_dim(s);
     double q0[NH_MAX_DIM], q1[NH_MAX_DIM], v1[NH_MAX_DIM], lam[NH_MAX_CON], force[NH_MAX_DIM];
     memcpy(q0, q, (size_t)n * sizeof *q);
-    genfun_step c = {.sys = s, .h = h, .alpha = st->params.value[P_ALPHA], .q0 = q0};
+    const int variant = (int)st->params.value[P_VARIANT];
+    genfun_step c = {.sys = s, .h = h, .alpha = st->params.value[P_ALPHA], .q0 = q0, .constraint_force = variant != 6};
     for (int i = 0; i < n; ++i)
         c.p0[i] = s->mass[i] * v[i];
     int rc = nh_method_predict(s, h, q0, v, v1, lam);
@@ -104,7 +117,7 @@ static int genfun_step_fn(nh_stepper *st, double h, double *q, double *v, double
     for (int i = 0; i < n; ++i)
         v1[i] = (q1[i] - q0[i]) / h + h * c.alpha * force[i] * s->inv_mass[i];   /* M^-1 p+ */
     memcpy(q, q1, (size_t)n * sizeof *q);
-    if (st->params.value[P_VARIANT] == 5)
+    if (variant >= 5)
         return nh_project_velocity(s, q1, v1, v) ? NH_STEP_SINGULAR : NH_OK;
     memcpy(v, v1, (size_t)n * sizeof *v);
     return NH_OK;
@@ -112,14 +125,14 @@ static int genfun_step_fn(nh_stepper *st, double h, double *q, double *v, double
 
 static unsigned genfun_flags(const nh_param_set *set)
 {
-    if (set->value[P_VARIANT] == 5)
+    if (set->value[P_VARIANT] >= 5)
         return NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT;
     return NH_METHOD_IMPLICIT | (set->value[P_ALPHA] == 0.5 ? NH_METHOD_REVERSIBLE : 0u);
 }
 
 static int genfun_order(const nh_param_set *set)
 {
-    return set->value[P_ALPHA] == 0.5 ? 2 : 1;
+    return set->value[P_ALPHA] == 0.5 && set->value[P_VARIANT] != 6 ? 2 : 1;
 }
 
 static int genfun_solver_dim(const nh_param_set *set, const nh_system *sys)

@@ -42,6 +42,7 @@ static const method_case CASES[] = {
     {"genfun", 2, 4.41e-3, 0},                        /* dLMS Sect. 4, alpha = 1/2 */
     {"genfun:variant=5", 2, 8.18e-3, 0},              /* dLMS Sect. 5.1 */
     {"genfun:alpha=0.4", 1, 3.16e-2, 0},
+    {"genfun:variant=6", 1, NAN, 0},                /* our reading of the GNI: first order */
     {"avf", 2, NAN, 1},
     {"gonzalez", 2, NAN, 1},
     {"itoh-abe", 1, NAN, 1},
