@@ -35,8 +35,9 @@ static void list_methods(FILE *out)
         const nh_method_type *t = nh_method_at(i);
         nh_param_set defaults;
         nh_params_defaults(&defaults, t->n_params, t->params);
-        nh_method_flags_format(t->flags(&defaults), flags, sizeof flags);
-        fprintf(out, "  %-10s order %d  [%s]\n      %s\n      source: %s\n", t->name, t->order(&defaults),
+        nh_method_spec spec = {t, defaults};
+        nh_method_flags_format(nh_method_spec_flags(&spec), flags, sizeof flags);
+        fprintf(out, "  %-10s order %d  [%s]\n      %s\n      source: %s\n", t->name, nh_method_spec_order(&spec),
                 flags, t->summary, t->reference);
         print_params(out, t->n_params, t->params);
     }

@@ -34,4 +34,28 @@ static inline double nh_method_momentum_scale(const nh_system *s, double h, cons
     return scale > 0.0 ? scale : 1.0;
 }
 
+/* The linear multiplier solve of the CVT-type fast paths (DLA^{0,1}, SPARK): with velocities
+ * w + K lam (K = kick, n x m) and a constraint matrix a (m x n) known beforehand, a (w + K lam) = 0
+ * gives (a K) lam = -a w, a non-symmetric m x m system. */
+static inline int nh_solve_kicked_constraint(int m, int n, const double *a, const double *kick, const double *w,
+                                             double *lam)
+{
+    double mat[NH_MAX_CON * NH_MAX_CON];
+    int piv[NH_MAX_CON];
+    nh_matvec(m, n, a, w, lam);
+    for (int k = 0; k < m; ++k) {
+        lam[k] = -lam[k];
+        for (int l = 0; l < m; ++l) {
+            double sum = 0.0;
+            for (int i = 0; i < n; ++i)
+                sum += a[k * n + i] * kick[i * m + l];
+            mat[k * m + l] = sum;
+        }
+    }
+    if (nh_lu_factor(m, mat, piv))
+        return NH_STEP_SINGULAR;
+    nh_lu_solve(m, mat, piv, lam);
+    return NH_OK;
+}
+
 #endif

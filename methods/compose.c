@@ -142,24 +142,12 @@ static int psi_create(nh_stepper *st, nh_solver_kind kind, nh_error *err)
                                                                                                        : NH_OK;
 }
 
-static unsigned psi_flags(const nh_param_set *set)
-{
-    (void)set;
-    return NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE;
-}
-
-static int order_two(const nh_param_set *set)
-{
-    (void)set;
-    return 2;
-}
-
 const nh_method_type nh_method_newmark_psi = {
     .name = "newmark-psi",
     .summary = "Psi_h = F^{0,0,1}_{h/2} o F^{0,0,0}_{h/2}, the symmetric Newmark composition (seed 001 eq. 19)",
     .reference = "Anahory Simoes et al. 2022 Prop. 3.8; METHODS.md Sect. 6",
-    .flags = psi_flags,
-    .order = order_two,
+    .fixed_flags = NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE,
+    .fixed_order = 2,
     .step = composition_step,
     .create = psi_create,
     .destroy = composition_destroy,

@@ -96,18 +96,6 @@ static int dd_step_fn(nh_stepper *st, double h, double *q, double *v, double *ca
     return NH_OK;
 }
 
-static unsigned dd_flags(const nh_param_set *set)
-{
-    (void)set;
-    return NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_REVERSIBLE;
-}
-
-static int dd_order(const nh_param_set *set)
-{
-    (void)set;
-    return 2;
-}
-
 static int dd_solver_dim(const nh_param_set *set, const nh_system *sys)
 {
     (void)set;
@@ -118,8 +106,8 @@ const nh_method_type nh_method_dd = {
     .name = "dd",
     .summary = "discrete-derivative energy-preserving method, Gonzalez gradient (seed 004 App. A.3)",
     .reference = "Betsch 2006; Gonzalez 1996; Modin-Verdier 2020 App. A.3",
-    .flags = dd_flags,
-    .order = dd_order,
+    .fixed_flags = NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_REVERSIBLE,
+    .fixed_order = 2,
     .solver_dim = dd_solver_dim,
     .step = dd_step_fn,
 };

@@ -127,18 +127,6 @@ static int dla_order(const nh_param_set *set)
     return set->value[P_ALPHA] == 0.5 ? 2 : 1;
 }
 
-static unsigned idla_flags(const nh_param_set *set)
-{
-    (void)set;
-    return NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE;
-}
-
-static int idla_order(const nh_param_set *set)
-{
-    (void)set;
-    return 2;
-}
-
 static int dla_solver_dim(const nh_param_set *set, const nh_system *sys)
 {
     (void)set;
@@ -161,8 +149,8 @@ const nh_method_type nh_method_idla = {
     .name = "idla",
     .summary = "I-DLA: implicit reversible DLA, midpoint discrete Lagrangian and constraint (seed 000 Sect. 4.1.3)",
     .reference = "McLachlan-Perlmutter 2006; Celledoni et al. 2019 Sect. 4.1.3; METHODS.md Sect. 2",
-    .flags = idla_flags,
-    .order = idla_order,
+    .fixed_flags = NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE,
+    .fixed_order = 2,
     .solver_dim = dla_solver_dim,
     .step = idla_step_fn,
 };

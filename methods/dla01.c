@@ -65,25 +65,11 @@ static int dla01_linear(const dla01_step *c, double *lam)
 {
     const nh_system *s = c->sys;
     const int n = s->n, m = s->m;
-    double q1[NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM], mat[NH_MAX_CON * NH_MAX_CON];
-    int piv[NH_MAX_CON];
+    double q1[NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM];
     for (int i = 0; i < n; ++i)
         q1[i] = c->q_half[i] + 0.5 * c->h * c->w[i];
     s->type->constraint(s, q1, a1);
-    nh_matvec(m, n, a1, c->w, lam);
-    for (int k = 0; k < m; ++k) {
-        lam[k] = -lam[k];
-        for (int l = 0; l < m; ++l) {
-            double sum = 0.0;
-            for (int i = 0; i < n; ++i)
-                sum += a1[k * n + i] * c->kick[i * m + l];
-            mat[k * m + l] = sum;
-        }
-    }
-    if (nh_lu_factor(m, mat, piv))
-        return NH_STEP_SINGULAR;
-    nh_lu_solve(m, mat, piv, lam);
-    return NH_OK;
+    return nh_solve_kicked_constraint(m, n, a1, c->kick, c->w, lam);
 }
 
 static int dla01_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
@@ -113,18 +99,6 @@ static int dla01_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     return NH_OK;
 }
 
-static unsigned dla01_flags(const nh_param_set *set)
-{
-    (void)set;
-    return NH_METHOD_LINEARLY_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE;
-}
-
-static int dla01_order(const nh_param_set *set)
-{
-    (void)set;
-    return 2;
-}
-
 static int dla01_solver_dim(const nh_param_set *set, const nh_system *sys)
 {
     (void)set;
@@ -135,8 +109,8 @@ const nh_method_type nh_method_dla01 = {
     .name = "dla01",
     .summary = "DLA^{0,1} of McLachlan-Perlmutter, SI-DLA (seed 004 eq. 29)",
     .reference = "McLachlan-Perlmutter 2006 eq. 4.18; Modin-Verdier 2020 App. A.1 eq. 29",
-    .flags = dla01_flags,
-    .order = dla01_order,
+    .fixed_flags = NH_METHOD_LINEARLY_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE,
+    .fixed_order = 2,
     .solver_dim = dla01_solver_dim,
     .step = dla01_step_fn,
 };

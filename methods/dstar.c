@@ -399,43 +399,23 @@ static int dstar_solver_dim(const nh_param_set *set, const nh_system *sys)
     return 2 * sys->n - sys->m;
 }
 
-static unsigned symmetric_dg_flags(const nh_param_set *set)
-{
-    (void)set;
-    return NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE;
-}
-
-static unsigned itoh_abe_flags(const nh_param_set *set)
-{
-    (void)set;
-    return NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_PRESERVES_CONSTRAINT;
-}
-
-static int order_two(const nh_param_set *set)
-{
-    (void)set;
-    return 2;
-}
-
-static int order_one(const nh_param_set *set)
-{
-    (void)set;
-    return 1;
-}
+#define ITOH_ABE_FLAGS (NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_PRESERVES_CONSTRAINT)
+#define SYMMETRIC_DG_FLAGS (ITOH_ABE_FLAGS | NH_METHOD_REVERSIBLE)
 
 #define DSTAR_METHOD(var, nm, summ, np, pars, fl, ord, acc)                                                       \
     const nh_method_type var = {.name = nm, .summary = summ,                                                       \
                                 .reference = "Celledoni et al. 2019 eqs. 8, 11-14, 17-18, Algorithm 1",            \
-                                .n_params = np, .params = pars, .flags = fl, .order = ord, .accepts = acc,         \
+                                .n_params = np, .params = pars, .fixed_flags = fl, .fixed_order = ord,              \
+                                .accepts = acc,                                                                    \
                                 .solver_dim = dstar_solver_dim, .step = dstar_step_fn, .create = dstar_create,     \
                                 .destroy = dstar_destroy}
 
 DSTAR_METHOD(nh_method_avf, "avf", "AVF discrete gradient method on D* (seed 000 eqs. 11, 14)", 1, avf_params,
-             symmetric_dg_flags, order_two, needs_dstar_form);
+             SYMMETRIC_DG_FLAGS, 2, needs_dstar_form);
 DSTAR_METHOD(nh_method_gonzalez, "gonzalez", "Gonzalez midpoint discrete gradient method on D* (seed 000 eqs. 12, 14)",
-             0, NULL, symmetric_dg_flags, order_two, needs_dstar_form);
+             0, NULL, SYMMETRIC_DG_FLAGS, 2, needs_dstar_form);
 DSTAR_METHOD(nh_method_itoh_abe, "itoh-abe", "Itoh-Abe coordinate-increment discrete gradient on D* (seed 000 eq. 13)",
-             0, NULL, itoh_abe_flags, order_one, needs_dstar_form);
+             0, NULL, ITOH_ABE_FLAGS, 1, needs_dstar_form);
 DSTAR_METHOD(nh_method_gonzalez_r, "gonzalez-r",
              "Gonzalez-R: Gonzalez on D* with the basis from Householder QR with derivatives (seed 000 Sect. 3.3)", 1,
-             gonzalez_r_params, symmetric_dg_flags, order_two, NULL);
+             gonzalez_r_params, SYMMETRIC_DG_FLAGS, 2, NULL);

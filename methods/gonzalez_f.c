@@ -104,18 +104,6 @@ static int gonzalez_f_step_fn(nh_stepper *st, double h, double *q, double *v, do
     return NH_OK;
 }
 
-static unsigned gonzalez_f_flags(const nh_param_set *set)
-{
-    (void)set;
-    return NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_REVERSIBLE;
-}
-
-static int gonzalez_f_order(const nh_param_set *set)
-{
-    (void)set;
-    return 2;
-}
-
 static int gonzalez_f_solver_dim(const nh_param_set *set, const nh_system *sys)
 {
     (void)set;
@@ -126,8 +114,8 @@ const nh_method_type nh_method_gonzalez_f = {
     .name = "gonzalez-f",
     .summary = "Gonzalez-F: Gonzalez discrete gradient on T*Q with a multiplier (seed 000 eq. 15)",
     .reference = "Celledoni et al. 2019 eq. 15",
-    .flags = gonzalez_f_flags,
-    .order = gonzalez_f_order,
+    .fixed_flags = NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_REVERSIBLE,
+    .fixed_order = 2,
     .solver_dim = gonzalez_f_solver_dim,
     .step = gonzalez_f_step_fn,
 };

@@ -46,25 +46,13 @@ static int lf_step(nh_stepper *st, double h, double *q, double *v, double *lam)
     return NH_OK;
 }
 
-static unsigned lf_flags(const nh_param_set *set)
-{
-    (void)set;
-    return NH_METHOD_LINEARLY_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE |
-           NH_METHOD_CARRIES_STATE;
-}
-
-static int lf_order(const nh_param_set *set)
-{
-    (void)set;
-    return 2;
-}
-
 const nh_method_type nh_method_leapfrog = {
     .name = "lf",
     .summary = "nonholonomic leap-frog, velocity-Verlet form (seed 004 eq. 30, corrected)",
     .reference = "McLachlan-Perlmutter 2006 Sect. 5.1; Modin-Verdier 2020 App. A.2; METHODS.md Sect. 3",
-    .flags = lf_flags,
-    .order = lf_order,
+    .fixed_flags = NH_METHOD_LINEARLY_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE |
+           NH_METHOD_CARRIES_STATE,
+    .fixed_order = 2,
     .carried_dim = lf_carried_dim,
     .start = lf_start,
     .step = lf_step,

@@ -77,12 +77,12 @@ int nh_method_spec_parse(nh_method_spec *spec, const char *text, nh_error *err)
 
 unsigned nh_method_spec_flags(const nh_method_spec *spec)
 {
-    return spec->type->flags(&spec->params);
+    return spec->type->flags ? spec->type->flags(&spec->params) : spec->type->fixed_flags;
 }
 
 int nh_method_spec_order(const nh_method_spec *spec)
 {
-    return spec->type->order(&spec->params);
+    return spec->type->order ? spec->type->order(&spec->params) : spec->type->fixed_order;
 }
 
 int nh_method_spec_check(const nh_method_spec *spec, const nh_system *sys, nh_error *err)

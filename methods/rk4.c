@@ -36,23 +36,11 @@ static int rk4_step(nh_stepper *st, double h, double *q, double *v, double *carr
     return NH_OK;
 }
 
-static unsigned rk4_flags(const nh_param_set *set)
-{
-    (void)set;
-    return 0;
-}
-
-static int rk4_order(const nh_param_set *set)
-{
-    (void)set;
-    return 4;
-}
-
 const nh_method_type nh_method_rk4 = {
     .name = "rk4",
     .summary = "classical RK4 on the index-1 ODE (multiplier eliminated); baseline",
     .reference = "Kutta 1901; used as baseline in Anahory Simoes et al. 2022 Sect. 5",
-    .flags = rk4_flags,
-    .order = rk4_order,
+    .fixed_flags = 0,
+    .fixed_order = 4,
     .step = rk4_step,
 };

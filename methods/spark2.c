@@ -71,27 +71,13 @@ static int spark_linear(const spark_step *c, double *l1)
 {
     const nh_system *s = c->sys;
     const int n = nh_dim(s), m = s->m;
-    double q1[NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM], mat[NH_MAX_CON * NH_MAX_CON];
-    int piv[NH_MAX_CON];
+    double q1[NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM];
     for (int i = 0; i < n; ++i)
         q1[i] = c->q0[i] + c->h * c->w[i];
     s->type->constraint(s, q1, a1);
     for (int k = 0; k < m * n; ++k)
         a1[k] = 0.5 * (a1[k] + c->a0[k]);
-    nh_matvec(m, n, a1, c->w, l1);
-    for (int k = 0; k < m; ++k) {
-        l1[k] = -l1[k];
-        for (int l = 0; l < m; ++l) {
-            double sum = 0.0;
-            for (int i = 0; i < n; ++i)
-                sum += a1[k * n + i] * c->kick[i * m + l];
-            mat[k * m + l] = sum;
-        }
-    }
-    if (nh_lu_factor(m, mat, piv))
-        return NH_STEP_SINGULAR;
-    nh_lu_solve(m, mat, piv, l1);
-    return NH_OK;
+    return nh_solve_kicked_constraint(m, n, a1, c->kick, c->w, l1);
 }
 
 static int spark_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
@@ -125,18 +111,6 @@ static int spark_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     return nh_project_velocity(s, q, vs, v) ? NH_STEP_SINGULAR : NH_OK;
 }
 
-static unsigned spark_flags(const nh_param_set *set)
-{
-    (void)set;
-    return NH_METHOD_LINEARLY_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE;
-}
-
-static int spark_order(const nh_param_set *set)
-{
-    (void)set;
-    return 2;
-}
-
 static int spark_solver_dim(const nh_param_set *set, const nh_system *sys)
 {
     (void)set;
@@ -147,8 +121,8 @@ const nh_method_type nh_method_spark2 = {
     .name = "spark2",
     .summary = "2-stage Lobatto IIIA-B SPARK for the index-2 nonholonomic DAE (seed 000 Sect. 4.1.3)",
     .reference = "Jay 2003; Celledoni et al. 2019 Sect. 4.1.3; METHODS.md Sect. 5",
-    .flags = spark_flags,
-    .order = spark_order,
+    .fixed_flags = NH_METHOD_LINEARLY_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE,
+    .fixed_order = 2,
     .solver_dim = spark_solver_dim,
     .step = spark_step_fn,
 };

@@ -28,8 +28,11 @@ typedef struct nh_method_type {
     const char *reference;
     int n_params;
     const nh_param_def *params;
+    /* Flags and order: functions of the parameters, or (when NULL) the constants below. */
     unsigned (*flags)(const nh_param_set *set);
     int (*order)(const nh_param_set *set);
+    unsigned fixed_flags;
+    int fixed_order;
     /* Refuse a system the method cannot serve (NULL: serves all). */
     int (*accepts)(const nh_param_set *set, const nh_system *sys, nh_error *err);
     /* Unknowns of the nonlinear solve for this system; 0: never calls the solver. */
