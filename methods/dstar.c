@@ -16,6 +16,7 @@
  * are not available); the converged residual is at round-off all the same. */
 #include "common.h"
 #include "discrete_gradient.h"
+#include "dstar.h"
 #include "qrdiff.h"
 
 #include <stdlib.h>
@@ -419,3 +420,16 @@ DSTAR_METHOD(nh_method_itoh_abe, "itoh-abe", "Itoh-Abe coordinate-increment disc
 DSTAR_METHOD(nh_method_gonzalez_r, "gonzalez-r",
              "Gonzalez-R: Gonzalez on D* with the basis from Householder QR with derivatives (seed 000 Sect. 3.3)", 1,
              gonzalez_r_params, SYMMETRIC_DG_FLAGS, 2, NULL);
+
+int nh_dstar_vector_field(const nh_system *s, const double *q, const double *v, double *zdot)
+{
+    if (!s->type->adapted_basis)
+        return 1;
+    static const dstar_method exact = {.basis = BASIS_SYSTEM, .gradient = DG_GONZALEZ};
+    dstar_step c = {.sys = s, .method = &exact, .h = 1.0, .r = s->n - s->m, .dim = 2 * s->n - s->m};
+    double z[Z], grad[Z];
+    memcpy(z, q, (size_t)s->n * sizeof *q);
+    if (to_momentum_coordinates(&c, q, v, z + s->n) || hamiltonian_gradient(&c, z, grad))
+        return 1;
+    return pi_times(&c, z, grad, zdot);
+}

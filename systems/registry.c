@@ -7,11 +7,19 @@
 extern const nh_system_type nh_system_quartic;
 extern const nh_system_type nh_system_cvt;
 extern const nh_system_type nh_system_knife;
+extern const nh_system_type nh_system_disk, nh_system_hcvt, nh_system_mvparticle, nh_system_vdisk, nh_system_robot;
+extern const nh_system_type nh_system_dlparticle;
 
 static const nh_system_type *const registry[] = {
     &nh_system_quartic,
     &nh_system_cvt,
     &nh_system_knife,
+    &nh_system_disk,
+    &nh_system_hcvt,
+    &nh_system_mvparticle,
+    &nh_system_dlparticle,
+    &nh_system_vdisk,
+    &nh_system_robot,
 };
 
 int nh_system_count(void)

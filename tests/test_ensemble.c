@@ -258,3 +258,58 @@ Test(ensemble, statistics_at_t0_are_exact)
     cr_assert(ieee_ulp_eq(dbl, res.time[10], 1.0, 1));
     nh_run_result_free(&res);
 }
+
+/* One short run for a (system, preset or shell, method) triple; checks the claims of the method. */
+static int short_run(const nh_system *s, const nh_preset *preset, const nh_method_type *type)
+{
+    nh_run_config cfg = {.system = s, .h = 0.05, .T = 0.5, .every = 1, .ensemble = 1, .seed = 3, .threads = 1,
+                         .fit_window_start = 0.5, .solver = NH_SOLVER_NEWTON};
+    nh_params_defaults(&cfg.method.params, type->n_params, type->params);
+    cfg.method.type = type;
+    if (preset && nh_preset_is_shell(preset)) {
+        cfg.energy = preset->shell_energy;
+        cfg.ensemble = 2;
+    } else if (preset) {
+        cfg.preset = preset;
+    } else {
+        cfg.energy = s->type->minimum_energy(s) + 2.0;
+        cfg.ensemble = 2;
+    }
+    nh_error err;
+    if (nh_method_spec_check(&cfg.method, s, &err))
+        return 0; /* refused with a message: not a pair the method claims to serve */
+    nh_run_result res;
+    cr_assert(eq(int, nh_run_ensemble(&cfg, &res, &err), NH_OK), "%s/%s: %s", s->type->name, type->name, err.msg);
+    cr_assert(eq(long, res.failed, 0L), "%s/%s/%s: %ld failed", s->type->name, preset ? preset->name : "shell",
+              type->name, res.failed);
+    unsigned flags = nh_method_spec_flags(&cfg.method);
+    for (long k = 0; k < res.n_out; ++k) {
+        /* 10 steps: claims hold to round-off of O(1) quantities */
+        if (flags & NH_METHOD_PRESERVES_CONSTRAINT)
+            cr_assert(nh_run_accum(&res, k, 2)->absmax < 1e-12, "%s/%s: |A v| %g", s->type->name, type->name,
+                      nh_run_accum(&res, k, 2)->absmax);
+        if (flags & NH_METHOD_PRESERVES_ENERGY)
+            cr_assert(nh_run_accum(&res, k, 0)->absmax < 1e-12, "%s/%s: |dH| %g", s->type->name, type->name,
+                      nh_run_accum(&res, k, 0)->absmax);
+    }
+    nh_run_result_free(&res);
+    return 1;
+}
+
+Test(ensemble, every_method_runs_every_preset_of_every_system)
+{
+    int runs = 0, pairs = 0;
+    for (int k = 0; k < nh_system_count(); ++k) {
+        const nh_system_type *t = nh_system_at(k);
+        for (int p = -1; p < t->n_presets; ++p) {
+            const nh_preset *preset = p >= 0 ? &t->presets[p] : NULL;
+            nh_system s;
+            nh_error err;
+            cr_assert(eq(int, nh_system_init(&s, t, preset, NULL, 0, &err), NH_OK), "%s", err.msg);
+            for (int i = 0; i < nh_method_count(); ++i, ++pairs)
+                runs += short_run(&s, preset, nh_method_at(i));
+        }
+    }
+    /* every method serves every system registered so far (all have a D* form) */
+    cr_assert(eq(int, runs, pairs), "%d of %d pairs ran", runs, pairs);
+}

@@ -7,10 +7,14 @@
 #include "helpers.h"
 #include "nhens/ensemble.h"
 #include "nhens/linalg.h"
+#include "nhens/reference.h"
+#include "dstar.h"
 
 /* One non-default parameter setting per system, so that parameter-dependent terms are checked too. */
 static const char *const VARIANTS[][2] = {
-    {"quartic", "n=3"}, {"quartic", "n=5"}, {"cvt", "eps=0"}, {"cvt", "eps=0.3"}, {"knife", "eps=0"}, {"knife", "eps=0.2"},
+    {"quartic", "n=3"}, {"quartic", "n=5"}, {"cvt", "eps=0"},     {"cvt", "eps=0.3"}, {"knife", "eps=0"},
+    {"knife", "eps=0.2"}, {"disk", ""},    {"disk", "r=0.7"},     {"hcvt", ""},       {"mvparticle", ""},
+    {"dlparticle", ""},  {"vdisk", ""},   {"robot", ""},
 };
 
 /* Central differences with step 1e-6 have truncation error ~1e-12 f''' and rounding error
@@ -67,6 +71,38 @@ static void check_point(const nh_system *s, const double *q)
     }
 }
 
+/* The D* form: X_a in ker A (to round-off) and dX against central differences (tolerance as above). */
+static void check_adapted_basis(const nh_system *s, const double *q)
+{
+    if (!s->type->adapted_basis)
+        return;
+    const int n = s->n, m = s->m, r = n - m;
+    double x[NH_MAX_DIM * NH_MAX_DIM], dx[NH_MAX_DIM * NH_MAX_DIM * NH_MAX_DIM], a[NH_MAX_CON * NH_MAX_DIM];
+    double xp[NH_MAX_DIM * NH_MAX_DIM], xm[NH_MAX_DIM * NH_MAX_DIM], dummy[NH_MAX_DIM * NH_MAX_DIM * NH_MAX_DIM];
+    double qq[NH_MAX_DIM];
+    s->type->adapted_basis(s, q, x, dx);
+    s->type->constraint(s, q, a);
+    for (int c = 0; c < m; ++c)
+        for (int b = 0; b < r; ++b) {
+            double dot = 0;
+            for (int i = 0; i < n; ++i)
+                dot += a[c * n + i] * x[i * r + b];
+            cr_assert(fabs(dot) < 1e-14, "%s: (A X)[%d][%d] = %g", s->type->name, c, b, dot);
+        }
+    for (int j = 0; j < n; ++j) {
+        memcpy(qq, q, sizeof(double) * n);
+        qq[j] = q[j] + FD_STEP;
+        s->type->adapted_basis(s, qq, xp, dummy);
+        qq[j] = q[j] - FD_STEP;
+        s->type->adapted_basis(s, qq, xm, dummy);
+        for (int e = 0; e < n * r; ++e) {
+            double fd = (xp[e] - xm[e]) / (2 * FD_STEP);
+            cr_assert(fabs(fd - dx[e * n + j]) <= FD_TOL * (1 + fabs(fd)), "%s dX[%d]/dq%d: %g vs %g", s->type->name,
+                      e, j, dx[e * n + j], fd);
+        }
+    }
+}
+
 Test(systems, derivatives_match_finite_differences)
 {
     int covered[16] = {0};
@@ -79,6 +115,7 @@ Test(systems, derivatives_match_finite_differences)
             double q[NH_MAX_DIM];
             s.type->sample_configuration(&s, &rng, q);
             check_point(&s, q);
+            check_adapted_basis(&s, q);
         }
         for (int i = 0; i < nh_system_count(); ++i)
             covered[i] |= nh_system_at(i) == s.type;
@@ -173,4 +210,85 @@ Test(systems, preset_parameter_conflict_is_refused)
     const nh_system_type *t = nh_system_find("quartic");
     cr_assert(eq(int, nh_system_init(&s, t, nh_system_find_preset(t, "seed001-fig1"), over, 1, &err), NH_ERR_INPUT));
     cr_assert(strstr(err.msg, "n=3") && strstr(err.msg, "n=2"), "message: %s", err.msg);
+}
+
+Test(systems, dstar_form_is_the_full_vector_field)
+{
+    /* For (q, v) on D: the D* field Pi grad H must give q' = v and rho' = d/dt (X^T M v) along the
+     * index-1 ODE, i.e. (sum_j v_j dX/dq_j)^T M v + X^T M a. Both are evaluated in closed form, so
+     * they agree to round-off (1e-12 relative to terms of size |v|^2 + |grad V| ~ 10). */
+    for (int k = 0; k < nh_system_count(); ++k) {
+        nh_system s;
+        make_system(&s, nh_system_at(k)->name, NULL, NULL);
+        if (!s.type->adapted_basis)
+            continue;
+        const int n = s.n, r = n - s.m;
+        nh_pcg32 rng;
+        nh_pcg32_seed(&rng, 17, k);
+        for (int trial = 0; trial < 10; ++trial) {
+            double q[NH_MAX_DIM], v[NH_MAX_DIM], zdot[2 * NH_MAX_DIM], dq[NH_MAX_DIM], a[NH_MAX_DIM];
+            double x[NH_MAX_DIM * NH_MAX_DIM], dx[NH_MAX_DIM * NH_MAX_DIM * NH_MAX_DIM];
+            cr_assert(eq(int, nh_energy_shell_sample(&s, s.type->minimum_energy(&s) + 3.0, &rng, q, v), NH_OK));
+            cr_assert(eq(int, nh_dstar_vector_field(&s, q, v, zdot), 0));
+            cr_assert(eq(int, nh_index1_rhs(&s, q, v, dq, a, NULL), NH_OK));
+            s.type->adapted_basis(&s, q, x, dx);
+            for (int i = 0; i < n; ++i)
+                cr_assert(fabs(zdot[i] - v[i]) < 1e-12, "%s q'[%d]: %g vs %g", s.type->name, i, zdot[i], v[i]);
+            for (int b = 0; b < r; ++b) {
+                double rhodot = 0;
+                for (int i = 0; i < n; ++i) {
+                    double dxv = 0;
+                    for (int j = 0; j < n; ++j)
+                        dxv += dx[(i * r + b) * n + j] * v[j];
+                    rhodot += (dxv * v[i] + x[i * r + b] * a[i]) * s.mass[i];
+                }
+                cr_assert(fabs(zdot[n + b] - rhodot) < 1e-12 * 10, "%s rho'[%d]: %g vs %g", s.type->name, b,
+                          zdot[n + b], rhodot);
+            }
+        }
+    }
+}
+
+Test(systems, vertical_disk_follows_its_closed_form_solution)
+{
+    /* seed 004 Sect. 2.2.3: xi = xi0 + w t, x3' = u constant, x1' = -cos(xi) u, x2' = -sin(xi) u.
+     * CVODE at 1e-12 over T = 5 reproduces it to 1e-9. */
+    nh_system s;
+    nh_error err;
+    make_system(&s, "vdisk", NULL, NULL);
+    const double xi0 = 0.4, w = 1.3, u = 0.7, T = 5.0;
+    double q0[4] = {0.2, -0.1, 0.5, xi0}, v0[4] = {-cos(xi0) * u, -sin(xi0) * u, u, w}, q[4], v[4];
+    cr_assert(eq(int, nh_reference_solve(&s, q0, v0, T, 1e-12, 1e-12, q, v, &err), NH_OK), "%s", err.msg);
+    const double xi = xi0 + w * T;
+    double exact_q[4] = {q0[0] - u * (sin(xi) - sin(xi0)) / w, q0[1] + u * (cos(xi) - cos(xi0)) / w, q0[2] + u * T, xi};
+    double exact_v[4] = {-cos(xi) * u, -sin(xi) * u, u, w};
+    for (int i = 0; i < 4; ++i) {
+        cr_assert(fabs(q[i] - exact_q[i]) < 1e-9, "q[%d]: %g vs %g", i, q[i], exact_q[i]);
+        cr_assert(fabs(v[i] - exact_v[i]) < 1e-9, "v[%d]: %g vs %g", i, v[i], exact_v[i]);
+    }
+}
+
+Test(systems, rolling_disk_momenta_are_constant)
+{
+    /* seed 000 Sect. 3.2 example: rho = X^T M v is constant along the rolling disk's solutions (V = 0
+     * and the brackets do not act); CVODE at 1e-12 over T = 10 keeps it to 1e-9 */
+    nh_system s;
+    nh_error err;
+    const char *over[1] = {"r=0.7"};
+    cr_assert(eq(int, nh_system_init(&s, nh_system_find("disk"), NULL, over, 1, &err), NH_OK));
+    nh_pcg32 rng;
+    nh_pcg32_seed(&rng, 4, 4);
+    double q0[4], v0[4], q[4], v[4], x0[8], x1[8], dx[32], rho0[2], rho1[2], mv0[4], mv1[4];
+    cr_assert(eq(int, nh_energy_shell_sample(&s, 2.0, &rng, q0, v0), NH_OK));
+    cr_assert(eq(int, nh_reference_solve(&s, q0, v0, 10.0, 1e-12, 1e-12, q, v, &err), NH_OK));
+    s.type->adapted_basis(&s, q0, x0, dx);
+    s.type->adapted_basis(&s, q, x1, dx);
+    for (int i = 0; i < 4; ++i) {
+        mv0[i] = s.mass[i] * v0[i];
+        mv1[i] = s.mass[i] * v[i];
+    }
+    nh_matvec_t(4, 2, x0, mv0, rho0);
+    nh_matvec_t(4, 2, x1, mv1, rho1);
+    cr_assert(fabs(rho0[0] - rho1[0]) < 1e-9 && fabs(rho0[1] - rho1[1]) < 1e-9, "rho (%g, %g) -> (%g, %g)", rho0[0],
+              rho0[1], rho1[0], rho1[1]);
 }

@@ -1,0 +1,11 @@
+/* The D* form of a system as a vector field (methods-private, exposed for tests): with the system's
+ * adapted basis, zeta = (q, rho = X^T M v) and zeta' = Pi(zeta) grad H(zeta) (seed 000 eq. 9). */
+#ifndef NHENS_DSTAR_H
+#define NHENS_DSTAR_H
+
+#include "nhens/system.h"
+
+/* zdot has n + (n - m) entries. 0, or 1 if the system has no D* form or g is singular. */
+int nh_dstar_vector_field(const nh_system *s, const double *q, const double *v, double *zdot);
+
+#endif
