@@ -170,6 +170,19 @@ static void join_command(int argc, char **argv, char *buf, size_t len)
         used += (size_t)snprintf(buf + used, len - used, " %s", argv[i]);
 }
 
+/* max |value| of the observers beyond the three core ones, when they apply to the system */
+static void print_observer_extremes(const nh_run_result *res)
+{
+    for (int o = 3; o < nh_observer_count(); ++o) {
+        if (!(res->observer_mask & (1u << o)))
+            continue;
+        double worst = 0;
+        for (long k = 0; k < res->n_out; ++k)
+            worst = fmax(worst, nh_run_accum(res, k, o)->absmax);
+        printf("  max |%s error| = %.3e\n", nh_observer_at(o)->name, worst);
+    }
+}
+
 static void print_summary(const nh_run_config *cfg, const nh_run_result *res, const char *out)
 {
     char method[256], sysp[256];
@@ -192,7 +205,8 @@ static void print_summary(const nh_run_config *cfg, const nh_run_result *res, co
         con = fmax(con, nh_run_accum(res, k, 2)->absmax);
     }
     printf("  max |dH| = %.3e, max |dH|/|H0| = %.3e, max |A(q)v| = %.3e\n", dh, rel, con);
-    if (res->fit_ok)
+    print_observer_extremes(res);
+    if (res->fit_ok && cfg->ensemble > 1)
         printf("  variance law on t in [%g, %g]: Var dH = a + C t with a = %.3e, C = %.3e, C/h^4 = %.3e; "
                "log-log slope p = %.2f\n",
                res->fit.t_start, res->fit.t_end, res->fit.a, res->fit.C, res->fit.C_over_h4, res->fit.p);

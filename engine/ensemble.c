@@ -212,6 +212,7 @@ int nh_run_ensemble(const nh_run_config *cfg, nh_run_result *res, nh_error *err)
     const long n_blocks = (cfg->ensemble + NH_BLOCK_SIZE - 1) / NH_BLOCK_SIZE;
     res->n_steps = n_steps;
     res->n_out = n_out;
+    res->observer_mask = nh_observer_mask(cfg->system);
     if (result_alloc(res, n_out)) {
         nh_run_result_free(res);
         return nh_fail(err, NH_ERR_NOMEM, "out of memory for %ld output times", n_out);

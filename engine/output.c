@@ -72,14 +72,14 @@ static int timeseries_body(FILE *f, const void *data)
     const nh_run_result *res = data;
     fprintf(f, "t,n_live");
     for (int i = 0; i < nh_observer_count(); ++i)
-        for (int c = 0; c < nh_observer_at(i)->n_columns; ++c)
+        for (int c = 0; c < nh_observer_at(i)->n_columns && (res->observer_mask & (1u << i)); ++c)
             fprintf(f, ",%s", nh_observer_at(i)->columns[c].name);
     fputc('\n', f);
     for (long k = 0; k < res->n_out; ++k) {
         fprintf(f, "%.17g,%ld", res->time[k], res->live[k]);
         for (int i = 0; i < nh_observer_count(); ++i) {
             const nh_observer *o = nh_observer_at(i);
-            for (int c = 0; c < o->n_columns; ++c)
+            for (int c = 0; c < o->n_columns && (res->observer_mask & (1u << i)); ++c)
                 fprintf(f, ",%.17g", column_value(nh_run_accum(res, k, i), o->columns[c].kind));
         }
         fputc('\n', f);
@@ -178,6 +178,16 @@ static void add_results(cJSON *root, const nh_run_result *res)
     cJSON_AddNumberToObject(ext, "constraint_max", con);
     cJSON_AddNumberToObject(ext, "final_dH_var", nh_accum_variance(nh_run_accum(res, res->n_out - 1, 0)));
     cJSON_AddNumberToObject(ext, "final_n_live", (double)res->live[res->n_out - 1]);
+    for (int o = 3; o < nh_observer_count(); ++o) {
+        if (!(res->observer_mask & (1u << o)))
+            continue;
+        double worst = 0;
+        for (long k = 0; k < res->n_out; ++k)
+            worst = fmax(worst, nh_run_accum(res, k, o)->absmax);
+        char key[96];
+        snprintf(key, sizeof key, "%s_absmax", nh_observer_at(o)->name);
+        cJSON_AddNumberToObject(ext, key, worst);
+    }
     cJSON_AddNumberToObject(root, "preset_velocity_projection", res->preset_projection);
     cJSON *perf = cJSON_AddObjectToObject(root, "performance");
     cJSON_AddNumberToObject(perf, "wall_seconds", res->wall_seconds);

@@ -24,14 +24,44 @@ static double constraint_residual(const nh_system *s, const double *q, const dou
     return nh_constraint_residual(s, q, v);
 }
 
+static double driver_energy_error(const nh_system *s, const double *q, const double *v, const nh_initial_values *init)
+{
+    return s->type->driver_energy(s, q, v) - init->driver_energy;
+}
+
+static double passenger_energy_error(const nh_system *s, const double *q, const double *v,
+                                     const nh_initial_values *init)
+{
+    return (nh_energy(s, q, v) - s->type->driver_energy(s, q, v)) - (init->energy - init->driver_energy);
+}
+
+static int has_driver(const nh_system *s)
+{
+    return s->type->driver_energy != NULL;
+}
+
 static const nh_observer observers[] = {
     {"dH", "energy error H(t) - H(0)", energy_error, 3,
-     {{"dH_mean", NH_STAT_MEAN}, {"dH_var", NH_STAT_VARIANCE}, {"dH_absmax", NH_STAT_ABSMAX}}},
+     {{"dH_mean", NH_STAT_MEAN}, {"dH_var", NH_STAT_VARIANCE}, {"dH_absmax", NH_STAT_ABSMAX}}, NULL},
     {"rel_energy", "relative energy error (H(t) - H(0)) / |H(0)| (divided by 1 if H(0) = 0)",
-     relative_energy_error, 1, {{"rel_energy_absmax", NH_STAT_ABSMAX}}},
+     relative_energy_error, 1, {{"rel_energy_absmax", NH_STAT_ABSMAX}}, NULL},
     {"constraint", "constraint residual |A(q) v|", constraint_residual, 2,
-     {{"constraint_max", NH_STAT_ABSMAX}, {"constraint_rms", NH_STAT_RMS}}},
+     {{"constraint_max", NH_STAT_ABSMAX}, {"constraint_rms", NH_STAT_RMS}}, NULL},
+    {"driver_energy", "driver energy error h(t) - h(0), seed 004 eq. 7 (coupled systems)", driver_energy_error, 2,
+     {{"driver_dE_mean", NH_STAT_MEAN}, {"driver_dE_absmax", NH_STAT_ABSMAX}}, has_driver},
+    {"passenger_energy", "passenger energy error E(t) - E(0), seed 004 eq. 6 (coupled systems)",
+     passenger_energy_error, 2, {{"passenger_dE_mean", NH_STAT_MEAN}, {"passenger_dE_absmax", NH_STAT_ABSMAX}},
+     has_driver},
 };
+
+unsigned nh_observer_mask(const nh_system *s)
+{
+    unsigned mask = 0;
+    for (int i = 0; i < nh_observer_count(); ++i)
+        if (!observers[i].applies || observers[i].applies(s))
+            mask |= 1u << i;
+    return mask;
+}
 
 int nh_observer_count(void)
 {
@@ -54,11 +84,13 @@ int nh_observer_column_count(void)
 void nh_initial_values_compute(const nh_system *s, const double *q, const double *v, nh_initial_values *init)
 {
     init->energy = nh_energy(s, q, v);
+    init->driver_energy = s->type->driver_energy ? s->type->driver_energy(s, q, v) : 0.0;
 }
 
+/* Observers that do not apply to the system report 0 (and are not written). */
 void nh_observe(const nh_system *s, const double *q, const double *v, const nh_initial_values *init,
                 double *values)
 {
     for (int i = 0; i < nh_observer_count(); ++i)
-        values[i] = observers[i].value(s, q, v, init);
+        values[i] = (!observers[i].applies || observers[i].applies(s)) ? observers[i].value(s, q, v, init) : 0.0;
 }

@@ -99,6 +99,11 @@ static void cvt_adapted_basis(const nh_system *s, const double *q, double *x, do
     dx[(0 * 2 + 0) * 3 + 2] = -cos(q[2]);
 }
 
+static double cvt_driver_energy(const nh_system *s, const double *q, const double *v)
+{
+    return 0.5 * v[2] * v[2] + driver_potential(eps_of(s), q[2]);
+}
+
 static void cvt_sample(const nh_system *s, nh_pcg32 *rng, double *q)
 {
     (void)s;
@@ -152,4 +157,5 @@ const nh_system_type nh_system_cvt = {
     .sample_configuration = cvt_sample,
     .minimum_energy = cvt_minimum_energy,
     .adapted_basis = cvt_adapted_basis,
+    .driver_energy = cvt_driver_energy,
 };

@@ -73,6 +73,12 @@ static void coupled_adapted_basis(const nh_system *s, const double *q, double *x
     dx[(0 * 2 + 0) * 3 + 2] = -1.0;
 }
 
+static double coupled_driver_energy(const nh_system *s, const double *q, const double *v)
+{
+    (void)s;
+    return 0.5 * (v[2] * v[2] + q[2] * q[2]);
+}
+
 /* x2, xi ~ N(0, 1); x1 ~ N(0, 1) too (it only sets the reference point of the free shaft) */
 static void coupled_sample(const nh_system *s, nh_pcg32 *rng, double *q)
 {
@@ -95,7 +101,7 @@ static double coupled_minimum_energy(const nh_system *s)
                                 .constraint_jacobian_velocity = coupled_jacobian_velocity,                         \
                                 .constraint_jacobian_multiplier = coupled_jacobian_multiplier,                     \
                                 .sample_configuration = coupled_sample, .minimum_energy = coupled_minimum_energy,  \
-                                .adapted_basis = coupled_adapted_basis}
+                                .adapted_basis = coupled_adapted_basis, .driver_energy = coupled_driver_energy}
 
 COUPLED_SYSTEM(nh_system_hcvt, "hcvt", "harmonically driven CVT / contact oscillator (seed 004 Sect. 2.2.1, kappa = I)");
 COUPLED_SYSTEM(nh_system_mvparticle, "mvparticle",

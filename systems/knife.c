@@ -84,6 +84,13 @@ static void knife_adapted_basis(const nh_system *s, const double *q, double *x, 
     dx[(1 * 2 + 0) * 3 + 2] = cos(q[2]);
 }
 
+static double knife_driver_energy(const nh_system *s, const double *q, const double *v)
+{
+    (void)s;
+    (void)q;
+    return 0.5 * v[2] * v[2];   /* V(xi) = 0: the free driver */
+}
+
 static void knife_sample(const nh_system *s, nh_pcg32 *rng, double *q)
 {
     (void)s;
@@ -117,4 +124,5 @@ const nh_system_type nh_system_knife = {
     .sample_configuration = knife_sample,
     .minimum_energy = knife_minimum_energy,
     .adapted_basis = knife_adapted_basis,
+    .driver_energy = knife_driver_energy,
 };

@@ -72,6 +72,11 @@ static void vd_adapted_basis(const nh_system *s, const double *q, double *x, dou
     dx[(1 * 2 + 0) * 4 + 3] = -cos(q[3]);
 }
 
+static double vd_driver_energy(const nh_system *s, const double *q, const double *v)
+{
+    return 0.5 * v[3] * v[3] + vd_potential(s, q);
+}
+
 static void vd_sample(const nh_system *s, nh_pcg32 *rng, double *q)
 {
     (void)s;
@@ -92,7 +97,7 @@ static double vd_minimum_energy(const nh_system *s)
                                 .constraint = vd_constraint, .constraint_jacobian_velocity = vd_jacobian_velocity, \
                                 .constraint_jacobian_multiplier = vd_jacobian_multiplier,                          \
                                 .sample_configuration = vd_sample, .minimum_energy = vd_minimum_energy,            \
-                                .adapted_basis = vd_adapted_basis}
+                                .adapted_basis = vd_adapted_basis, .driver_energy = vd_driver_energy}
 
 VERTICAL_DISK_SYSTEM(nh_system_vdisk, "vdisk", "vertical rolling disk / rolling penny (seed 004 eq. 15)");
 VERTICAL_DISK_SYSTEM(nh_system_robot, "robot", "mobile robot: vertical disk with driver potential sin(xi) (seed 004 Sect. 2.2.3)");

@@ -313,3 +313,40 @@ Test(ensemble, every_method_runs_every_preset_of_every_system)
     /* every method serves every system registered so far (all have a D* form) */
     cr_assert(eq(int, runs, pairs), "%d of %d pairs ran", runs, pairs);
 }
+
+static double max_observed(const nh_run_result *res, const char *observer)
+{
+    for (int o = 0; o < nh_observer_count(); ++o)
+        if (strcmp(nh_observer_at(o)->name, observer) == 0) {
+            double worst = 0;
+            for (long k = 0; k < res->n_out; ++k)
+                worst = fmax(worst, nh_run_accum(res, k, o)->absmax);
+            return worst;
+        }
+    return NAN;
+}
+
+Test(ensemble, driver_energy_errors_match_methods_sheet)
+{
+    /* METHODS.md Sect. 8, long runs (h = 0.1, T = 300, rotating driver, eps = 0): max driver-energy error
+     * 8.4e-3 (DLA^{0,1}), 6.1e-4 (DD-Gonzalez), 1.7e-2 (LF). Two printed digits: agree within 6%. The
+     * passenger energy is H - h, so its error is bounded by |dH| + |dh|. */
+    const char *methods[] = {"dla01", "dd", "lf"};
+    const double expected[] = {8.4e-3, 6.1e-4, 1.7e-2};
+    nh_system s;
+    make_system(&s, "cvt", NULL, "rotating");
+    for (int i = 0; i < 3; ++i) {
+        nh_run_config cfg = {.system = &s, .h = 0.1, .T = 300, .every = 1, .ensemble = 1, .seed = 1, .threads = 1,
+                             .fit_window_start = 0.5, .solver = NH_SOLVER_NEWTON,
+                             .preset = nh_system_find_preset(s.type, "rotating")};
+        make_method(&cfg.method, methods[i]);
+        nh_run_result res;
+        nh_error err;
+        cr_assert(eq(int, nh_run_ensemble(&cfg, &res, &err), NH_OK), "%s", err.msg);
+        double driver = max_observed(&res, "driver_energy"), passenger = max_observed(&res, "passenger_energy");
+        cr_assert(fabs(driver / expected[i] - 1) < 0.06, "%s: driver error %g, METHODS.md %g", methods[i], driver,
+                  expected[i]);
+        cr_assert(passenger <= max_observed(&res, "dH") + driver + 1e-15, "%s: passenger %g", methods[i], passenger);
+        nh_run_result_free(&res);
+    }
+}

@@ -65,6 +65,7 @@ typedef struct nh_run_result {
     int fit_ok;
     nh_solver_stats solver;
     double preset_projection;
+    unsigned observer_mask;     /* nh_observer_mask of the system: the columns written */
 } nh_run_result;
 
 /* Checks every field and the method/system pairing; the message names the bad value. */

@@ -25,6 +25,7 @@ double nh_accum_rms(const nh_accum *a);
 /* What a trajectory carries from t = 0 to every observer. */
 typedef struct nh_initial_values {
     double energy;
+    double driver_energy;   /* 0 for systems without a driver */
 } nh_initial_values;
 
 typedef enum nh_stat_kind { NH_STAT_MEAN, NH_STAT_VARIANCE, NH_STAT_ABSMAX, NH_STAT_RMS } nh_stat_kind;
@@ -41,7 +42,11 @@ typedef struct nh_observer {
     double (*value)(const nh_system *s, const double *q, const double *v, const nh_initial_values *init);
     int n_columns;
     nh_column columns[4];
+    int (*applies)(const nh_system *s);   /* NULL: every system */
 } nh_observer;
+
+/* Bit i set when observer i applies to the system; only those are sampled and written. */
+unsigned nh_observer_mask(const nh_system *s);
 
 int nh_observer_count(void);
 const nh_observer *nh_observer_at(int i);

@@ -66,6 +66,9 @@ typedef struct nh_system_type {
      * The Hamiltonian H(q, rho) = 1/2 rho^T g^-1 rho + V, g = X^T M X, the velocity v = X g^-1 rho and
      * the brackets C_ab^c rho_c = p^T [X_a, X_b] all follow from X and dX (methods/dstar.c). */
     void (*adapted_basis)(const nh_system *s, const double *q, double *x, double *dx);
+    /* Optional, for the nonholonomically coupled systems of seed 004 (eq. 7): the driver energy
+     * h = 1/2 xi'^2 + V(xi); the passenger energy (eq. 6) is H - h. */
+    double (*driver_energy)(const nh_system *s, const double *q, const double *v);
 } nh_system_type;
 
 struct nh_system {
