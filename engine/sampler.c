@@ -20,11 +20,12 @@ static int random_direction_in_distribution(const nh_system *s, const double *q,
 {
     double w[NH_MAX_DIM];
     for (int attempt = 0; attempt < 16; ++attempt) {
+        /* N(0, M^-1) for a constant diagonal M; isotropic for M(q) (the direction is then rescaled) */
         for (int i = 0; i < s->n; ++i)
-            w[i] = nh_pcg32_gaussian(rng) / sqrt(s->mass[i]);
+            w[i] = nh_pcg32_gaussian(rng) / (nh_has_variable_mass(s) ? 1.0 : sqrt(s->mass[i]));
         if (nh_project_velocity(s, q, w, v))
             return NH_STEP_SINGULAR;
-        if (nh_kinetic_energy(s, v) > 0.0)
+        if (nh_kinetic_energy(s, q, v) > 0.0)
             return NH_OK;
     }
     return NH_STEP_SINGULAR;
@@ -39,7 +40,7 @@ int nh_energy_shell_sample(const nh_system *s, double energy, nh_pcg32 *rng, dou
             continue;
         if (random_direction_in_distribution(s, q, rng, v))
             continue;
-        double scale = sqrt(kinetic / nh_kinetic_energy(s, v));
+        double scale = sqrt(kinetic / nh_kinetic_energy(s, q, v));
         for (int i = 0; i < s->n; ++i)
             v[i] *= scale;
         return NH_OK;

@@ -315,7 +315,7 @@ static int adjoint_residual(const double *x, double *r, void *ctx)
         return 1;
     s->type->constraint(s, a->q0, a0);
     s->type->constraint(s, x, a1);
-    nh_constraint_gram(s, a0, c0);
+    nh_constraint_gram(s, a->q0, a0, c0);
     nh_matvec(m, n, a1, x + n, y);
     if (nh_spd_solve(m, c0, y))
         return 1;

@@ -34,7 +34,7 @@ static int lf_step(nh_stepper *st, double h, double *q, double *v, double *lam)
     for (int i = 0; i < n; ++i)
         v[i] -= 0.5 * h * s->inv_mass[i] * grad[i];
     s->type->constraint(s, q, a);
-    nh_constraint_gram(s, a, c);
+    nh_constraint_gram(s, q, a, c);
     nh_matvec(m, n, a, v, lam);
     for (int k = 0; k < m; ++k)
         lam[k] *= -2.0 / h;

@@ -6,17 +6,66 @@
 #include <math.h>
 #include <string.h>
 
-double nh_kinetic_energy(const nh_system *s, const double *v)
+void nh_mass_matrix(const nh_system *s, const double *q, double *m)
 {
-    double k = 0.0;
-    for (int i = 0; i < s->n; ++i)
-        k += s->mass[i] * v[i] * v[i];
-    return 0.5 * k;
+    const int n = s->n;
+    if (nh_has_variable_mass(s)) {
+        s->type->mass_matrix(s, q, m);
+        return;
+    }
+    memset(m, 0, (size_t)n * n * sizeof *m);
+    for (int i = 0; i < n; ++i)
+        m[i * n + i] = s->mass[i];
+}
+
+int nh_mass_solve(const nh_system *s, const double *q, const double *rhs, double *out)
+{
+    const int n = s->n;
+    if (!nh_has_variable_mass(s)) {
+        for (int i = 0; i < n; ++i)
+            out[i] = s->inv_mass[i] * rhs[i];
+        return 0;
+    }
+    double m[NH_MAX_DIM * NH_MAX_DIM];
+    s->type->mass_matrix(s, q, m);
+    memcpy(out, rhs, (size_t)n * sizeof *out);
+    return nh_spd_solve(n, m, out);
+}
+
+double nh_kinetic_energy(const nh_system *s, const double *q, const double *v)
+{
+    const int n = s->n;
+    if (!nh_has_variable_mass(s)) {
+        double k = 0.0;
+        for (int i = 0; i < n; ++i)
+            k += s->mass[i] * v[i] * v[i];
+        return 0.5 * k;
+    }
+    double m[NH_MAX_DIM * NH_MAX_DIM], mv[NH_MAX_DIM];
+    s->type->mass_matrix(s, q, m);
+    nh_matvec(n, n, m, v, mv);
+    return 0.5 * nh_dot(n, v, mv);
 }
 
 double nh_energy(const nh_system *s, const double *q, const double *v)
 {
-    return nh_kinetic_energy(s, v) + s->type->potential(s, q);
+    return nh_kinetic_energy(s, q, v) + s->type->potential(s, q);
+}
+
+/* c(q, v) = (DM[v]) v - 1/2 grad_q (v^T M v): the velocity-dependent force of a configuration-dependent
+ * mass matrix (zero for constant M). */
+static void mass_velocity_force(const nh_system *s, const double *q, const double *v, double *c)
+{
+    const int n = s->n;
+    memset(c, 0, (size_t)n * sizeof *c);
+    if (!nh_has_variable_mass(s))
+        return;
+    double dm[NH_MAX_DIM * NH_MAX_DIM * NH_MAX_DIM];
+    s->type->mass_matrix_derivative(s, q, dm);
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j)
+            for (int k = 0; k < n; ++k)
+                c[i] += dm[(i * n + j) * n + k] * v[j] * v[k] - 0.5 * dm[(j * n + k) * n + i] * v[j] * v[k];
 }
 
 double nh_constraint_residual(const nh_system *s, const double *q, const double *v)
@@ -27,16 +76,15 @@ double nh_constraint_residual(const nh_system *s, const double *q, const double 
     return sqrt(nh_dot(s->m, r, r));
 }
 
-void nh_constraint_gram(const nh_system *s, const double *a, double *c)
+void nh_constraint_gram(const nh_system *s, const double *q, const double *a, double *c)
 {
     const int n = s->n, m = s->m;
+    double minv_at[NH_MAX_CON * NH_MAX_DIM];   /* row i: M^-1 A_i^T */
     for (int i = 0; i < m; ++i)
-        for (int j = 0; j <= i; ++j) {
-            double sum = 0.0;
-            for (int k = 0; k < n; ++k)
-                sum += a[i * n + k] * s->inv_mass[k] * a[j * n + k];
-            c[i * m + j] = c[j * m + i] = sum;
-        }
+        nh_mass_solve(s, q, a + i * n, minv_at + i * n);
+    for (int i = 0; i < m; ++i)
+        for (int j = 0; j <= i; ++j)
+            c[i * m + j] = c[j * m + i] = nh_dot(n, a + j * n, minv_at + i * n);
 }
 
 void nh_constraint_curvature(const nh_system *s, const double *q, const double *v, double *out)
@@ -51,37 +99,49 @@ int nh_project_velocity(const nh_system *s, const double *q, const double *w, do
     const int n = s->n, m = s->m;
     double a[NH_MAX_CON * NH_MAX_DIM], c[NH_MAX_CON * NH_MAX_CON], mu[NH_MAX_CON], corr[NH_MAX_DIM];
     s->type->constraint(s, q, a);
-    nh_constraint_gram(s, a, c);
+    nh_constraint_gram(s, q, a, c);
     nh_matvec(m, n, a, w, mu);
     if (nh_spd_solve(m, c, mu))
         return NH_STEP_SINGULAR;
     nh_matvec_t(m, n, a, mu, corr);
+    if (nh_mass_solve(s, q, corr, corr))
+        return NH_STEP_SINGULAR;
     for (int i = 0; i < n; ++i)
-        out[i] = w[i] - s->inv_mass[i] * corr[i];
+        out[i] = w[i] - corr[i];
     return NH_OK;
 }
 
-/* lambda* from A(q) and grad V(q) already at hand. */
+/* lambda* from A(q) and the force term grad V + c(q, v) already at hand. */
 static int multiplier_from(const nh_system *s, const double *q, const double *v, const double *a, const double *grad,
                            double *lam)
 {
     const int n = s->n, m = s->m;
     double c[NH_MAX_CON * NH_MAX_CON], g[NH_MAX_DIM], curv[NH_MAX_CON];
-    for (int i = 0; i < n; ++i)
-        g[i] = s->inv_mass[i] * grad[i];
+    if (nh_mass_solve(s, q, grad, g))
+        return NH_STEP_SINGULAR;
     nh_matvec(m, n, a, g, lam);
     nh_constraint_curvature(s, q, v, curv);
     for (int k = 0; k < m; ++k)
         lam[k] -= curv[k];
-    nh_constraint_gram(s, a, c);
+    nh_constraint_gram(s, q, a, c);
     return nh_spd_solve(m, c, lam) ? NH_STEP_SINGULAR : NH_OK;
+}
+
+/* grad V(q) + c(q, v) */
+static void generalized_force(const nh_system *s, const double *q, const double *v, double *f)
+{
+    double c[NH_MAX_DIM];
+    s->type->potential_gradient(s, q, f);
+    mass_velocity_force(s, q, v, c);
+    for (int i = 0; i < s->n; ++i)
+        f[i] += c[i];
 }
 
 int nh_exact_multiplier(const nh_system *s, const double *q, const double *v, double *lam)
 {
     double a[NH_MAX_CON * NH_MAX_DIM], g[NH_MAX_DIM];
     s->type->constraint(s, q, a);
-    s->type->potential_gradient(s, q, g);
+    generalized_force(s, q, v, g);
     return multiplier_from(s, q, v, a, g, lam);
 }
 
@@ -90,15 +150,17 @@ int nh_index1_rhs(const nh_system *s, const double *q, const double *v, double *
     const int n = nh_dim(s), m = s->m;
     double a[NH_MAX_CON * NH_MAX_DIM], grad[NH_MAX_DIM], lam[NH_MAX_CON], force[NH_MAX_DIM];
     s->type->constraint(s, q, a);
-    s->type->potential_gradient(s, q, grad);
+    generalized_force(s, q, v, grad);
     int rc = multiplier_from(s, q, v, a, grad, lam);
     if (rc)
         return rc;
     nh_matvec_t(m, n, a, lam, force);
     for (int i = 0; i < n; ++i) {
         dq[i] = v[i];
-        dv[i] = s->inv_mass[i] * (force[i] - grad[i]);
+        force[i] -= grad[i];
     }
+    if (nh_mass_solve(s, q, force, dv))
+        return NH_STEP_SINGULAR;
     if (lam_out)
         for (int k = 0; k < m; ++k)
             lam_out[k] = lam[k];

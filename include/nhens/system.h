@@ -69,6 +69,11 @@ typedef struct nh_system_type {
     /* Optional, for the nonholonomically coupled systems of seed 004 (eq. 7): the driver energy
      * h = 1/2 xi'^2 + V(xi); the passenger energy (eq. 6) is H - h. */
     double (*driver_energy)(const nh_system *s, const double *q, const double *v);
+    /* Optional configuration-dependent mass matrix (e.g. the Chaplygin sleigh): M(q) (n x n, SPD) and
+     * dM[(i*n + j)*n + k] = d M_ij / d q_k. When set, `mass` is ignored and only methods flagged
+     * NH_METHOD_GENERAL_MASS serve the system. */
+    void (*mass_matrix)(const nh_system *s, const double *q, double *m);
+    void (*mass_matrix_derivative)(const nh_system *s, const double *q, double *dm);
 } nh_system_type;
 
 struct nh_system {
@@ -100,13 +105,22 @@ int nh_system_init(nh_system *s, const nh_system_type *type, const nh_preset *pr
 const nh_preset *nh_system_find_preset(const nh_system_type *type, const char *name);
 double nh_system_param(const nh_system *s, int index);
 
+static inline int nh_has_variable_mass(const nh_system *s)
+{
+    return s->type->mass_matrix != NULL;
+}
+
 /* Mechanics shared by every method and observer (systems/mechanics.c). */
 double nh_energy(const nh_system *s, const double *q, const double *v);
-double nh_kinetic_energy(const nh_system *s, const double *v);
+double nh_kinetic_energy(const nh_system *s, const double *q, const double *v);
+/* M(q) as a full n x n matrix (the constant diagonal for most systems). */
+void nh_mass_matrix(const nh_system *s, const double *q, double *m);
+/* out = M(q)^-1 rhs; 1 if M(q) is not SPD. */
+int nh_mass_solve(const nh_system *s, const double *q, const double *rhs, double *out);
 /* Euclidean norm of A(q) v. */
 double nh_constraint_residual(const nh_system *s, const double *q, const double *v);
-/* C = A M^-1 A^T (m x m). */
-void nh_constraint_gram(const nh_system *s, const double *a, double *c);
+/* C = A M(q)^-1 A^T (m x m), a = A(q). */
+void nh_constraint_gram(const nh_system *s, const double *q, const double *a, double *c);
 /* Curvature term (DA(q)[v]) v (m entries). */
 void nh_constraint_curvature(const nh_system *s, const double *q, const double *v, double *out);
 /* M-orthogonal projection of a velocity onto ker A(q); 1 if C is singular. */
