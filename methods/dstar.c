@@ -83,17 +83,26 @@ static int basis_at(const dstar_step *c, const double *q, double *x, double *dx)
     return 0;
 }
 
-/* y = g^-1 rho with g = X^T M X; v = X y */
-static int velocity_coordinates(const dstar_step *c, const double *x, const double *rho, double *y, double *v)
+/* y = g^-1 rho with g = X^T M(q) X; v = X y */
+static int velocity_coordinates(const dstar_step *c, const double *q, const double *x, const double *rho, double *y,
+                                double *v)
 {
     const nh_system *s = c->sys;
     const int n = s->n, r = c->r;
-    double g[N * N];
+    double g[N * N], mass[N * N], mx[N * N];
+    nh_mass_matrix(s, q, mass);
+    for (int i = 0; i < n; ++i)
+        for (int a = 0; a < r; ++a) {
+            double sum = 0.0;
+            for (int k = 0; k < n; ++k)
+                sum += mass[i * n + k] * x[k * r + a];
+            mx[i * r + a] = sum;
+        }
     for (int a = 0; a < r; ++a)
         for (int b = 0; b <= a; ++b) {
             double sum = 0.0;
             for (int i = 0; i < n; ++i)
-                sum += x[i * r + a] * s->mass[i] * x[i * r + b];
+                sum += x[i * r + a] * mx[i * r + b];
             g[a * r + b] = g[b * r + a] = sum;
         }
     memcpy(y, rho, (size_t)r * sizeof *y);
@@ -107,27 +116,37 @@ static int hamiltonian(const dstar_step *c, const double *z, double *value)
 {
     const nh_system *s = c->sys;
     double x[N * N], y[N], v[N];
-    if (basis_at(c, z, x, NULL) || velocity_coordinates(c, x, z + s->n, y, v))
+    if (basis_at(c, z, x, NULL) || velocity_coordinates(c, z, x, z + s->n, y, v))
         return 1;
     *value = 0.5 * nh_dot(c->r, z + s->n, y) + s->type->potential(s, z);
     return 0;
 }
 
-/* grad H: dH/dq_j = -v^T M (dX_j y) + dV/dq_j, dH/drho = y */
+/* grad H: dH/dq_j = -(M v)^T (dX_j y) - 1/2 v^T (dM/dq_j) v + dV/dq_j, dH/drho = y */
 static int hamiltonian_gradient(const dstar_step *c, const double *z, double *grad)
 {
     const nh_system *s = c->sys;
     const int n = s->n, r = c->r;
-    double x[N * N], dx[N * N * N], y[N], v[N];
-    if (basis_at(c, z, x, dx) || velocity_coordinates(c, x, z + n, y, v))
+    double x[N * N], dx[N * N * N], y[N], v[N], mass[N * N], p[N];
+    if (basis_at(c, z, x, dx) || velocity_coordinates(c, z, x, z + n, y, v))
         return 1;
+    nh_mass_matrix(s, z, mass);
+    nh_matvec(n, n, mass, v, p);
     s->type->potential_gradient(s, z, grad);
     for (int j = 0; j < n; ++j) {
         double sum = 0.0;
         for (int i = 0; i < n; ++i)
             for (int a = 0; a < r; ++a)
-                sum += v[i] * s->mass[i] * dx[(i * r + a) * n + j] * y[a];
+                sum += p[i] * dx[(i * r + a) * n + j] * y[a];
         grad[j] -= sum;
+    }
+    if (nh_has_variable_mass(s)) {
+        double dm[N * N * N];
+        s->type->mass_matrix_derivative(s, z, dm);
+        for (int j = 0; j < n; ++j)
+            for (int i = 0; i < n; ++i)
+                for (int k = 0; k < n; ++k)
+                    grad[j] -= 0.5 * v[i] * dm[(i * n + k) * n + j] * v[k];
     }
     memcpy(grad + n, y, (size_t)r * sizeof *y);
     return 0;
@@ -138,9 +157,11 @@ static int pi_times(const dstar_step *c, const double *z, const double *grad, do
 {
     const nh_system *s = c->sys;
     const int n = s->n, r = c->r;
-    double x[N * N], dx[N * N * N], y[N], v[N], d[N * N];
-    if (basis_at(c, z, x, dx) || velocity_coordinates(c, x, z + n, y, v))
+    double x[N * N], dx[N * N * N], y[N], v[N], d[N * N], mass[N * N], p[N];
+    if (basis_at(c, z, x, dx) || velocity_coordinates(c, z, x, z + n, y, v))
         return 1;
+    nh_mass_matrix(s, z, mass);
+    nh_matvec(n, n, mass, v, p);
     /* D_ab = sum_j p_j (dX_a^j . X_b), p = M v; -C rho = D - D^T */
     for (int a = 0; a < r; ++a)
         for (int b = 0; b < r; ++b) {
@@ -149,7 +170,7 @@ static int pi_times(const dstar_step *c, const double *z, const double *grad, do
                 double dxa_xb = 0.0;
                 for (int i = 0; i < n; ++i)
                     dxa_xb += dx[(j * r + a) * n + i] * x[i * r + b];
-                sum += s->mass[j] * v[j] * dxa_xb;
+                sum += p[j] * dxa_xb;
             }
             d[a * r + b] = sum;
         }
@@ -287,11 +308,11 @@ static int dstar_jacobian(const double *z1, double *jac, void *ctx)
 static int to_momentum_coordinates(const dstar_step *c, const double *q, const double *v, double *rho)
 {
     const nh_system *s = c->sys;
-    double x[N * N], mv[N];
+    double x[N * N], mv[N], mass[N * N];
     if (basis_at(c, q, x, NULL))
         return 1;
-    for (int i = 0; i < s->n; ++i)
-        mv[i] = s->mass[i] * v[i];
+    nh_mass_matrix(s, q, mass);
+    nh_matvec(s->n, s->n, mass, v, mv);
     nh_matvec_t(s->n, c->r, x, mv, rho);
     return 0;
 }
@@ -318,7 +339,7 @@ static int dstar_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     nh_nonlinear_problem pb = {c.dim, dstar_residual, dstar_jacobian, &c, fmax(nh_norm_inf(c.dim, c.z0) / h, 1e-300)};
     if ((rc = nh_solver_solve(st->solver, &pb, z1)))
         return rc;
-    if (basis_at(&c, z1, x, NULL) || velocity_coordinates(&c, x, z1 + n, y, v))
+    if (basis_at(&c, z1, x, NULL) || velocity_coordinates(&c, z1, x, z1 + n, y, v))
         return NH_STEP_SINGULAR;
     memcpy(q, z1, (size_t)n * sizeof *q);
     return NH_OK;
@@ -400,7 +421,8 @@ static int dstar_solver_dim(const nh_param_set *set, const nh_system *sys)
     return 2 * sys->n - sys->m;
 }
 
-#define ITOH_ABE_FLAGS (NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_PRESERVES_CONSTRAINT)
+#define ITOH_ABE_FLAGS                                                                                             \
+    (NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_GENERAL_MASS)
 #define SYMMETRIC_DG_FLAGS (ITOH_ABE_FLAGS | NH_METHOD_REVERSIBLE)
 
 #define DSTAR_METHOD(var, nm, summ, np, pars, fl, ord, acc)                                                       \

@@ -87,6 +87,11 @@ int nh_method_spec_order(const nh_method_spec *spec)
 
 int nh_method_spec_check(const nh_method_spec *spec, const nh_system *sys, nh_error *err)
 {
+    if (nh_has_variable_mass(sys) && !(nh_method_spec_flags(spec) & NH_METHOD_GENERAL_MASS))
+        return nh_fail(err, NH_ERR_INPUT,
+                       "method %s assumes a constant mass matrix, and %s's depends on the configuration; methods "
+                       "that serve it: rk4, avf, gonzalez, itoh-abe, gonzalez-r",
+                       spec->type->name, sys->type->name);
     return spec->type->accepts ? spec->type->accepts(&spec->params, sys, err) : NH_OK;
 }
 
@@ -160,12 +165,13 @@ void nh_method_flags_format(unsigned flags, char *buf, size_t len)
         {NH_METHOD_PRESERVES_CONSTRAINT, "constraint"},
         {NH_METHOD_REVERSIBLE, "reversible"},
         {NH_METHOD_CARRIES_STATE, "carries-state"},
+        {NH_METHOD_GENERAL_MASS, "M(q)"},
     };
     size_t used = 0;
     buf[0] = '\0';
+    if (!(flags & (NH_METHOD_IMPLICIT | NH_METHOD_LINEARLY_IMPLICIT)))
+        used += (size_t)snprintf(buf, len, "explicit");
     for (size_t i = 0; i < sizeof names / sizeof names[0] && used < len; ++i)
         if (flags & names[i].bit)
             used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "", names[i].name);
-    if (used == 0)
-        snprintf(buf, len, "explicit");
 }

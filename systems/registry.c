@@ -8,7 +8,7 @@ extern const nh_system_type nh_system_quartic;
 extern const nh_system_type nh_system_cvt;
 extern const nh_system_type nh_system_knife;
 extern const nh_system_type nh_system_disk, nh_system_hcvt, nh_system_mvparticle, nh_system_vdisk, nh_system_robot;
-extern const nh_system_type nh_system_dlparticle;
+extern const nh_system_type nh_system_dlparticle, nh_system_sleigh;
 
 static const nh_system_type *const registry[] = {
     &nh_system_quartic,
@@ -20,6 +20,7 @@ static const nh_system_type *const registry[] = {
     &nh_system_dlparticle,
     &nh_system_vdisk,
     &nh_system_robot,
+    &nh_system_sleigh,
 };
 
 int nh_system_count(void)

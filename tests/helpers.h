@@ -4,6 +4,7 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "nhens/method.h"
@@ -14,10 +15,16 @@ static inline void make_system(nh_system *s, const char *name, const char *overr
     nh_error err;
     const nh_system_type *t = nh_system_find(name);
     cr_assert(t != NULL, "system %s", name);
-    const char *list[1] = {overrides};
+    /* "a=1,b=2" -> {"a=1", "b=2"} */
+    char buf[256];
+    const char *list[8];
+    int count = 0;
+    snprintf(buf, sizeof buf, "%s", overrides ? overrides : "");
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && count < 8; tok = strtok_r(NULL, ",", &save))
+        list[count++] = tok;
     const nh_preset *p = preset ? nh_system_find_preset(t, preset) : NULL;
     cr_assert(preset == NULL || p != NULL, "preset %s", preset);
-    int rc = nh_system_init(s, t, p, list, overrides && *overrides ? 1 : 0, &err);
+    int rc = nh_system_init(s, t, p, list, count, &err);
     cr_assert(rc == NH_OK, "%s", err.msg);
 }
 

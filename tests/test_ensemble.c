@@ -276,8 +276,12 @@ static int short_run(const nh_system *s, const nh_preset *preset, const nh_metho
         cfg.ensemble = 2;
     }
     nh_error err;
-    if (nh_method_spec_check(&cfg.method, s, &err))
-        return 0; /* refused with a message: not a pair the method claims to serve */
+    if (nh_method_spec_check(&cfg.method, s, &err)) {
+        /* the only refusals among the registered systems: constant-mass methods on the sleigh */
+        cr_assert(nh_has_variable_mass(s) && strstr(err.msg, "constant mass matrix") != NULL, "%s/%s refused: %s",
+                  s->type->name, type->name, err.msg);
+        return 0;
+    }
     nh_run_result res;
     cr_assert(eq(int, nh_run_ensemble(&cfg, &res, &err), NH_OK), "%s/%s: %s", s->type->name, type->name, err.msg);
     cr_assert(eq(long, res.failed, 0L), "%s/%s/%s: %ld failed", s->type->name, preset ? preset->name : "shell",
@@ -310,8 +314,8 @@ Test(ensemble, every_method_runs_every_preset_of_every_system)
                 runs += short_run(&s, preset, nh_method_at(i));
         }
     }
-    /* every method serves every system registered so far (all have a D* form) */
-    cr_assert(eq(int, runs, pairs), "%d of %d pairs ran", runs, pairs);
+    /* every other pair runs; the sleigh is served by the M(q)-capable methods (rk4 and the D* family) */
+    cr_assert(runs >= pairs - 3 * nh_method_count() && runs > 0, "%d of %d pairs ran", runs, pairs);
 }
 
 static double max_observed(const nh_run_result *res, const char *observer)

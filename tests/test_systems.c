@@ -14,7 +14,7 @@
 static const char *const VARIANTS[][2] = {
     {"quartic", "n=3"}, {"quartic", "n=5"}, {"cvt", "eps=0"},     {"cvt", "eps=0.3"}, {"knife", "eps=0"},
     {"knife", "eps=0.2"}, {"disk", ""},    {"disk", "r=0.7"},     {"hcvt", ""},       {"mvparticle", ""},
-    {"dlparticle", ""},  {"vdisk", ""},   {"robot", ""},
+    {"dlparticle", ""},  {"vdisk", ""},   {"robot", ""},         {"sleigh", ""},     {"sleigh", "a=0.3,m=2"},
 };
 
 /* Central differences with step 1e-6 have truncation error ~1e-12 f''' and rounding error
@@ -71,6 +71,33 @@ static void check_point(const nh_system *s, const double *q)
     }
 }
 
+/* dM/dq against central differences of M(q) (same tolerance), symmetric and positive definite. */
+static void check_mass_matrix(const nh_system *s, const double *q)
+{
+    if (!nh_has_variable_mass(s))
+        return;
+    const int n = s->n;
+    double m[NH_MAX_DIM * NH_MAX_DIM], dm[NH_MAX_DIM * NH_MAX_DIM * NH_MAX_DIM], mp[NH_MAX_DIM * NH_MAX_DIM];
+    double mm[NH_MAX_DIM * NH_MAX_DIM], qq[NH_MAX_DIM], chol[NH_MAX_DIM * NH_MAX_DIM], rhs[NH_MAX_DIM] = {1};
+    s->type->mass_matrix(s, q, m);
+    s->type->mass_matrix_derivative(s, q, dm);
+    memcpy(chol, m, sizeof chol);
+    cr_assert(eq(int, nh_spd_solve(n, chol, rhs), 0), "%s: M(q) is SPD", s->type->name);
+    for (int j = 0; j < n; ++j) {
+        memcpy(qq, q, sizeof(double) * n);
+        qq[j] = q[j] + FD_STEP;
+        s->type->mass_matrix(s, qq, mp);
+        qq[j] = q[j] - FD_STEP;
+        s->type->mass_matrix(s, qq, mm);
+        for (int e = 0; e < n * n; ++e) {
+            double fd = (mp[e] - mm[e]) / (2 * FD_STEP);
+            cr_assert(fabs(fd - dm[e * n + j]) <= FD_TOL * (1 + fabs(fd)), "%s dM[%d]/dq%d: %g vs %g", s->type->name,
+                      e, j, dm[e * n + j], fd);
+            cr_assert(eq(dbl, m[e], m[(e % n) * n + e / n]), "M symmetric");
+        }
+    }
+}
+
 /* The D* form: X_a in ker A (to round-off) and dX against central differences (tolerance as above). */
 static void check_adapted_basis(const nh_system *s, const double *q)
 {
@@ -116,6 +143,7 @@ Test(systems, derivatives_match_finite_differences)
             s.type->sample_configuration(&s, &rng, q);
             check_point(&s, q);
             check_adapted_basis(&s, q);
+            check_mass_matrix(&s, q);
         }
         for (int i = 0; i < nh_system_count(); ++i)
             covered[i] |= nh_system_at(i) == s.type;
@@ -232,6 +260,18 @@ Test(systems, dstar_form_is_the_full_vector_field)
             cr_assert(eq(int, nh_dstar_vector_field(&s, q, v, zdot), 0));
             cr_assert(eq(int, nh_index1_rhs(&s, q, v, dq, a, NULL), NH_OK));
             s.type->adapted_basis(&s, q, x, dx);
+            /* rho = X^T M v: rho' = (dX[v])^T M v + X^T (dM[v]) v + X^T M a */
+            double mass[NH_MAX_DIM * NH_MAX_DIM], dm[NH_MAX_DIM * NH_MAX_DIM * NH_MAX_DIM] = {0};
+            double mv[NH_MAX_DIM], ma[NH_MAX_DIM], dmv[NH_MAX_DIM] = {0};
+            nh_mass_matrix(&s, q, mass);
+            if (nh_has_variable_mass(&s))
+                s.type->mass_matrix_derivative(&s, q, dm);
+            nh_matvec(n, n, mass, v, mv);
+            nh_matvec(n, n, mass, a, ma);
+            for (int i = 0; i < n; ++i)
+                for (int k = 0; k < n; ++k)
+                    for (int j = 0; j < n; ++j)
+                        dmv[i] += dm[(i * n + k) * n + j] * v[j] * v[k];
             for (int i = 0; i < n; ++i)
                 cr_assert(fabs(zdot[i] - v[i]) < 1e-12, "%s q'[%d]: %g vs %g", s.type->name, i, zdot[i], v[i]);
             for (int b = 0; b < r; ++b) {
@@ -240,7 +280,7 @@ Test(systems, dstar_form_is_the_full_vector_field)
                     double dxv = 0;
                     for (int j = 0; j < n; ++j)
                         dxv += dx[(i * r + b) * n + j] * v[j];
-                    rhodot += (dxv * v[i] + x[i * r + b] * a[i]) * s.mass[i];
+                    rhodot += dxv * mv[i] + x[i * r + b] * (ma[i] + dmv[i]);
                 }
                 cr_assert(fabs(zdot[n + b] - rhodot) < 1e-12 * 10, "%s rho'[%d]: %g vs %g", s.type->name, b,
                           zdot[n + b], rhodot);
@@ -291,4 +331,58 @@ Test(systems, rolling_disk_momenta_are_constant)
     nh_matvec_t(4, 2, x1, mv1, rho1);
     cr_assert(fabs(rho0[0] - rho1[0]) < 1e-9 && fabs(rho0[1] - rho1[1]) < 1e-9, "rho (%g, %g) -> (%g, %g)", rho0[0],
               rho0[1], rho1[0], rho1[1]);
+}
+
+Test(systems, sleigh_midpoint_equilibria_have_the_eigenvalue_of_prop_4_1)
+{
+    /* seed 000 Prop. 4.1: the implicit midpoint step on D* (our gonzalez: H = |rho|^2/2 is quadratic, so
+     * every discrete gradient is the midpoint one) keeps rho1 = 0 fixed and has the linearised eigenvalue
+     * lambda1 = (2 - h C rho2)/(2 + h C rho2), C = a sqrt(m)/(J + m a^2). Central differences with
+     * delta = 1e-6 of the step map: the map is smooth, error O(delta^2) plus solver round-off / delta,
+     * about 1e-9; tolerance 1e-7. Both signs of rho2 (stable and unstable). */
+    nh_system s;
+    nh_method_spec m;
+    make_system(&s, "sleigh", "J=8,a=1,m=1", NULL);
+    make_method(&m, "gonzalez");
+    const double h = 0.5, C = 1.0 / 9.0, theta = 0.1, delta = 1e-6;
+    for (int sign = -1; sign <= 1; sign += 2) {
+        const double rho2 = 0.6 * sign;
+        double rho1_out[2];
+        for (int k = 0; k < 2; ++k) {
+            double rho1 = k ? delta : -delta, x[6], dx[18], mass[9], mv[3], rho[2];
+            double q[3] = {-5, 0, theta};
+            double v[3] = {rho2 * cos(theta), rho2 * sin(theta), rho1 / 3.0};
+            cr_assert(eq(int, integrate(&m, &s, NH_SOLVER_NEWTON, h, 1, q, v), NH_OK));
+            s.type->adapted_basis(&s, q, x, dx);
+            nh_mass_matrix(&s, q, mass);
+            nh_matvec(3, 3, mass, v, mv);
+            nh_matvec_t(3, 2, x, mv, rho);
+            rho1_out[k] = rho[0];
+        }
+        double lambda = (rho1_out[1] - rho1_out[0]) / (2 * delta), expected = (2 - h * C * rho2) / (2 + h * C * rho2);
+        cr_assert(fabs(lambda - expected) < 1e-7, "rho2 = %g: eigenvalue %.12f, Prop. 4.1 %.12f", rho2, lambda, expected);
+        cr_assert(sign > 0 ? lambda < 1 : lambda > 1, "stable for rho2 > 0, unstable for rho2 < 0");
+    }
+}
+
+Test(systems, sleigh_fig3_runs_from_the_unstable_to_the_stable_equilibrium)
+{
+    /* seed 000 Fig. 3: from rho = (+-0.001, -0.6) (next to the unstable equilibrium rho2 < 0) the midpoint
+     * method on D* with h = 0.5 ends at the stable one, rho = (0, +0.6); |rho| is conserved exactly.
+     * T = 400: the departure grows like exp(C |rho2| t) from 1e-3 (C = 1/9), then settles; 1e-3 margin. */
+    const char *presets[] = {"seed000-fig3-plus", "seed000-fig3-minus"};
+    for (int k = 0; k < 2; ++k) {
+        nh_system s;
+        nh_method_spec m;
+        double q[3], v[3], proj, x[6], dx[18], mass[9], mv[3], rho[2];
+        make_system(&s, "sleigh", NULL, presets[k]);
+        make_method(&m, "gonzalez");
+        nh_preset_state(&s, nh_system_find_preset(s.type, presets[k]), q, v, &proj);
+        cr_assert(eq(int, integrate(&m, &s, NH_SOLVER_NEWTON, 0.5, 800, q, v), NH_OK));
+        s.type->adapted_basis(&s, q, x, dx);
+        nh_mass_matrix(&s, q, mass);
+        nh_matvec(3, 3, mass, v, mv);
+        nh_matvec_t(3, 2, x, mv, rho);
+        cr_assert(fabs(rho[0]) < 1e-3 && fabs(rho[1] - 0.6) < 1e-3, "%s: rho = (%g, %g)", presets[k], rho[0], rho[1]);
+    }
 }
