@@ -174,7 +174,21 @@ static int pi_times(const dstar_step *c, const double *z, const double *grad, do
             }
             d[a * r + b] = sum;
         }
+    if (nh_is_reduced(s)) {   /* no configuration: q stays; brackets from the Lie algebra, -C rho = -p.[X_a, X_b] */
+        double xa[N], xb[N], br[N];
+        for (int a = 0; a < r; ++a)
+            for (int b = 0; b < r; ++b) {
+                for (int i = 0; i < n; ++i) {
+                    xa[i] = x[i * r + a];
+                    xb[i] = x[i * r + b];
+                }
+                s->type->lie_bracket(s, xa, xb, br);
+                d[a * r + b] = -0.5 * nh_dot(n, p, br);   /* D - D^T below doubles it */
+            }
+    }
     nh_matvec(n, r, x, grad + n, out);
+    if (nh_is_reduced(s))
+        memset(out, 0, (size_t)n * sizeof *out);
     for (int a = 0; a < r; ++a) {
         double sum = 0.0;
         for (int i = 0; i < n; ++i)
@@ -422,7 +436,8 @@ static int dstar_solver_dim(const nh_param_set *set, const nh_system *sys)
 }
 
 #define ITOH_ABE_FLAGS                                                                                             \
-    (NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_GENERAL_MASS)
+    (NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_GENERAL_MASS |   \
+     NH_METHOD_REDUCED)
 #define SYMMETRIC_DG_FLAGS (ITOH_ABE_FLAGS | NH_METHOD_REVERSIBLE)
 
 #define DSTAR_METHOD(var, nm, summ, np, pars, fl, ord, acc)                                                       \

@@ -87,6 +87,12 @@ int nh_method_spec_order(const nh_method_spec *spec)
 
 int nh_method_spec_check(const nh_method_spec *spec, const nh_system *sys, nh_error *err)
 {
+    if (nh_is_reduced(sys) && !(nh_method_spec_flags(spec) & NH_METHOD_REDUCED))
+        return nh_fail(err, NH_ERR_INPUT,
+                       "method %s needs the full configuration space, and %s is given in reduced form only "
+                       "(Euler-Poincare equations on a Lie algebra); methods that serve it: rk4, avf, gonzalez, "
+                       "itoh-abe, gonzalez-r",
+                       spec->type->name, sys->type->name);
     if (nh_has_variable_mass(sys) && !(nh_method_spec_flags(spec) & NH_METHOD_GENERAL_MASS))
         return nh_fail(err, NH_ERR_INPUT,
                        "method %s assumes a constant mass matrix, and %s's depends on the configuration; methods "
@@ -166,6 +172,7 @@ void nh_method_flags_format(unsigned flags, char *buf, size_t len)
         {NH_METHOD_REVERSIBLE, "reversible"},
         {NH_METHOD_CARRIES_STATE, "carries-state"},
         {NH_METHOD_GENERAL_MASS, "M(q)"},
+        {NH_METHOD_REDUCED, "reduced"},
     };
     size_t used = 0;
     buf[0] = '\0';

@@ -40,7 +40,7 @@ const nh_method_type nh_method_rk4 = {
     .name = "rk4",
     .summary = "classical RK4 on the index-1 ODE (multiplier eliminated); baseline",
     .reference = "Kutta 1901; used as baseline in Anahory Simoes et al. 2022 Sect. 5",
-    .fixed_flags = NH_METHOD_GENERAL_MASS,
+    .fixed_flags = NH_METHOD_GENERAL_MASS | NH_METHOD_REDUCED,
     .fixed_order = 4,
     .step = rk4_step,
 };

@@ -127,7 +127,23 @@ static int multiplier_from(const nh_system *s, const double *q, const double *v,
     return nh_spd_solve(m, c, lam) ? NH_STEP_SINGULAR : NH_OK;
 }
 
-/* grad V(q) + c(q, v) */
+/* -(ad*_v p)_i = -p . [v, e_i], p = M v: the Euler-Poincare force of a reduced system, on the side of
+ * grad V in M v' = -f + A^T lam */
+static void reduced_force(const nh_system *s, const double *q, const double *v, double *f)
+{
+    const int n = s->n;
+    double mass[NH_MAX_DIM * NH_MAX_DIM], p[NH_MAX_DIM], e[NH_MAX_DIM] = {0}, br[NH_MAX_DIM];
+    nh_mass_matrix(s, q, mass);
+    nh_matvec(n, n, mass, v, p);
+    for (int i = 0; i < n; ++i) {
+        e[i] = 1.0;
+        s->type->lie_bracket(s, v, e, br);
+        f[i] -= nh_dot(n, p, br);
+        e[i] = 0.0;
+    }
+}
+
+/* grad V(q) + c(q, v), and the Euler-Poincare term of a reduced system */
 static void generalized_force(const nh_system *s, const double *q, const double *v, double *f)
 {
     double c[NH_MAX_DIM];
@@ -135,6 +151,8 @@ static void generalized_force(const nh_system *s, const double *q, const double 
     mass_velocity_force(s, q, v, c);
     for (int i = 0; i < s->n; ++i)
         f[i] += c[i];
+    if (nh_is_reduced(s))
+        reduced_force(s, q, v, f);
 }
 
 int nh_exact_multiplier(const nh_system *s, const double *q, const double *v, double *lam)
@@ -156,7 +174,7 @@ int nh_index1_rhs(const nh_system *s, const double *q, const double *v, double *
         return rc;
     nh_matvec_t(m, n, a, lam, force);
     for (int i = 0; i < n; ++i) {
-        dq[i] = v[i];
+        dq[i] = nh_is_reduced(s) ? 0.0 : v[i];   /* a reduced system's placeholder q does not move */
         force[i] -= grad[i];
     }
     if (nh_mass_solve(s, q, force, dv))

@@ -8,7 +8,7 @@ extern const nh_system_type nh_system_quartic;
 extern const nh_system_type nh_system_cvt;
 extern const nh_system_type nh_system_knife;
 extern const nh_system_type nh_system_disk, nh_system_hcvt, nh_system_mvparticle, nh_system_vdisk, nh_system_robot;
-extern const nh_system_type nh_system_dlparticle, nh_system_sleigh;
+extern const nh_system_type nh_system_dlparticle, nh_system_sleigh, nh_system_suslov;
 
 static const nh_system_type *const registry[] = {
     &nh_system_quartic,
@@ -21,6 +21,7 @@ static const nh_system_type *const registry[] = {
     &nh_system_vdisk,
     &nh_system_robot,
     &nh_system_sleigh,
+    &nh_system_suslov,
 };
 
 int nh_system_count(void)

@@ -74,6 +74,10 @@ typedef struct nh_system_type {
      * NH_METHOD_GENERAL_MASS serve the system. */
     void (*mass_matrix)(const nh_system *s, const double *q, double *m);
     void (*mass_matrix_derivative)(const nh_system *s, const double *q, double *dm);
+    /* Optional: a reduced (Euler-Poincare) system on a Lie algebra, e.g. the Suslov problem on so(3).
+     * v is the algebra element, q a placeholder that does not move, and the equations are
+     * d/dt (M v) = ad*_v (M v) + A^T lam with (ad*_v p)_i = p . [v, e_i]; this is the bracket [u, w]. */
+    void (*lie_bracket)(const nh_system *s, const double *u, const double *w, double *out);
 } nh_system_type;
 
 struct nh_system {
@@ -108,6 +112,11 @@ double nh_system_param(const nh_system *s, int index);
 static inline int nh_has_variable_mass(const nh_system *s)
 {
     return s->type->mass_matrix != NULL;
+}
+
+static inline int nh_is_reduced(const nh_system *s)
+{
+    return s->type->lie_bracket != NULL;
 }
 
 /* Mechanics shared by every method and observer (systems/mechanics.c). */
