@@ -191,7 +191,7 @@ static int pi_times(const dstar_step *c, const double *z, const double *grad, do
         memset(out, 0, (size_t)n * sizeof *out);
     for (int a = 0; a < r; ++a) {
         double sum = 0.0;
-        for (int i = 0; i < n; ++i)
+        for (int i = 0; i < n && !nh_is_reduced(s); ++i)   /* reduced: Pi = [[0, 0], [0, -C rho]] */
             sum -= x[i * r + a] * grad[i];
         for (int b = 0; b < r; ++b)
             sum += (d[a * r + b] - d[b * r + a]) * grad[n + b];
@@ -471,4 +471,27 @@ int nh_dstar_vector_field(const nh_system *s, const double *q, const double *v, 
     if (to_momentum_coordinates(&c, q, v, z + s->n) || hamiltonian_gradient(&c, z, grad))
         return 1;
     return pi_times(&c, z, grad, zdot);
+}
+
+/* The pieces of the D* form with the system's basis, for tests (see dstar.h). */
+static dstar_step exact_step(const nh_system *s)
+{
+    static const dstar_method exact = {.basis = BASIS_SYSTEM, .gradient = DG_GONZALEZ};
+    return (dstar_step){.sys = s, .method = &exact, .h = 1.0, .r = s->n - s->m, .dim = 2 * s->n - s->m};
+}
+
+int nh_dstar_hamiltonian(const nh_system *s, const double *z, double *value, double *grad)
+{
+    if (!s->type->adapted_basis)
+        return 1;
+    dstar_step c = exact_step(s);
+    return hamiltonian(&c, z, value) || (grad && hamiltonian_gradient(&c, z, grad));
+}
+
+int nh_dstar_pi_times(const nh_system *s, const double *z, const double *g, double *out)
+{
+    if (!s->type->adapted_basis)
+        return 1;
+    dstar_step c = exact_step(s);
+    return pi_times(&c, z, g, out);
 }

@@ -104,6 +104,17 @@ static double cvt_driver_energy(const nh_system *s, const double *q, const doubl
     return 0.5 * v[2] * v[2] + driver_potential(eps_of(s), q[2]);
 }
 
+static void cvt_coupled_structure(const nh_system *s, double xi, double *k, double *kappa, int *rows, double *f)
+{
+    (void)s;
+    const double norm = sqrt(1.0 + sin(xi) * sin(xi));
+    k[0] = -sin(xi) / norm;
+    k[1] = 1.0 / norm;
+    kappa[0] = 1.0, kappa[1] = 0.0, kappa[2] = 0.0, kappa[3] = 1.0;
+    *rows = 2;
+    f[0] = f[1] = 0.0;
+}
+
 static void cvt_sample(const nh_system *s, nh_pcg32 *rng, double *q)
 {
     (void)s;
@@ -158,4 +169,5 @@ const nh_system_type nh_system_cvt = {
     .minimum_energy = cvt_minimum_energy,
     .adapted_basis = cvt_adapted_basis,
     .driver_energy = cvt_driver_energy,
+    .coupled_structure = cvt_coupled_structure,
 };

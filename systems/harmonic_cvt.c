@@ -79,6 +79,21 @@ static double coupled_driver_energy(const nh_system *s, const double *q, const d
     return 0.5 * (v[2] * v[2] + q[2] * q[2]);
 }
 
+static void coupled_structure(const nh_system *s, double xi, double *k, double *kappa, int *rows, double *f)
+{
+    const double norm = sqrt(1.0 + xi * xi);
+    k[0] = -xi / norm;
+    k[1] = 1.0 / norm;
+    if (first_shaft_sprung(s)) {
+        kappa[0] = 1.0, kappa[1] = 0.0, kappa[2] = 0.0, kappa[3] = 1.0;
+        *rows = 2;
+    } else {
+        kappa[0] = 0.0, kappa[1] = 1.0;
+        *rows = 1;
+    }
+    f[0] = f[1] = 0.0;
+}
+
 /* x2, xi ~ N(0, 1); x1 ~ N(0, 1) too (it only sets the reference point of the free shaft) */
 static void coupled_sample(const nh_system *s, nh_pcg32 *rng, double *q)
 {
@@ -101,7 +116,8 @@ static double coupled_minimum_energy(const nh_system *s)
                                 .constraint_jacobian_velocity = coupled_jacobian_velocity,                         \
                                 .constraint_jacobian_multiplier = coupled_jacobian_multiplier,                     \
                                 .sample_configuration = coupled_sample, .minimum_energy = coupled_minimum_energy,  \
-                                .adapted_basis = coupled_adapted_basis, .driver_energy = coupled_driver_energy}
+                                .adapted_basis = coupled_adapted_basis, .driver_energy = coupled_driver_energy,   \
+                                .coupled_structure = coupled_structure}
 
 COUPLED_SYSTEM(nh_system_hcvt, "hcvt", "harmonically driven CVT / contact oscillator (seed 004 Sect. 2.2.1, kappa = I)");
 COUPLED_SYSTEM(nh_system_mvparticle, "mvparticle",

@@ -91,6 +91,17 @@ static double knife_driver_energy(const nh_system *s, const double *q, const dou
     return 0.5 * v[2] * v[2];   /* V(xi) = 0: the free driver */
 }
 
+static void knife_coupled_structure(const nh_system *s, double xi, double *k, double *kappa, int *rows, double *f)
+{
+    (void)kappa;
+    const double c = cos(xi) - s->params.value[P_EPS], norm = sqrt(c * c + sin(xi) * sin(xi));
+    k[0] = c / norm;
+    k[1] = sin(xi) / norm;
+    *rows = 0;          /* kappa = 0: U = -f^T x with f = (1, 0) */
+    f[0] = 1.0;
+    f[1] = 0.0;
+}
+
 static void knife_sample(const nh_system *s, nh_pcg32 *rng, double *q)
 {
     (void)s;
@@ -125,4 +136,5 @@ const nh_system_type nh_system_knife = {
     .minimum_energy = knife_minimum_energy,
     .adapted_basis = knife_adapted_basis,
     .driver_energy = knife_driver_energy,
+    .coupled_structure = knife_coupled_structure,
 };

@@ -163,6 +163,19 @@ int nh_exact_multiplier(const nh_system *s, const double *q, const double *v, do
     return multiplier_from(s, q, v, a, g, lam);
 }
 
+int nh_reduced_vector(const nh_system *s, const double *q, const double *v, double *u)
+{
+    if (!s->type->coupled_structure)
+        return 0;
+    const int p = s->n - 1;
+    double k[NH_MAX_DIM], kappa[NH_MAX_DIM * NH_MAX_DIM], f[NH_MAX_DIM];
+    int rows = 0;
+    s->type->coupled_structure(s, q[p], k, kappa, &rows, f);
+    nh_matvec(rows, p, kappa, q, u);
+    u[rows] = nh_dot(p, v, k);
+    return rows + 1;
+}
+
 int nh_index1_rhs(const nh_system *s, const double *q, const double *v, double *dq, double *dv, double *lam_out)
 {
     const int n = nh_dim(s), m = s->m;

@@ -77,6 +77,17 @@ static double vd_driver_energy(const nh_system *s, const double *q, const double
     return 0.5 * v[3] * v[3] + vd_potential(s, q);
 }
 
+static void vd_coupled_structure(const nh_system *s, double xi, double *k, double *kappa, int *rows, double *f)
+{
+    (void)s;
+    (void)kappa;
+    k[0] = -cos(xi) / sqrt(2.0);
+    k[1] = -sin(xi) / sqrt(2.0);
+    k[2] = 1.0 / sqrt(2.0);
+    *rows = 0;
+    f[0] = f[1] = f[2] = 0.0;
+}
+
 static void vd_sample(const nh_system *s, nh_pcg32 *rng, double *q)
 {
     (void)s;
@@ -97,7 +108,8 @@ static double vd_minimum_energy(const nh_system *s)
                                 .constraint = vd_constraint, .constraint_jacobian_velocity = vd_jacobian_velocity, \
                                 .constraint_jacobian_multiplier = vd_jacobian_multiplier,                          \
                                 .sample_configuration = vd_sample, .minimum_energy = vd_minimum_energy,            \
-                                .adapted_basis = vd_adapted_basis, .driver_energy = vd_driver_energy}
+                                .adapted_basis = vd_adapted_basis, .driver_energy = vd_driver_energy,             \
+                                .coupled_structure = vd_coupled_structure}
 
 VERTICAL_DISK_SYSTEM(nh_system_vdisk, "vdisk", "vertical rolling disk / rolling penny (seed 004 eq. 15)");
 VERTICAL_DISK_SYSTEM(nh_system_robot, "robot", "mobile robot: vertical disk with driver potential sin(xi) (seed 004 Sect. 2.2.3)");

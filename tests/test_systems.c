@@ -413,3 +413,93 @@ Test(systems, suslov_follows_seed_000_equations)
               nh_energy(&s, q, v) - h0, v[2]);
     cr_assert(q[0] == 0 && q[1] == 0 && q[2] == 0, "no configuration moves");
 }
+
+Test(systems, coupled_systems_obey_the_reduced_equations)
+{
+    /* seed 004 eqs. 9-10: for q = (x, xi) on D, x' = v k(xi) with A k = 0 and |k| = 1, and u = (kappa x, v)
+     * satisfies y' = k0 v, v' = -k0^T y + k^T f with k0 = kappa k. u' by the chain rule from the index-1
+     * field, with dk/dxi by central differences (step 1e-6: error ~1e-10; tolerance 1e-7). */
+    int covered = 0;
+    for (int t = 0; t < nh_system_count(); ++t) {
+        nh_system s;
+        make_system(&s, nh_system_at(t)->name, NULL, NULL);
+        if (!s.type->coupled_structure)
+            continue;
+        ++covered;
+        const int n = s.n, p = n - 1;
+        nh_pcg32 rng;
+        nh_pcg32_seed(&rng, 23, t);
+        for (int trial = 0; trial < 10; ++trial) {
+            double q[NH_MAX_DIM], v[NH_MAX_DIM], dq[NH_MAX_DIM], acc[NH_MAX_DIM], u[NH_MAX_DIM], a[NH_MAX_CON * NH_MAX_DIM];
+            double k[NH_MAX_DIM], kp[NH_MAX_DIM], km[NH_MAX_DIM], kappa[NH_MAX_DIM * NH_MAX_DIM], f[NH_MAX_DIM];
+            int rows;
+            cr_assert(eq(int, nh_energy_shell_sample(&s, s.type->minimum_energy(&s) + 3.0, &rng, q, v), NH_OK));
+            cr_assert(eq(int, nh_index1_rhs(&s, q, v, dq, acc, NULL), NH_OK));
+            const double xi = q[p];
+            s.type->coupled_structure(&s, xi, k, kappa, &rows, f);
+            s.type->coupled_structure(&s, xi + 1e-6, kp, kappa, &rows, f);
+            s.type->coupled_structure(&s, xi - 1e-6, km, kappa, &rows, f);
+            s.type->constraint(&s, q, a);
+            cr_assert(eq(int, nh_reduced_vector(&s, q, v, u), rows + 1));
+            cr_assert(fabs(nh_dot(p, k, k) - 1) < 1e-15 && fabs(nh_dot(p, a, k)) < 1e-15, "%s: k unit, in ker A",
+                      s.type->name);
+            const double vel = u[rows];
+            for (int i = 0; i < p; ++i)
+                cr_assert(fabs(v[i] - vel * k[i]) < 1e-13, "%s: x' = v k", s.type->name);
+            double vdot = nh_dot(p, acc, k);
+            for (int i = 0; i < p; ++i)
+                vdot += v[i] * (kp[i] - km[i]) / 2e-6 * v[p];
+            double k0[NH_MAX_DIM], expected = nh_dot(p, k, f);
+            nh_matvec(rows, p, kappa, k, k0);
+            for (int r = 0; r < rows; ++r) {
+                double ydot = nh_dot(p, kappa + r * p, v);
+                cr_assert(fabs(ydot - k0[r] * vel) < 1e-12, "%s: y'", s.type->name);
+                expected -= k0[r] * u[r];
+            }
+            cr_assert(fabs(vdot - expected) < 1e-7 * (1 + fabs(expected)), "%s: v' = %g, eq. 10 gives %g", s.type->name,
+                      vdot, expected);
+        }
+    }
+    cr_assert(eq(int, covered, 6), "cvt, knife, hcvt, mvparticle, vdisk, robot");
+}
+
+Test(systems, dstar_gradient_matches_differences_and_pi_is_skew)
+{
+    /* grad H against central differences of H (FD tolerance as for the other derivatives) and
+     * a^T Pi b = -b^T Pi a for random a, b (round-off, 1e-13 of the products' size) for every system with a
+     * D* form, at random zeta */
+    for (int t = 0; t < nh_system_count(); ++t) {
+        nh_system s;
+        make_system(&s, nh_system_at(t)->name, NULL, NULL);
+        if (!s.type->adapted_basis)
+            continue;
+        const int dim = 2 * s.n - s.m;
+        nh_pcg32 rng;
+        nh_pcg32_seed(&rng, 29, t);
+        for (int trial = 0; trial < 5; ++trial) {
+            double z[2 * NH_MAX_DIM], g[2 * NH_MAX_DIM], zz[2 * NH_MAX_DIM], hp, hm, h0, a[2 * NH_MAX_DIM], b[2 * NH_MAX_DIM];
+            double pa[2 * NH_MAX_DIM], pb[2 * NH_MAX_DIM];
+            s.type->sample_configuration(&s, &rng, z);
+            for (int i = s.n; i < dim; ++i)
+                z[i] = nh_pcg32_gaussian(&rng);
+            cr_assert(eq(int, nh_dstar_hamiltonian(&s, z, &h0, g), 0));
+            for (int j = 0; j < dim; ++j) {
+                memcpy(zz, z, sizeof(double) * dim);
+                zz[j] = z[j] + FD_STEP;
+                nh_dstar_hamiltonian(&s, zz, &hp, NULL);
+                zz[j] = z[j] - FD_STEP;
+                nh_dstar_hamiltonian(&s, zz, &hm, NULL);
+                double fd = (hp - hm) / (2 * FD_STEP);
+                cr_assert(fabs(fd - g[j]) <= FD_TOL * (1 + fabs(fd)), "%s dH/dzeta_%d: %g vs %g", s.type->name, j, g[j], fd);
+            }
+            for (int i = 0; i < dim; ++i) {
+                a[i] = nh_pcg32_gaussian(&rng);
+                b[i] = nh_pcg32_gaussian(&rng);
+            }
+            nh_dstar_pi_times(&s, z, b, pb);
+            nh_dstar_pi_times(&s, z, a, pa);
+            double ab = nh_dot(dim, a, pb), ba = nh_dot(dim, b, pa);
+            cr_assert(fabs(ab + ba) < 1e-13 * (1 + fabs(ab)), "%s: a.Pi b = %g, b.Pi a = %g", s.type->name, ab, ba);
+        }
+    }
+}

@@ -69,6 +69,11 @@ typedef struct nh_system_type {
     /* Optional, for the nonholonomically coupled systems of seed 004 (eq. 7): the driver energy
      * h = 1/2 xi'^2 + V(xi); the passenger energy (eq. 6) is H - h. */
     double (*driver_energy)(const nh_system *s, const double *q, const double *v);
+    /* Optional, nonholonomically coupled systems (seed 004 Sect. 2.1): q = (x, xi) with the driver xi last;
+     * at driver angle xi, the unit kernel vector k(xi) of A(xi) (n - 1 entries), kappa (rows x (n - 1),
+     * K = kappa^T kappa) and f of U(x) = 1/2 x^T K x - f^T x. The reduced vector is u = (kappa x, v),
+     * v = x'^T k(xi), and obeys eq. 10 (see nh_reduced_vector). */
+    void (*coupled_structure)(const nh_system *s, double xi, double *k, double *kappa, int *kappa_rows, double *f);
     /* Optional configuration-dependent mass matrix (e.g. the Chaplygin sleigh): M(q) (n x n, SPD) and
      * dM[(i*n + j)*n + k] = d M_ij / d q_k. When set, `mass` is ignored and only methods flagged
      * NH_METHOD_GENERAL_MASS serve the system. */
@@ -136,6 +141,10 @@ void nh_constraint_curvature(const nh_system *s, const double *q, const double *
 int nh_project_velocity(const nh_system *s, const double *q, const double *w, double *out);
 /* Continuous multiplier lambda*(q, v) = C^-1 [A M^-1 grad V - (DA[v]) v]. */
 int nh_exact_multiplier(const nh_system *s, const double *q, const double *v, double *lam);
+/* Reduced vector u = (kappa x, x'^T k(xi)) of a coupled system (seed 004 eq. 9); returns its length
+ * (kappa rows + 1), or 0 for a system without the coupled structure. */
+int nh_reduced_vector(const nh_system *s, const double *q, const double *v, double *u);
+
 /* Index-1 ODE right-hand side: dq = v, dv = M^-1(-grad V + A^T lambda*); lam (may be NULL)
  * receives lambda*. */
 int nh_index1_rhs(const nh_system *s, const double *q, const double *v, double *dq, double *dv, double *lam);
