@@ -176,6 +176,15 @@ int nh_reduced_vector(const nh_system *s, const double *q, const double *v, doub
     return rows + 1;
 }
 
+int nh_driver_state(const nh_system *s, const double *q, const double *v, double *xi, double *xi_dot)
+{
+    if (!s->type->coupled_structure)
+        return 0;
+    *xi = q[s->n - 1];
+    *xi_dot = v[s->n - 1];
+    return 1;
+}
+
 int nh_index1_rhs(const nh_system *s, const double *q, const double *v, double *dq, double *dv, double *lam_out)
 {
     const int n = nh_dim(s), m = s->m;

@@ -503,3 +503,18 @@ Test(systems, dstar_gradient_matches_differences_and_pi_is_skew)
         }
     }
 }
+
+Test(systems, driver_state_is_the_last_coordinate_of_coupled_systems)
+{
+    nh_system s;
+    double q[3] = {0.1, 0.2, 0.3}, v[3] = {0, 0, 1.5}, xi, xid;
+    make_system(&s, "cvt", NULL, NULL);
+    cr_assert(eq(int, nh_driver_state(&s, q, v, &xi, &xid), 1));
+    cr_assert(eq(dbl, xi, 0.3));
+    cr_assert(eq(dbl, xid, 1.5));
+    /* the driver energy is its own: 1/2 xi'^2 + cos xi for eps = 0 */
+    cr_assert(ieee_ulp_eq(dbl, s.type->driver_energy(&s, q, v), 0.5 * 1.5 * 1.5 + cos(0.3), 4));
+    make_system(&s, "quartic", NULL, NULL);
+    double qq[7] = {0}, vv[7] = {0};
+    cr_assert(eq(int, nh_driver_state(&s, qq, vv, &xi, &xid), 0));
+}

@@ -144,6 +144,10 @@ int nh_exact_multiplier(const nh_system *s, const double *q, const double *v, do
 /* Reduced vector u = (kappa x, x'^T k(xi)) of a coupled system (seed 004 eq. 9); returns its length
  * (kappa rows + 1), or 0 for a system without the coupled structure. */
 int nh_reduced_vector(const nh_system *s, const double *q, const double *v, double *u);
+/* Driver state (xi, xi') of a coupled system (the driver is the last coordinate, seed 004 Sect. 2.1):
+ * the phase-plane point on which Poincare sections of the driver are taken. Returns 0 for systems
+ * without the coupled structure. */
+int nh_driver_state(const nh_system *s, const double *q, const double *v, double *xi, double *xi_dot);
 
 /* Index-1 ODE right-hand side: dq = v, dv = M^-1(-grad V + A^T lambda*); lam (may be NULL)
  * receives lambda*. */
