@@ -1,5 +1,6 @@
 /* Subcommand dispatch for the nhens program. */
 #include "cli.h"
+#include "experiment.h"
 
 #include "nhens/core.h"
 
@@ -10,7 +11,8 @@ static const char USAGE[] =
     "usage: nhens list                  systems, presets, methods, parameters and flags\n"
     "       nhens run [options]         one ensemble study (nhens run --help for options)\n"
     "       nhens order [options]       convergence study of one method against CVODE\n"
-    "       nhens audit [options]       order, constraint, energy and reversibility of every method on a system\n";
+    "       nhens audit [options]       order, constraint, energy and reversibility of every method on a system\n"
+    "       nhens report EXP.ini [--out DIR] [--scale F]   run an experiment file, write figures and report.md\n";
 
 int nh_cli_main(int argc, char **argv)
 {
@@ -28,10 +30,12 @@ int nh_cli_main(int argc, char **argv)
             }
         return nh_cli_run(argc - 1, argv + 1);
     }
+    if (!strcmp(argv[1], "report"))
+        return nh_cli_report(argc - 1, argv + 1);
     if (!strcmp(argv[1], "audit"))
         return nh_cli_audit(argc - 1, argv + 1);
     if (!strcmp(argv[1], "order"))
         return nh_cli_order(argc - 1, argv + 1);
-    fprintf(stderr, "nhens: unknown command '%s'; commands: list, run, order, audit\n%s", argv[1], USAGE);
+    fprintf(stderr, "nhens: unknown command '%s'; commands: list, run, order, audit, report\n%s", argv[1], USAGE);
     return NH_EXIT_USAGE;
 }

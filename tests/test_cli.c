@@ -145,3 +145,18 @@ Test(cli, list_shows_every_system_and_method)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
         cr_assert(strstr(buf, names[i]) != NULL, "nhens list lacks %s", names[i]);
 }
+
+Test(cli, report_refuses_a_bad_experiment_file_with_its_line)
+{
+    char path[128], args[256];
+    snprintf(path, sizeof path, "/tmp/nhens-cli-exp-%d.ini", (int)getpid());
+    FILE *f = fopen(path, "w");
+    fputs("[experiment]\nsystem = cvt\nh = fast\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "report %s --out /tmp/nhens-cli-exp-out", path);
+    cr_assert(eq(int, nhens(args), 2));
+    cr_assert(strstr(err_text, ":3:") != NULL && strstr(err_text, "'fast' is not a number") != NULL, "%s", err_text);
+    snprintf(args, sizeof args, "report %s --scale 2", path);
+    cr_assert(eq(int, nhens(args), 2));
+    cr_assert(strstr(err_text, "0 < F <= 1") != NULL, "%s", err_text);
+}

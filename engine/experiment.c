@@ -1,0 +1,158 @@
+/* Experiment files (see experiment.h): INI sections [experiment] (title, figure, description, expect and
+ * panel defaults) and [panel NAME] (overrides). Lists (methods, plot) are ';'-separated because method
+ * specs contain commas. */
+#include "experiment.h"
+
+#include "nhens/params.h"
+
+#include <ini.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct load_state {
+    nh_experiment *exp;
+    nh_error *err;
+    int failed;
+} load_state;
+
+static int split_list(const char *value, char (*out)[128], int max)
+{
+    char buf[1024];
+    int count = 0;
+    snprintf(buf, sizeof buf, "%s", value);
+    for (char *save = NULL, *tok = strtok_r(buf, ";", &save); tok && count < max; tok = strtok_r(NULL, ";", &save)) {
+        while (*tok == ' ')
+            ++tok;
+        size_t len = strlen(tok);
+        while (len && tok[len - 1] == ' ')
+            tok[--len] = '\0';
+        if (len)
+            snprintf(out[count++], 128, "%.127s", tok);
+    }
+    return count;
+}
+
+static int panel_key(nh_exp_panel *p, const char *name, const char *value, nh_error *err)
+{
+    double d;
+    long l;
+#define TEXT(field) snprintf(p->field, sizeof p->field, "%s", value)
+    if (!strcmp(name, "system")) TEXT(system);
+    else if (!strcmp(name, "params")) TEXT(params);
+    else if (!strcmp(name, "preset")) { TEXT(preset); p->have_energy = 0; }
+    else if (!strcmp(name, "title")) TEXT(title);
+    else if (!strcmp(name, "methods")) p->n_methods = split_list(value, p->methods, NH_EXP_MAX_METHODS);
+    else if (!strcmp(name, "plot")) {
+        char tmp[NH_EXP_MAX_PLOTS][128];
+        p->n_plot = split_list(value, tmp, NH_EXP_MAX_PLOTS);
+        for (int i = 0; i < p->n_plot; ++i)
+            snprintf(p->plot[i], sizeof p->plot[i], "%.63s", tmp[i]);
+    } else if (nh_parse_double(value, &d))
+        return nh_fail(err, NH_ERR_INPUT, "key %s: '%s' is not a number", name, value);
+    else if (!strcmp(name, "energy")) { p->energy = d; p->have_energy = 1; p->preset[0] = '\0'; }
+    else if (!strcmp(name, "h")) p->h = d;
+    else if (!strcmp(name, "T")) p->T = d;
+    else if (!strcmp(name, "smooth")) p->smooth = d;
+    else if (!strcmp(name, "logy")) p->logy = d != 0;
+    else if (nh_parse_long(value, &l) || l < 0)
+        return nh_fail(err, NH_ERR_INPUT, "key %s: '%s' is not a non-negative integer", name, value);
+    else if (!strcmp(name, "ensemble")) p->ensemble = l;
+    else if (!strcmp(name, "every")) p->every = l;
+    else if (!strcmp(name, "seed")) p->seed = (unsigned long long)l;
+    else
+        return nh_fail(err, NH_ERR_INPUT, "unknown key '%s'", name);
+#undef TEXT
+    return NH_OK;
+}
+
+/* description and expect may continue on indented lines (libinih calls back once per line; lines are
+ * limited to 200 characters) */
+static void append_text(char *field, size_t size, const char *value)
+{
+    size_t used = strlen(field);
+    snprintf(field + used, size - used, "%s%s", used ? " " : "", value);
+}
+
+static nh_exp_panel *panel_for(nh_experiment *exp, const char *name)
+{
+    for (int i = 0; i < exp->n_panels; ++i)
+        if (!strcmp(exp->panels[i].name, name))
+            return &exp->panels[i];
+    if (exp->n_panels == NH_EXP_MAX_PANELS)
+        return NULL;
+    nh_exp_panel *p = &exp->panels[exp->n_panels++];
+    *p = exp->defaults;
+    snprintf(p->name, sizeof p->name, "%s", name);
+    return p;
+}
+
+static int handle(void *user, const char *section, const char *name, const char *value)
+{
+    load_state *st = user;
+    nh_experiment *exp = st->exp;
+    if (!strcmp(section, "experiment")) {
+        if (!strcmp(name, "title")) snprintf(exp->title, sizeof exp->title, "%s", value);
+        else if (!strcmp(name, "figure")) snprintf(exp->figure, sizeof exp->figure, "%s", value);
+        else if (!strcmp(name, "description")) append_text(exp->description, sizeof exp->description, value);
+        else if (!strcmp(name, "expect")) append_text(exp->expect, sizeof exp->expect, value);
+        else if (panel_key(&exp->defaults, name, value, st->err)) return 0;
+        return 1;
+    }
+    if (strncmp(section, "panel ", 6) != 0) {
+        nh_fail(st->err, NH_ERR_INPUT, "unknown section [%s]; allowed: [experiment], [panel NAME]", section);
+        return 0;
+    }
+    nh_exp_panel *p = panel_for(exp, section + 6);
+    if (!p) {
+        nh_fail(st->err, NH_ERR_INPUT, "more than %d panels", NH_EXP_MAX_PANELS);
+        return 0;
+    }
+    return panel_key(p, name, value, st->err) == NH_OK;
+}
+
+static int check_panel(const nh_exp_panel *p, nh_error *err)
+{
+    if (!p->system[0] || p->n_methods == 0 || !(p->h > 0) || !(p->T >= p->h) || p->ensemble < 1)
+        return nh_fail(err, NH_ERR_INPUT,
+                       "panel '%s' needs system, methods, h > 0, T >= h and ensemble >= 1 (got system '%s', %d "
+                       "methods, h=%g, T=%g, ensemble=%ld)",
+                       p->name, p->system, p->n_methods, p->h, p->T, p->ensemble);
+    if (!p->have_energy == !p->preset[0])
+        return nh_fail(err, NH_ERR_INPUT, "panel '%s' needs exactly one of preset or energy", p->name);
+    return NH_OK;
+}
+
+int nh_experiment_load(const char *path, nh_experiment *exp, nh_error *err)
+{
+    memset(exp, 0, sizeof *exp);
+    exp->defaults = (nh_exp_panel){.ensemble = 1, .every = 1, .seed = 1};
+    snprintf(exp->defaults.plot[0], sizeof exp->defaults.plot[0], "dH_absmax");
+    exp->defaults.n_plot = 1;
+    nh_error local = {{0}};
+    load_state st = {exp, &local, 0};
+    int rc = ini_parse(path, handle, &st);
+    if (rc < 0)
+        return nh_fail(err, NH_ERR_IO, "cannot read experiment file '%s'", path);
+    if (rc > 0)
+        return nh_fail(err, NH_ERR_INPUT, "%s:%d: %s", path, rc, local.msg[0] ? local.msg : "syntax error");
+    if (exp->n_panels == 0) {
+        exp->panels[0] = exp->defaults;
+        snprintf(exp->panels[0].name, sizeof exp->panels[0].name, "main");
+        exp->n_panels = 1;
+    }
+    for (int i = 0; i < exp->n_panels; ++i)
+        if (check_panel(&exp->panels[i], err))
+            return NH_ERR_INPUT;
+    return NH_OK;
+}
+
+void nh_experiment_scale(nh_experiment *exp, double scale)
+{
+    for (int i = 0; i < exp->n_panels; ++i) {
+        nh_exp_panel *p = &exp->panels[i];
+        p->T = fmax(p->h, p->h * floor(p->T * scale / p->h + 0.5));
+        p->ensemble = p->ensemble > 1 ? (long)fmax(2.0, floor(p->ensemble * scale + 0.5)) : 1;
+    }
+}

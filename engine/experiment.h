@@ -1,0 +1,48 @@
+/* Experiment files (INI, parsed with libinih) and `nhens report`: an experiment names a system,
+ * presets or energy shells, methods, step size, horizon, ensemble size and seed, and the columns to
+ * plot; it has one or more panels (one figure each). The report runs every (panel, method) pair (or
+ * reuses results already on disk with the same configuration hash), plots with gnuplot (PNG and SVG)
+ * and writes a Markdown page with the figures, a table per panel and the command to reproduce it. */
+#ifndef NHENS_EXPERIMENT_H
+#define NHENS_EXPERIMENT_H
+
+#include "nhens/core.h"
+
+enum { NH_EXP_MAX_PANELS = 8, NH_EXP_MAX_METHODS = 12, NH_EXP_MAX_PLOTS = 4 };
+
+typedef struct nh_exp_panel {
+    char name[64];
+    char title[256];
+    char system[64];
+    char params[256];           /* "k=v,k=v" */
+    char preset[64];
+    double energy;
+    int have_energy;
+    double h, T;
+    long ensemble, every;
+    unsigned long long seed;
+    char methods[NH_EXP_MAX_METHODS][128];
+    int n_methods;
+    char plot[NH_EXP_MAX_PLOTS][64];
+    int n_plot;
+    int logy;
+    double smooth;              /* running-mean window in time units; 0: none */
+} nh_exp_panel;
+
+typedef struct nh_experiment {
+    char title[256];
+    char figure[128];
+    char description[2048];
+    char expect[2048];
+    nh_exp_panel defaults;
+    nh_exp_panel panels[NH_EXP_MAX_PANELS];
+    int n_panels;
+} nh_experiment;
+
+int nh_experiment_load(const char *path, nh_experiment *exp, nh_error *err);
+/* Scale horizons and ensemble sizes by 0 < scale <= 1 (ensembles keep at least one trajectory). */
+void nh_experiment_scale(nh_experiment *exp, double scale);
+
+int nh_cli_report(int argc, char **argv);
+
+#endif

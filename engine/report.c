@@ -1,0 +1,370 @@
+/* `nhens report EXPERIMENT [--out DIR] [--scale F] [--threads K]` (see experiment.h). Results of each
+ * (panel, method) run live in DIR/PANEL/NN-METHOD/ with a config.hash; a later report with the same
+ * configuration reuses them. Figures are drawn by gnuplot from the CSV files. */
+#include "cli.h"
+#include "experiment.h"
+
+#include "nhens/ensemble.h"
+#include "nhens/output.h"
+
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sundials/sundials_config.h>
+#include <unistd.h>
+
+typedef struct report_options {
+    const char *experiment, *out;
+    double scale;
+    int threads;
+} report_options;
+
+static uint64_t fnv1a(const char *text)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *text; ++text)
+        h = (h ^ (unsigned char)*text) * 1099511628211ULL;
+    return h;
+}
+
+static void run_dir(const char *out, const nh_exp_panel *p, int k, char *dir, size_t len)
+{
+    char safe[128];
+    snprintf(safe, sizeof safe, "%s", p->methods[k]);
+    for (char *c = safe; *c; ++c)
+        if (*c == ':' || *c == ',' || *c == '/' || *c == '=')
+            *c = '_';
+    snprintf(dir, len, "%s/%s/%02d-%s", out, p->name, k + 1, safe);
+}
+
+static void config_key(const nh_exp_panel *p, int k, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s|%s|%s|%.17g|%d|%s|%.17g|%.17g|%ld|%llu|%ld|" NH_VERSION, p->system, p->params, p->preset,
+             p->energy, p->have_energy, p->methods[k], p->h, p->T, p->ensemble, p->seed, p->every);
+}
+
+static int cached(const char *dir, uint64_t hash)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/config.hash", dir);
+    FILE *f = fopen(path, "r");
+    unsigned long long stored = 0;
+    int ok = f && fscanf(f, "%llx", &stored) == 1 && stored == hash;
+    if (f)
+        fclose(f);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    return ok && access(path, R_OK) == 0;
+}
+
+static int split_params(char *buf, const char **list)
+{
+    int count = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && count < 16; tok = strtok_r(NULL, ",", &save))
+        list[count++] = tok;
+    return count;
+}
+
+static int run_one(const nh_exp_panel *p, int k, int threads, const char *dir, nh_error *err)
+{
+    char params[256];
+    const char *list[16];
+    snprintf(params, sizeof params, "%s", p->params);
+    nh_system sys;
+    const nh_preset *preset = NULL;
+    int rc = nh_cli_build_system(p->system, p->preset[0] ? p->preset : NULL, list, split_params(params, list), &sys,
+                                 &preset, err);
+    if (rc)
+        return rc;
+    nh_run_config cfg = {.system = &sys, .h = p->h, .T = p->T, .every = p->every, .ensemble = p->ensemble,
+                         .seed = p->seed, .threads = threads, .energy = p->energy, .fit_window_start = 0.5,
+                         .solver = NH_SOLVER_NEWTON, .preset = preset};
+    if (preset && nh_preset_is_shell(preset)) {
+        cfg.preset = NULL;
+        cfg.shell_preset = preset;
+        cfg.energy = preset->shell_energy;
+    }
+    if ((rc = nh_method_spec_parse(&cfg.method, p->methods[k], err)))
+        return rc;
+    nh_run_result res;
+    if ((rc = nh_make_directory(dir, err)) || (rc = nh_run_ensemble(&cfg, &res, err)))
+        return rc;
+    char command[512];
+    snprintf(command, sizeof command, "nhens report (panel %s, method %s)", p->name, p->methods[k]);
+    rc = nh_write_timeseries(dir, &res, err);
+    if (!rc)
+        rc = nh_write_summary(dir, &cfg, &res, command, err);
+    nh_run_result_free(&res);
+    return rc;
+}
+
+/* Running mean over a centred window of `window` time units: DIR/smoothed.csv (same columns). */
+static int write_smoothed(const char *dir, double window)
+{
+    char path[1200], line[4096];
+    snprintf(path, sizeof path, "%s/timeseries.csv", dir);
+    FILE *in = fopen(path, "r");
+    if (!in)
+        return 1;
+    int cols = 0, rows = 0, cap = 1024;
+    double *data = malloc(sizeof(double) * (size_t)cap * 32);
+    char header[4096] = "";
+    if (!fgets(header, sizeof header, in) || !data) {
+        fclose(in);
+        free(data);
+        return 1;
+    }
+    while (fgets(line, sizeof line, in)) {
+        if (rows == cap) {
+            cap *= 2;
+            data = realloc(data, sizeof(double) * (size_t)cap * 32);
+        }
+        int c = 0;
+        for (char *save = NULL, *tok = strtok_r(line, ",", &save); tok && c < 32; tok = strtok_r(NULL, ",", &save))
+            data[(size_t)rows * 32 + c++] = strtod(tok, NULL);
+        cols = c;
+        ++rows;
+    }
+    fclose(in);
+    snprintf(path, sizeof path, "%s/smoothed.csv", dir);
+    FILE *out = fopen(path, "w");
+    fputs(header, out);
+    for (int r = 0, lo = 0, hi = 0; r < rows; ++r) {
+        double t = data[(size_t)r * 32];
+        while (data[(size_t)lo * 32] < t - 0.5 * window)
+            ++lo;
+        while (hi + 1 < rows && data[(size_t)(hi + 1) * 32] <= t + 0.5 * window)
+            ++hi;
+        fprintf(out, "%.17g", t);
+        for (int c = 1; c < cols; ++c) {
+            double sum = 0;
+            for (int j = lo; j <= hi; ++j)
+                sum += data[(size_t)j * 32 + c];
+            fprintf(out, ",%.17g", sum / (hi - lo + 1));
+        }
+        fputc('\n', out);
+    }
+    fclose(out);
+    free(data);
+    return 0;
+}
+
+static cJSON *load_summary(const char *dir)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)len + 1);
+    size_t got = fread(text, 1, (size_t)len, f);
+    text[got] = '\0';
+    fclose(f);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    return j;
+}
+
+static double json_number(const cJSON *root, const char *object, const char *key)
+{
+    const cJSON *o = object ? cJSON_GetObjectItemCaseSensitive(root, object) : root;
+    const cJSON *v = o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* One gnuplot script per panel: PNG and SVG of every plotted column against t, a curve per method. */
+static int plot_panel(const char *out, const nh_exp_panel *p)
+{
+    char script[1024];
+    snprintf(script, sizeof script, "%s/%s/plot.gp", out, p->name);
+    FILE *g = fopen(script, "w");
+    if (!g)
+        return 1;
+    const char *file = p->smooth > 0 ? "smoothed.csv" : "timeseries.csv";
+    for (int term = 0; term < 2; ++term) {
+        fprintf(g, term ? "set terminal svg size 900,%d\n" : "set terminal pngcairo size 900,%d\n", 320 * p->n_plot);
+        fprintf(g, "set output '%s/%s.%s'\nset datafile separator ','\nset key outside right noenhanced\nset grid\nset termoption noenhanced\n", out, p->name,
+                term ? "svg" : "png");
+        fprintf(g, "set multiplot layout %d,1 title \"%s\"\n", p->n_plot, p->title[0] ? p->title : p->name);
+        for (int c = 0; c < p->n_plot; ++c) {
+            fprintf(g, "%s\nset xlabel 't'\nset ylabel '%s%s'\nplot ", p->logy ? "set logscale y" : "unset logscale y",
+                    p->plot[c], p->smooth > 0 ? " (running mean)" : "");
+            for (int k = 0; k < p->n_methods; ++k) {
+                char dir[1024];
+                run_dir(".", p, k, dir, sizeof dir);
+                fprintf(g, "%s'%s/%s/%s' using 't':'%s' with lines lw 1.5 title '%s'", k ? ", " : "", out,
+                        dir + 2, file, p->plot[c], p->methods[k]);
+            }
+            fputc('\n', g);
+        }
+        fprintf(g, "unset multiplot\n");
+    }
+    fclose(g);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>/dev/null", script);
+    return system(cmd) != 0;
+}
+
+static void table_row(FILE *md, const char *method, const cJSON *s)
+{
+    fprintf(md, "| `%s` | %.0f | %.2e | %.2e | %.2e | %.2f | %.1e | %.1e | %.1e | %.0f | %.2f |\n", method,
+            json_number(cJSON_GetObjectItemCaseSensitive(s, "method"), NULL, "order"),
+            json_number(s, "extremes", "dH_absmax"), json_number(s, "extremes", "rel_energy_absmax"),
+            json_number(s, "variance_fit", "C"), json_number(s, "variance_fit", "p"),
+            json_number(s, "extremes", "constraint_max"), json_number(s, "extremes", "driver_energy_absmax"),
+            json_number(s, "extremes", "passenger_energy_absmax"), json_number(s, "failures", "count"),
+            json_number(s, "performance", "wall_seconds"));
+}
+
+static void write_panel_table(FILE *md, const char *out, const nh_exp_panel *p)
+{
+    fprintf(md, "\n### %s\n\n%s on %s(%s), %s%s, h = %g, T = %g, %ld trajector%s, seed %llu.\n\n",
+            p->title[0] ? p->title : p->name, "Methods", p->system, p->params, p->preset[0] ? "preset " : "energy ",
+            p->preset[0] ? p->preset : "shell", p->h, p->T, p->ensemble, p->ensemble == 1 ? "y" : "ies", p->seed);
+    fprintf(md, "![%s](%s.png)\n\n", p->name, p->name);
+    fprintf(md, "| method | order | max \\|dH\\| | max \\|dH\\|/H0 | C (Var dH ~ a + C t) | p | max \\|Av\\| | "
+                "driver max | passenger max | failures | wall s |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int k = 0; k < p->n_methods; ++k) {
+        char dir[1024];
+        run_dir(out, p, k, dir, sizeof dir);
+        cJSON *s = load_summary(dir);
+        if (s)
+            table_row(md, p->methods[k], s);
+        cJSON_Delete(s);
+    }
+}
+
+static int write_markdown(const report_options *o, const nh_experiment *exp, int argc, char **argv)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/report.md", o->out);
+    FILE *md = fopen(path, "w");
+    if (!md)
+        return 1;
+    fprintf(md, "# %s\n\n", exp->title[0] ? exp->title : o->experiment);
+    if (exp->figure[0])
+        fprintf(md, "Reproduces: %s.\n\n", exp->figure);
+    if (exp->description[0])
+        fprintf(md, "%s\n\n", exp->description);
+    if (exp->expect[0])
+        fprintf(md, "What the run should show: %s\n\n", exp->expect);
+    fprintf(md, "Command: `nhens");
+    for (int i = 0; i < argc; ++i)
+        fprintf(md, " %s", argv[i]);
+    fprintf(md, "` (scale %g); nhens %s, SUNDIALS %s, cJSON %s.\n", o->scale, NH_VERSION, SUNDIALS_VERSION,
+            cJSON_Version());
+    for (int i = 0; i < exp->n_panels; ++i)
+        write_panel_table(md, o->out, &exp->panels[i]);
+    fclose(md);
+    return 0;
+}
+
+static int parse_report_options(int argc, char **argv, report_options *o)
+{
+    static const struct option longopts[] = {{"out", required_argument, 0, 'o'}, {"scale", required_argument, 0, 's'},
+                                             {"threads", required_argument, 0, 't'}, {0, 0, 0, 0}};
+    *o = (report_options){.out = NULL, .scale = 1.0, .threads = (int)sysconf(_SC_NPROCESSORS_ONLN)};
+    optind = 0;
+    opterr = 0;
+    int c;
+    long threads;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        if (c == 'o')
+            o->out = optarg;
+        else if (c == 's' && !nh_parse_double(optarg, &o->scale) && o->scale > 0 && o->scale <= 1)
+            continue;
+        else if (c == 't' && !nh_parse_long(optarg, &threads) && threads >= 1 && threads <= 1024)
+            o->threads = (int)threads;
+        else {
+            fprintf(stderr, "nhens report: bad option '%s' (--out DIR, --scale F with 0 < F <= 1, --threads K >= 1)\n",
+                    argv[optind - 1]);
+            return NH_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "usage: nhens report EXPERIMENT.ini [--out DIR] [--scale F] [--threads K]\n");
+        return NH_EXIT_USAGE;
+    }
+    o->experiment = argv[optind];
+    if (o->threads < 1)
+        o->threads = 1;
+    return NH_EXIT_OK;
+}
+
+static int run_panels(const report_options *o, const nh_experiment *exp)
+{
+    int failed = 0;
+    for (int i = 0; i < exp->n_panels; ++i) {
+        const nh_exp_panel *p = &exp->panels[i];
+        for (int k = 0; k < p->n_methods; ++k) {
+            char dir[1024], key[1024];
+            nh_error err;
+            run_dir(o->out, p, k, dir, sizeof dir);
+            config_key(p, k, key, sizeof key);
+            uint64_t hash = fnv1a(key);
+            fprintf(stderr, "[%s %d/%d] %s: ", p->name, k + 1, p->n_methods, p->methods[k]);
+            if (cached(dir, hash)) {
+                fprintf(stderr, "reused\n");
+            } else if (run_one(p, k, o->threads, dir, &err)) {
+                fprintf(stderr, "failed: %s\n", err.msg);
+                failed = 1;
+                continue;
+            } else {
+                char path[1200];
+                snprintf(path, sizeof path, "%s/config.hash", dir);
+                FILE *f = fopen(path, "w");
+                if (f) {
+                    fprintf(f, "%016llx\n", (unsigned long long)hash);
+                    fclose(f);
+                }
+                fprintf(stderr, "done\n");
+            }
+            if (p->smooth > 0)
+                write_smoothed(dir, p->smooth);
+        }
+        if (plot_panel(o->out, p)) {
+            fprintf(stderr, "nhens report: gnuplot failed for panel %s\n", p->name);
+            failed = 1;
+        }
+    }
+    return failed;
+}
+
+int nh_cli_report(int argc, char **argv)
+{
+    report_options o;
+    int rc = parse_report_options(argc, argv, &o);
+    if (rc)
+        return rc;
+    nh_experiment exp;
+    nh_error err;
+    if (nh_experiment_load(o.experiment, &exp, &err)) {
+        fprintf(stderr, "nhens report: %s\n", err.msg);
+        return NH_EXIT_USAGE;
+    }
+    if (o.scale < 1)
+        nh_experiment_scale(&exp, o.scale);
+    char out[512];
+    if (!o.out) {
+        const char *base = strrchr(o.experiment, '/');
+        base = base ? base + 1 : o.experiment;
+        snprintf(out, sizeof out, "results/%.*s", (int)(strcspn(base, ".")), base);
+        o.out = out;
+    }
+    if (nh_make_directory(o.out, &err)) {
+        fprintf(stderr, "nhens report: %s\n", err.msg);
+        return NH_EXIT_ERROR;
+    }
+    int failed = run_panels(&o, &exp);
+    if (write_markdown(&o, &exp, argc, argv)) {
+        fprintf(stderr, "nhens report: cannot write %s/report.md\n", o.out);
+        return NH_EXIT_ERROR;
+    }
+    printf("nhens report: wrote %s/report.md and %d figure(s) (PNG and SVG)\n", o.out, exp.n_panels);
+    return failed ? NH_EXIT_ERROR : NH_EXIT_OK;
+}

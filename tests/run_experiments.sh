@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Every experiment file runs at reduced size (--scale), writes report.md and one PNG and SVG per panel, and
+# a second run reuses the results. Ends with the plain "N passed, N failed" line.
+set -u
+nhens="$1"; dir="$2"; scale="${3:-0.01}"
+out=$(mktemp -d)
+passed=0; failed=0
+for exp in "$dir"/*.ini; do
+  name=$(basename "$exp" .ini)
+  if "$nhens" report "$exp" --out "$out/$name" --scale "$scale" --threads 2 >/dev/null 2>"$out/$name.err" &&
+     [ -s "$out/$name/report.md" ] && grep -q '^| `' "$out/$name/report.md" &&
+     [ "$(ls "$out/$name"/*.png | wc -l)" -ge 1 ] && [ "$(ls "$out/$name"/*.svg | wc -l)" -ge 1 ] &&
+     ! find "$out/$name" -maxdepth 1 -name '*.png' -empty | grep -q . &&
+     "$nhens" report "$exp" --out "$out/$name" --scale "$scale" 2>&1 >/dev/null | grep -q reused; then
+    passed=$((passed + 1))
+  else
+    echo "experiment $name failed:"; cat "$out/$name.err"; failed=$((failed + 1))
+  fi
+done
+rm -rf "$out"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
