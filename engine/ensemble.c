@@ -2,6 +2,7 @@
  * merge of block statistics (see include/nhens/ensemble.h). */
 #include "nhens/ensemble.h"
 #include "nhens/linalg.h"
+#include "nhens/poincare.h"
 
 #include <math.h>
 #include <omp.h>
@@ -80,7 +81,8 @@ static int record_sample(block_stats *b, long k, const double *values)
     if (!nh_all_finite(nobs, values))
         return NH_STEP_NONFINITE;
     for (int i = 0; i < nobs; ++i)
-        nh_accum_add(&b->acc[k * nobs + i], values[i]);
+        if (!nh_observer_at(i)->event)
+            nh_accum_add(&b->acc[k * nobs + i], values[i]);
     b->live[k]++;
     return NH_OK;
 }
@@ -120,9 +122,24 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long
         record_failure(&w->block, index, 0.0, rc);
         return;
     }
+    nh_section_tracker section;
+    const int latitude = nh_observer_index("latitude"), nobs = nh_observer_count();
+    double qa[NH_MAX_DIM], va[NH_MAX_DIM];
+    nh_section_start(&section, s, q, v);
     for (long k = 1; k <= n_steps; ++k) {
+        if (section.active) {
+            memcpy(qa, q, (size_t)s->n * sizeof *q);
+            memcpy(va, v, (size_t)s->n * sizeof *v);
+        }
         rc = nh_stepper_step(w->stepper, cfg->h, q, v, w->carried);
         w->block.steps++;
+        double t_cross, lat_error;
+        if (rc == NH_OK && section.active &&
+            nh_section_crossing(&section, s, qa, va, q, v, (k - 1) * cfg->h, cfg->h, &t_cross, &lat_error)) {
+            long bin = lround(t_cross / (cfg->h * cfg->every));
+            if (bin >= 0 && bin * cfg->every <= n_steps && isfinite(lat_error))
+                nh_accum_add(&w->block.acc[bin * nobs + latitude], lat_error);
+        }
         if (rc == NH_OK && k % cfg->every == 0) {
             nh_observe(s, q, v, &init, values);
             rc = record_sample(&w->block, k / cfg->every, values);

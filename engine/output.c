@@ -79,8 +79,13 @@ static int timeseries_body(FILE *f, const void *data)
         fprintf(f, "%.17g,%ld", res->time[k], res->live[k]);
         for (int i = 0; i < nh_observer_count(); ++i) {
             const nh_observer *o = nh_observer_at(i);
-            for (int c = 0; c < o->n_columns && (res->observer_mask & (1u << i)); ++c)
-                fprintf(f, ",%.17g", column_value(nh_run_accum(res, k, i), o->columns[c].kind));
+            for (int c = 0; c < o->n_columns && (res->observer_mask & (1u << i)); ++c) {
+                const nh_accum *a = nh_run_accum(res, k, i);
+                if (o->event && a->count == 0)
+                    fprintf(f, ",nan");   /* no crossing in this bin */
+                else
+                    fprintf(f, ",%.17g", column_value(a, o->columns[c].kind));
+            }
         }
         fputc('\n', f);
     }

@@ -8,6 +8,8 @@
 #include <sundials/sundials_context.h>
 #include <sunlinsol/sunlinsol_dense.h>
 #include <sunmatrix/sunmatrix_dense.h>
+#include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
+#include <math.h>
 
 static int reference_rhs(realtype t, N_Vector y, N_Vector ydot, void *user_data)
 {
@@ -61,6 +63,121 @@ int nh_reference_solve(const nh_system *s, const double *q0, const double *v0, d
     CVodeFree(&mem);
     SUNLinSolFree(ls);
     SUNMatDestroy(mat);
+    N_VDestroy(y);
+    SUNContext_Free(&ctx);
+    return rc;
+}
+
+int nh_has_latitude(const nh_system *s)
+{
+    if (!s->type->coupled_structure || s->n > NH_MAX_DIM)
+        return 0;
+    double k[NH_MAX_DIM], kappa[NH_MAX_DIM * NH_MAX_DIM], f[NH_MAX_DIM];
+    int rows = 0;
+    s->type->coupled_structure(s, 0.0, k, kappa, &rows, f);
+    for (int i = 0; i < s->n - 1; ++i)
+        if (f[i] != 0.0)
+            return 0;
+    return rows == 2;
+}
+
+typedef struct monodromy_ctx {
+    const nh_system *s;
+    double xi0, direction;
+} monodromy_ctx;
+
+/* y = (xi, xi', U column-major 3 x 3) */
+static int monodromy_rhs(realtype t, N_Vector yv, N_Vector ydot, void *user)
+{
+    (void)t;
+    const monodromy_ctx *c = user;
+    const nh_system *s = c->s;
+    const int n = s->n, p = n - 1;
+    const double *y = N_VGetArrayPointer(yv);
+    double *dy = N_VGetArrayPointer(ydot);
+    double q[NH_MAX_DIM] = {0}, g[NH_MAX_DIM], k[NH_MAX_DIM], kappa[NH_MAX_DIM * NH_MAX_DIM], f[NH_MAX_DIM], k0[2];
+    int rows;
+    q[p] = y[0];
+    s->type->potential_gradient(s, q, g);
+    dy[0] = y[1];
+    dy[1] = -g[p];
+    s->type->coupled_structure(s, y[0], k, kappa, &rows, f);
+    for (int r = 0; r < 2; ++r) {
+        k0[r] = 0.0;
+        for (int i = 0; i < p; ++i)
+            k0[r] += kappa[r * p + i] * k[i];
+    }
+    const double b[9] = {0, 0, k0[0], 0, 0, k0[1], -k0[0], -k0[1], 0};   /* row-major B */
+    for (int col = 0; col < 3; ++col)
+        for (int i = 0; i < 3; ++i)
+            dy[2 + col * 3 + i] = b[i * 3 + 0] * y[2 + col * 3 + 0] + b[i * 3 + 1] * y[2 + col * 3 + 1] +
+                                  b[i * 3 + 2] * y[2 + col * 3 + 2];
+    return 0;
+}
+
+/* g0 = s (xi - xi0) (oscillating return), g1 = s (xi - xi0) - 2 pi (rotating return); both upward */
+static int monodromy_roots(realtype t, N_Vector yv, realtype *g, void *user)
+{
+    (void)t;
+    const monodromy_ctx *c = user;
+    const double phase = c->direction * (N_VGetArrayPointer(yv)[0] - c->xi0);
+    g[0] = phase;
+    g[1] = phase - 2.0 * M_PI;
+    return 0;
+}
+
+int nh_driver_monodromy(const nh_system *s, const double *q0, const double *v0, double rtol, double *period,
+                        double *axis, nh_error *err)
+{
+    const int p = s->n - 1;
+    if (!nh_has_latitude(s) || v0[p] == 0.0)
+        return nh_fail(err, NH_ERR_INPUT, "%s: no driver monodromy (needs a 3-component reduced vector and xi' != 0)",
+                       s->type->name);
+    monodromy_ctx mc = {s, q0[p], v0[p] > 0 ? 1.0 : -1.0};
+    SUNContext ctx = NULL;
+    if (SUNContext_Create(NULL, &ctx) != 0)
+        return nh_fail(err, NH_ERR_SOLVER, "CVODE: cannot create a SUNDIALS context");
+    N_Vector y = N_VNew_Serial(11, ctx);
+    void *mem = CVodeCreate(CV_ADAMS, ctx);
+    SUNNonlinearSolver nls = NULL;
+    int rc = NH_ERR_SOLVER;
+    if (y && mem) {
+        double *yy = N_VGetArrayPointer(y);
+        memset(yy, 0, 11 * sizeof *yy);
+        yy[0] = q0[p];
+        yy[1] = v0[p];
+        yy[2] = yy[6] = yy[10] = 1.0;
+        int up[2] = {1, 1};
+        nls = SUNNonlinSol_FixedPoint(y, 0, ctx);
+        int flag = CVodeInit(mem, monodromy_rhs, 0.0, y);
+        flag |= CVodeSStolerances(mem, rtol, rtol);
+        flag |= CVodeSetUserData(mem, &mc);
+        flag |= CVodeSetNonlinearSolver(mem, nls);
+        flag |= CVodeSetMaxNumSteps(mem, 10000000L);
+        flag |= CVodeRootInit(mem, 2, monodromy_roots);
+        flag |= CVodeSetRootDirection(mem, up);
+        flag |= CVodeSetErrHandlerFn(mem, reference_silent, NULL);
+        realtype t = 0.0;
+        if (flag == 0 && CVode(mem, 1e6, y, &t, CV_NORMAL) == CV_ROOT_RETURN && t > 0) {
+            const double *u = N_VGetArrayPointer(y) + 2;   /* R column-major: R_ij = u[j*3 + i] */
+            double a[3] = {u[1 * 3 + 2] - u[2 * 3 + 1], u[2 * 3 + 0] - u[0 * 3 + 2], u[0 * 3 + 1] - u[1 * 3 + 0]};
+            double norm = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+            if (norm > 1e-12) {
+                double u0[3], sign;
+                nh_reduced_vector(s, q0, v0, u0);
+                sign = a[0] * u0[0] + a[1] * u0[1] + a[2] * u0[2] >= 0 ? 1.0 : -1.0;
+                for (int i = 0; i < 3; ++i)
+                    axis[i] = sign * a[i] / norm;
+                *period = t;
+                rc = NH_OK;
+            }
+        }
+    }
+    if (rc)
+        nh_fail(err, NH_ERR_SOLVER, "%s: the driver-period monodromy could not be computed (no return to the section, "
+                "or a rotation by 0 or pi)", s->type->name);
+    CVodeFree(&mem);
+    SUNNonlinSolFree(nls);
     N_VDestroy(y);
     SUNContext_Free(&ctx);
     return rc;

@@ -100,7 +100,8 @@ static int run_one(const nh_exp_panel *p, int k, int threads, const char *dir, n
     return rc;
 }
 
-/* Running mean over a centred window of `window` time units: DIR/smoothed.csv (same columns). */
+/* Running mean over a centred window of `window` time units: DIR/smoothed.csv (same columns); rows
+ * without any finite value in the window stay nan (gnuplot leaves them out). */
 static int write_smoothed(const char *dir, double window)
 {
     char path[1200], line[4096];
@@ -138,11 +139,18 @@ static int write_smoothed(const char *dir, double window)
         while (hi + 1 < rows && data[(size_t)(hi + 1) * 32] <= t + 0.5 * window)
             ++hi;
         fprintf(out, "%.17g", t);
-        for (int c = 1; c < cols; ++c) {
+        for (int c = 1; c < cols; ++c) {   /* mean of the finite values: event columns have gaps (nan) */
             double sum = 0;
+            int count = 0;
             for (int j = lo; j <= hi; ++j)
-                sum += data[(size_t)j * 32 + c];
-            fprintf(out, ",%.17g", sum / (hi - lo + 1));
+                if (isfinite(data[(size_t)j * 32 + c])) {
+                    sum += data[(size_t)j * 32 + c];
+                    ++count;
+                }
+            if (count)
+                fprintf(out, ",%.17g", sum / count);
+            else
+                fprintf(out, ",nan");
         }
         fputc('\n', out);
     }
@@ -212,12 +220,13 @@ static int plot_panel(const char *out, const nh_exp_panel *p)
 
 static void table_row(FILE *md, const char *method, const cJSON *s)
 {
-    fprintf(md, "| `%s` | %.0f | %.2e | %.2e | %.2e | %.2f | %.1e | %.1e | %.1e | %.0f | %.2f |\n", method,
+    fprintf(md, "| `%s` | %.0f | %.2e | %.2e | %.2e | %.2f | %.1e | %.1e | %.1e | %.1e | %.0f | %.2f |\n", method,
             json_number(cJSON_GetObjectItemCaseSensitive(s, "method"), NULL, "order"),
             json_number(s, "extremes", "dH_absmax"), json_number(s, "extremes", "rel_energy_absmax"),
             json_number(s, "variance_fit", "C"), json_number(s, "variance_fit", "p"),
             json_number(s, "extremes", "constraint_max"), json_number(s, "extremes", "driver_energy_absmax"),
-            json_number(s, "extremes", "passenger_energy_absmax"), json_number(s, "failures", "count"),
+            json_number(s, "extremes", "passenger_energy_absmax"), json_number(s, "extremes", "latitude_absmax"),
+            json_number(s, "failures", "count"),
             json_number(s, "performance", "wall_seconds"));
 }
 
@@ -228,7 +237,7 @@ static void write_panel_table(FILE *md, const char *out, const nh_exp_panel *p)
             p->preset[0] ? p->preset : "shell", p->h, p->T, p->ensemble, p->ensemble == 1 ? "y" : "ies", p->seed);
     fprintf(md, "![%s](%s.png)\n\n", p->name, p->name);
     fprintf(md, "| method | order | max \\|dH\\| | max \\|dH\\|/H0 | C (Var dH ~ a + C t) | p | max \\|Av\\| | "
-                "driver max | passenger max | failures | wall s |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+                "driver max | passenger max | latitude max | failures | wall s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int k = 0; k < p->n_methods; ++k) {
         char dir[1024];
         run_dir(out, p, k, dir, sizeof dir);

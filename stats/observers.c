@@ -1,7 +1,10 @@
 /* The observers of a run: the one table that decides what is measured at each output time and
  * which timeseries columns it produces. Later observers (driver/passenger energy, latitude) are
  * new rows here. */
+#include "nhens/reference.h"
 #include "nhens/stats.h"
+
+#include <string.h>
 
 #include <math.h>
 
@@ -42,17 +45,28 @@ static int has_driver(const nh_system *s)
 
 static const nh_observer observers[] = {
     {"dH", "energy error H(t) - H(0)", energy_error, 3,
-     {{"dH_mean", NH_STAT_MEAN}, {"dH_var", NH_STAT_VARIANCE}, {"dH_absmax", NH_STAT_ABSMAX}}, NULL},
+     {{"dH_mean", NH_STAT_MEAN}, {"dH_var", NH_STAT_VARIANCE}, {"dH_absmax", NH_STAT_ABSMAX}}, NULL, 0},
     {"rel_energy", "relative energy error (H(t) - H(0)) / |H(0)| (divided by 1 if H(0) = 0)",
-     relative_energy_error, 1, {{"rel_energy_absmax", NH_STAT_ABSMAX}}, NULL},
+     relative_energy_error, 1, {{"rel_energy_absmax", NH_STAT_ABSMAX}}, NULL, 0},
     {"constraint", "constraint residual |A(q) v|", constraint_residual, 2,
-     {{"constraint_max", NH_STAT_ABSMAX}, {"constraint_rms", NH_STAT_RMS}}, NULL},
+     {{"constraint_max", NH_STAT_ABSMAX}, {"constraint_rms", NH_STAT_RMS}}, NULL, 0},
     {"driver_energy", "driver energy error h(t) - h(0), seed 004 eq. 7 (coupled systems)", driver_energy_error, 2,
-     {{"driver_dE_mean", NH_STAT_MEAN}, {"driver_dE_absmax", NH_STAT_ABSMAX}}, has_driver},
+     {{"driver_dE_mean", NH_STAT_MEAN}, {"driver_dE_absmax", NH_STAT_ABSMAX}}, has_driver, 0},
     {"passenger_energy", "passenger energy error E(t) - E(0), seed 004 eq. 6 (coupled systems)",
      passenger_energy_error, 2, {{"passenger_dE_mean", NH_STAT_MEAN}, {"passenger_dE_absmax", NH_STAT_ABSMAX}},
-     has_driver},
+     has_driver, 0},
+    {"latitude", "latitude error at the driver's Poincare section (seed 004 Sect. 3.2, Fig. 8; cvt, hcvt); "
+     "binned to the nearest output time, nan where no crossing fell", NULL, 2,
+     {{"latitude_mean", NH_STAT_MEAN}, {"latitude_absmax", NH_STAT_ABSMAX}}, nh_has_latitude, 1},
 };
+
+int nh_observer_index(const char *name)
+{
+    for (int i = 0; i < nh_observer_count(); ++i)
+        if (strcmp(observers[i].name, name) == 0)
+            return i;
+    return -1;
+}
 
 unsigned nh_observer_mask(const nh_system *s)
 {
@@ -92,5 +106,7 @@ void nh_observe(const nh_system *s, const double *q, const double *v, const nh_i
                 double *values)
 {
     for (int i = 0; i < nh_observer_count(); ++i)
-        values[i] = (!observers[i].applies || observers[i].applies(s)) ? observers[i].value(s, q, v, init) : 0.0;
+        values[i] = observers[i].value && (!observers[i].applies || observers[i].applies(s))
+                        ? observers[i].value(s, q, v, init)
+                        : 0.0;
 }

@@ -355,3 +355,99 @@ Test(ensemble, driver_energy_errors_match_methods_sheet)
         nh_run_result_free(&res);
     }
 }
+
+#include "nhens/poincare.h"
+#include "nhens/reference.h"
+
+static void cvt_rotating(nh_system *s, const char *eps, double *q, double *v)
+{
+    double proj;
+    make_system(s, "cvt", eps, "rotating");
+    nh_preset_state(s, nh_system_find_preset(s->type, "rotating"), q, v, &proj);
+}
+
+Test(latitude, the_exact_flow_keeps_the_latitude)
+{
+    /* CVODE at 1e-12 to the first five returns of the driver (k P): the latitude against the monodromy
+     * axis is a first integral at the section, so it changes only by the tolerances (bound 1e-8) */
+    nh_system s;
+    nh_error err;
+    double q0[3], v0[3], q[3], v[3], u[3];
+    cvt_rotating(&s, "eps=0.1", q0, v0);
+    nh_section_tracker tr;
+    cr_assert(eq(int, nh_section_start(&tr, &s, q0, v0), 1));
+    for (int k = 1; k <= 5; ++k) {
+        cr_assert(eq(int, nh_reference_solve(&s, q0, v0, k * tr.period, 1e-12, 1e-12, q, v, &err), NH_OK));
+        cr_assert(fabs(fmod(q[2] - q0[2], 2 * M_PI)) < 1e-8 || fabs(fmod(q[2] - q0[2], 2 * M_PI)) > 2 * M_PI - 1e-8,
+                  "back on the section after %d periods", k);
+        nh_reduced_vector(&s, q, v, u);
+        cr_assert(fabs(nh_latitude(tr.axis, u) - tr.latitude0) < 1e-8, "period %d: latitude %g vs %g", k,
+                  nh_latitude(tr.axis, u), tr.latitude0);
+    }
+}
+
+Test(latitude, the_axis_is_the_fixed_direction_of_the_monodromy)
+{
+    /* geometry: start with u0 = c a (a the computed axis); after one driver period the exact flow returns
+     * u(P) = R u0 = u0 (CVODE 1e-12: bound 1e-8), and the latitude of the axis itself is pi/2 */
+    nh_system s;
+    nh_error err;
+    double q0[3], v0[3], q[3], v[3], u[3], k[2], kappa[4], f[2];
+    int rows;
+    cvt_rotating(&s, "eps=0.3", q0, v0);
+    nh_section_tracker tr;
+    cr_assert(eq(int, nh_section_start(&tr, &s, q0, v0), 1));
+    s.type->coupled_structure(&s, q0[2], k, kappa, &rows, f);
+    const double c = 1.3;
+    q0[0] = c * tr.axis[0];
+    q0[1] = c * tr.axis[1];
+    v0[0] = c * tr.axis[2] * k[0];
+    v0[1] = c * tr.axis[2] * k[1];
+    cr_assert(eq(int, nh_reference_solve(&s, q0, v0, tr.period, 1e-12, 1e-12, q, v, &err), NH_OK));
+    nh_reduced_vector(&s, q, v, u);
+    for (int i = 0; i < 3; ++i)
+        cr_assert(fabs(u[i] - c * tr.axis[i]) < 1e-8, "u(P)[%d] = %g, c a = %g", i, u[i], c * tr.axis[i]);
+    cr_assert(ieee_ulp_eq(dbl, nh_latitude(tr.axis, tr.axis), M_PI / 2, 4));
+}
+
+/* mean |latitude error| over the first and the last tenth of the crossings of one run (h = 0.1, T = 3000) */
+static void latitude_drift(const char *method, const char *eps, double *first, double *last)
+{
+    nh_system s;
+    make_system(&s, "cvt", eps, "rotating");
+    nh_run_config cfg = {.system = &s, .h = 0.1, .T = 3000, .every = 100, .ensemble = 1, .seed = 1, .threads = 1,
+                         .fit_window_start = 0.5, .solver = NH_SOLVER_NEWTON,
+                         .preset = nh_system_find_preset(s.type, "rotating")};
+    make_method(&cfg.method, method);
+    nh_run_result res;
+    nh_error err;
+    cr_assert(eq(int, nh_run_ensemble(&cfg, &res, &err), NH_OK), "%s", err.msg);
+    const int lat = nh_observer_index("latitude");
+    double values[400];
+    int count = 0;
+    for (long k = 0; k < res.n_out && count < 400; ++k)
+        if (nh_run_accum(&res, k, lat)->count > 0)
+            values[count++] = nh_run_accum(&res, k, lat)->absmax;
+    cr_assert(count > 100, "crossings recorded: %d", count);
+    *first = *last = 0;
+    for (int i = 0; i < count / 10; ++i) {
+        *first += values[i] / (count / 10);
+        *last += values[count - 1 - i] / (count / 10);
+    }
+    nh_run_result_free(&res);
+}
+
+Test(latitude, seed_004_fig_8_reversible_methods_and_the_leapfrog_exception)
+{
+    /* seed 004 Fig. 8 (rotating driver): with eps = 0 reversible methods keep the latitude error bounded;
+     * with eps = 0.1 they drift, except leap-frog. Measured (mean of first -> last tenth): dla01
+     * 1.9e-3 -> 2.0e-3 (eps 0), 3.8e-3 -> 3.9e-2 (eps 0.1); lf 3.5e-3 -> 3.6e-3 (eps 0.1). Bounds: no drift
+     * means a ratio below 1.5, drift a ratio above 3. */
+    double a, b;
+    latitude_drift("dla01", "eps=0", &a, &b);
+    cr_assert(b < 1.5 * a, "dla01, eps 0: %g -> %g", a, b);
+    latitude_drift("dla01", "eps=0.1", &a, &b);
+    cr_assert(b > 3 * a, "dla01, eps 0.1: %g -> %g", a, b);
+    latitude_drift("lf", "eps=0.1", &a, &b);
+    cr_assert(b < 1.5 * a, "lf, eps 0.1: %g -> %g", a, b);
+}

@@ -10,3 +10,13 @@ int nh_reference_solve(const nh_system *s, const double *q0, const double *v0, d
                        double atol, double *q, double *v, nh_error *err);
 
 #endif
+
+/* Driver-period monodromy of the reduced system (seed 004 eq. 10) of a coupled system whose reduced
+ * vector u has 3 components and f = 0 (cvt, hcvt): the exact driver from (xi0, xi0') is integrated with
+ * CVODE together with U' = B(xi(t)) U, B = [[0, k0], [-k0^T, 0]], k0 = kappa k, until the driver's first
+ * return to the section xi = xi0 (mod 2 pi) in the direction of xi0' (the period P); R = U(P) is a rotation
+ * whose axis (unit, sign fixed by axis . u0 >= 0) is written to axis. */
+int nh_driver_monodromy(const nh_system *s, const double *q0, const double *v0, double rtol, double *period,
+                        double *axis, nh_error *err);
+/* 1 when nh_driver_monodromy applies to the system. */
+int nh_has_latitude(const nh_system *s);

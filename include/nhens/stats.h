@@ -43,7 +43,11 @@ typedef struct nh_observer {
     int n_columns;
     nh_column columns[4];
     int (*applies)(const nh_system *s);   /* NULL: every system */
+    int event;                            /* sampled at Poincare crossings by the driver, not at output times */
 } nh_observer;
+
+/* Index of the observer named `name`, or -1. */
+int nh_observer_index(const char *name);
 
 /* Bit i set when observer i applies to the system; only those are sampled and written. */
 unsigned nh_observer_mask(const nh_system *s);
