@@ -18,8 +18,8 @@ typedef struct run_options {
     const char *system, *method, *preset, *out, *solver;
     const char *params[MAX_SYSTEM_PARAMS];
     int n_params;
-    double h, T, energy, fit_start;
-    int have_h, have_T, have_energy, quiet;
+    double h, T, energy, fit_start, section;
+    int have_h, have_T, have_energy, have_section, quiet;
     long ensemble, every, threads;
     unsigned long long seed;
 } run_options;
@@ -27,7 +27,7 @@ typedef struct run_options {
 static const char RUN_USAGE[] =
     "usage: nhens run --system S [--param k=v ...] --method M[:k=v,...] --h H --T T\n"
     "                 (--energy E | --preset P) [--ensemble N] [--seed S] [--threads K]\n"
-    "                 [--every J] [--solver kinsol|newton] [--fit-start F] [--out DIR] [--quiet]\n";
+    "                 [--every J] [--solver kinsol|newton] [--fit-start F] [--section XI] [--out DIR] [--quiet]\n";
 
 void nh_cli_run_usage(FILE *out)
 {
@@ -87,6 +87,7 @@ static int parse_option(run_options *o, const char *name, const char *arg)
     else if (!strcmp(name, "T")) { o->have_T = 1; return parse_number(name, arg, &o->T); }
     else if (!strcmp(name, "energy")) { o->have_energy = 1; return parse_number(name, arg, &o->energy); }
     else if (!strcmp(name, "fit-start")) return parse_number(name, arg, &o->fit_start);
+    else if (!strcmp(name, "section")) { o->have_section = 1; return parse_number(name, arg, &o->section); }
     else if (!strcmp(name, "ensemble")) return parse_count(name, arg, &o->ensemble);
     else if (!strcmp(name, "every")) return parse_count(name, arg, &o->every);
     else if (!strcmp(name, "threads")) return parse_count(name, arg, &o->threads);
@@ -104,6 +105,7 @@ static int parse_run_options(int argc, char **argv, run_options *o)
         {"seed", required_argument, 0, 0},   {"threads", required_argument, 0, 0},
         {"every", required_argument, 0, 0},  {"out", required_argument, 0, 0},
         {"solver", required_argument, 0, 0}, {"fit-start", required_argument, 0, 0},
+        {"section", required_argument, 0, 0},
         {"quiet", no_argument, 0, 0},        {0, 0, 0, 0}};
     *o = (run_options){.out = "nhens-out", .solver = "kinsol", .fit_start = 0.5, .ensemble = -1,
                        .every = 0, .threads = -1, .seed = 1};
@@ -141,7 +143,8 @@ static int build_config(const run_options *o, nh_system *sys, nh_run_config *cfg
     if (rc)
         return rc;
     *cfg = (nh_run_config){.system = sys, .h = o->h, .T = o->T, .energy = o->energy, .preset = preset,
-                           .seed = o->seed, .fit_window_start = o->fit_start};
+                           .seed = o->seed, .fit_window_start = o->fit_start, .section = o->section,
+                           .have_section = o->have_section};
     if (preset && nh_preset_is_shell(preset)) {
         cfg->shell_preset = preset;
         cfg->preset = NULL;

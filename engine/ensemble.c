@@ -125,7 +125,7 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long
     nh_section_tracker section;
     const int latitude = nh_observer_index("latitude"), nobs = nh_observer_count();
     double qa[NH_MAX_DIM], va[NH_MAX_DIM];
-    nh_section_start(&section, s, q, v);
+    nh_section_start(&section, s, q, v, cfg->have_section ? cfg->section : NAN);
     for (long k = 1; k <= n_steps; ++k) {
         if (section.active) {
             memcpy(qa, q, (size_t)s->n * sizeof *q);
@@ -206,6 +206,7 @@ static void finish_result(const nh_run_config *cfg, nh_run_result *res)
 {
     double *var = malloc((size_t)res->n_out * sizeof *var);
     res->steps_per_second = res->wall_seconds > 0 ? res->completed_steps / res->wall_seconds : 0.0;
+    res->variance_scale = pow(cfg->h, 2 * nh_method_spec_order(&cfg->method));
     if (!var)
         return;
     for (long k = 0; k < res->n_out; ++k)

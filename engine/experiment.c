@@ -55,6 +55,7 @@ static int panel_key(nh_exp_panel *p, const char *name, const char *value, nh_er
     else if (!strcmp(name, "h")) p->h = d;
     else if (!strcmp(name, "T")) p->T = d;
     else if (!strcmp(name, "smooth")) p->smooth = d;
+    else if (!strcmp(name, "section")) { p->section = d; p->have_section = 1; }
     else if (!strcmp(name, "logy")) p->logy = d != 0;
     else if (nh_parse_long(value, &l) || l < 0)
         return nh_fail(err, NH_ERR_INPUT, "key %s: '%s' is not a non-negative integer", name, value);

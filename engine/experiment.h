@@ -27,6 +27,8 @@ typedef struct nh_exp_panel {
     int n_plot;
     int logy;
     double smooth;              /* running-mean window in time units; 0: none */
+    double section;             /* driver section angle for the latitude (have_section) */
+    int have_section;
 } nh_exp_panel;
 
 typedef struct nh_experiment {

@@ -74,7 +74,7 @@ static int timeseries_body(FILE *f, const void *data)
     for (int i = 0; i < nh_observer_count(); ++i)
         for (int c = 0; c < nh_observer_at(i)->n_columns && (res->observer_mask & (1u << i)); ++c)
             fprintf(f, ",%s", nh_observer_at(i)->columns[c].name);
-    fputc('\n', f);
+    fprintf(f, ",dH_var_scaled\n");
     for (long k = 0; k < res->n_out; ++k) {
         fprintf(f, "%.17g,%ld", res->time[k], res->live[k]);
         for (int i = 0; i < nh_observer_count(); ++i) {
@@ -87,7 +87,7 @@ static int timeseries_body(FILE *f, const void *data)
                     fprintf(f, ",%.17g", column_value(a, o->columns[c].kind));
             }
         }
-        fputc('\n', f);
+        fprintf(f, ",%.17g\n", nh_accum_variance(nh_run_accum(res, k, 0)) / res->variance_scale);
     }
     return 0;
 }
@@ -128,6 +128,8 @@ static void add_configuration(cJSON *root, const nh_run_config *cfg)
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)cfg->seed);
     cJSON_AddStringToObject(root, "seed", seed);
     cJSON_AddNumberToObject(root, "threads", cfg->threads);
+    if (cfg->have_section)
+        cJSON_AddNumberToObject(root, "section", cfg->section);
     cJSON *init = cJSON_AddObjectToObject(root, "initial");
     if (cfg->preset) {
         cJSON_AddStringToObject(init, "preset", cfg->preset->name);
@@ -156,6 +158,31 @@ static void add_failures(cJSON *root, const nh_run_result *res)
         cJSON_AddStringToObject(e, "reason", nh_status_name(res->first_failures[i].status));
         cJSON_AddItemToArray(first, e);
     }
+}
+
+/* mean max |latitude error| over the first and the last tenth of the output bins holding crossings */
+static void add_latitude_drift(cJSON *ext, const nh_run_result *res)
+{
+    const int lat = nh_observer_index("latitude");
+    if (lat < 0 || !(res->observer_mask & (1u << lat)))
+        return;
+    long bins = 0;
+    for (long k = 0; k < res->n_out; ++k)
+        bins += nh_run_accum(res, k, lat)->count > 0;
+    long tenth = bins / 10, seen = 0, n_first = 0, n_last = 0;
+    double first = 0, last = 0;
+    for (long k = 0; k < res->n_out && tenth > 0; ++k) {
+        const nh_accum *a = nh_run_accum(res, k, lat);
+        if (a->count == 0)
+            continue;
+        if (seen < tenth)
+            first += a->absmax, ++n_first;
+        if (seen >= bins - tenth)
+            last += a->absmax, ++n_last;
+        ++seen;
+    }
+    cJSON_AddNumberToObject(ext, "latitude_first_tenth", n_first ? first / n_first : NAN);
+    cJSON_AddNumberToObject(ext, "latitude_last_tenth", n_last ? last / n_last : NAN);
 }
 
 static void add_results(cJSON *root, const nh_run_result *res)
@@ -193,6 +220,7 @@ static void add_results(cJSON *root, const nh_run_result *res)
         snprintf(key, sizeof key, "%s_absmax", nh_observer_at(o)->name);
         cJSON_AddNumberToObject(ext, key, worst);
     }
+    add_latitude_drift(ext, res);
     cJSON_AddNumberToObject(root, "preset_velocity_projection", res->preset_projection);
     cJSON *perf = cJSON_AddObjectToObject(root, "performance");
     cJSON_AddNumberToObject(perf, "wall_seconds", res->wall_seconds);

@@ -182,3 +182,69 @@ int nh_driver_monodromy(const nh_system *s, const double *q0, const double *v0, 
     SUNContext_Free(&ctx);
     return rc;
 }
+
+typedef struct section_ctx {
+    const nh_system *s;
+    double section;
+} section_ctx;
+
+static int driver_rhs(realtype t, N_Vector yv, N_Vector ydot, void *user)
+{
+    (void)t;
+    const section_ctx *c = user;
+    const int p = c->s->n - 1;
+    const double *y = N_VGetArrayPointer(yv);
+    double q[NH_MAX_DIM] = {0}, g[NH_MAX_DIM];
+    q[p] = y[0];
+    c->s->type->potential_gradient(c->s, q, g);
+    N_VGetArrayPointer(ydot)[0] = y[1];
+    N_VGetArrayPointer(ydot)[1] = -g[p];
+    return 0;
+}
+
+/* sin(xi - section) crosses zero upward (times the direction) exactly at the wanted crossings */
+static int section_root(realtype t, N_Vector yv, realtype *g, void *user)
+{
+    (void)t;
+    const section_ctx *c = user;
+    g[0] = sin(N_VGetArrayPointer(yv)[0] - c->section);
+    return 0;
+}
+
+int nh_driver_time_to_section(const nh_system *s, const double *q0, const double *v0, double section, double *t,
+                              nh_error *err)
+{
+    const int p = s->n - 1;
+    section_ctx sc = {s, section};
+    int direction[1] = {v0[p] > 0 ? 1 : -1}, rc = NH_ERR_SOLVER;
+    SUNContext ctx = NULL;
+    if (SUNContext_Create(NULL, &ctx) != 0)
+        return nh_fail(err, NH_ERR_SOLVER, "CVODE: cannot create a SUNDIALS context");
+    N_Vector y = N_VNew_Serial(2, ctx);
+    void *mem = CVodeCreate(CV_ADAMS, ctx);
+    SUNNonlinearSolver nls = y ? SUNNonlinSol_FixedPoint(y, 0, ctx) : NULL;
+    if (y && mem && nls) {
+        N_VGetArrayPointer(y)[0] = q0[p];
+        N_VGetArrayPointer(y)[1] = v0[p];
+        int flag = CVodeInit(mem, driver_rhs, 0.0, y);
+        flag |= CVodeSStolerances(mem, 1e-12, 1e-12);
+        flag |= CVodeSetUserData(mem, &sc);
+        flag |= CVodeSetNonlinearSolver(mem, nls);
+        flag |= CVodeSetMaxNumSteps(mem, 10000000L);
+        flag |= CVodeRootInit(mem, 1, section_root);
+        flag |= CVodeSetRootDirection(mem, direction);
+        flag |= CVodeSetErrHandlerFn(mem, reference_silent, NULL);
+        realtype tt = 0.0;
+        if (flag == 0 && CVode(mem, 1e6, y, &tt, CV_NORMAL) == CV_ROOT_RETURN && tt > 0) {
+            *t = tt;
+            rc = NH_OK;
+        }
+    }
+    if (rc)
+        nh_fail(err, NH_ERR_SOLVER, "%s: the driver never reaches the section xi = %g", s->type->name, section);
+    CVodeFree(&mem);
+    SUNNonlinSolFree(nls);
+    N_VDestroy(y);
+    SUNContext_Free(&ctx);
+    return rc;
+}

@@ -42,8 +42,9 @@ static void run_dir(const char *out, const nh_exp_panel *p, int k, char *dir, si
 
 static void config_key(const nh_exp_panel *p, int k, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s|%s|%s|%.17g|%d|%s|%.17g|%.17g|%ld|%llu|%ld|" NH_VERSION, p->system, p->params, p->preset,
-             p->energy, p->have_energy, p->methods[k], p->h, p->T, p->ensemble, p->seed, p->every);
+    snprintf(buf, len, "%s|%s|%s|%.17g|%d|%s|%.17g|%.17g|%ld|%llu|%ld|%d|%.17g|" NH_VERSION, p->system, p->params,
+             p->preset, p->energy, p->have_energy, p->methods[k], p->h, p->T, p->ensemble, p->seed, p->every,
+             p->have_section, p->section);
 }
 
 static int cached(const char *dir, uint64_t hash)
@@ -80,7 +81,8 @@ static int run_one(const nh_exp_panel *p, int k, int threads, const char *dir, n
         return rc;
     nh_run_config cfg = {.system = &sys, .h = p->h, .T = p->T, .every = p->every, .ensemble = p->ensemble,
                          .seed = p->seed, .threads = threads, .energy = p->energy, .fit_window_start = 0.5,
-                         .solver = NH_SOLVER_NEWTON, .preset = preset};
+                         .solver = NH_SOLVER_NEWTON, .preset = preset, .section = p->section,
+                         .have_section = p->have_section};
     if (preset && nh_preset_is_shell(preset)) {
         cfg.preset = NULL;
         cfg.shell_preset = preset;
@@ -220,12 +222,13 @@ static int plot_panel(const char *out, const nh_exp_panel *p)
 
 static void table_row(FILE *md, const char *method, const cJSON *s)
 {
-    fprintf(md, "| `%s` | %.0f | %.2e | %.2e | %.2e | %.2f | %.1e | %.1e | %.1e | %.1e | %.0f | %.2f |\n", method,
+    fprintf(md, "| `%s` | %.0f | %.2e | %.2e | %.2e | %.2f | %.1e | %.1e | %.1e | %.1e → %.1e | %.0f | %.2f |\n", method,
             json_number(cJSON_GetObjectItemCaseSensitive(s, "method"), NULL, "order"),
             json_number(s, "extremes", "dH_absmax"), json_number(s, "extremes", "rel_energy_absmax"),
             json_number(s, "variance_fit", "C"), json_number(s, "variance_fit", "p"),
             json_number(s, "extremes", "constraint_max"), json_number(s, "extremes", "driver_energy_absmax"),
-            json_number(s, "extremes", "passenger_energy_absmax"), json_number(s, "extremes", "latitude_absmax"),
+            json_number(s, "extremes", "passenger_energy_absmax"), json_number(s, "extremes", "latitude_first_tenth"),
+            json_number(s, "extremes", "latitude_last_tenth"),
             json_number(s, "failures", "count"),
             json_number(s, "performance", "wall_seconds"));
 }
@@ -237,7 +240,7 @@ static void write_panel_table(FILE *md, const char *out, const nh_exp_panel *p)
             p->preset[0] ? p->preset : "shell", p->h, p->T, p->ensemble, p->ensemble == 1 ? "y" : "ies", p->seed);
     fprintf(md, "![%s](%s.png)\n\n", p->name, p->name);
     fprintf(md, "| method | order | max \\|dH\\| | max \\|dH\\|/H0 | C (Var dH ~ a + C t) | p | max \\|Av\\| | "
-                "driver max | passenger max | latitude max | failures | wall s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                "driver max | passenger max | latitude drift (first → last tenth) | failures | wall s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int k = 0; k < p->n_methods; ++k) {
         char dir[1024];
         run_dir(out, p, k, dir, sizeof dir);

@@ -16,14 +16,23 @@ double nh_latitude(const double *axis, const double *u)
     return asin(c > 1.0 ? 1.0 : c < -1.0 ? -1.0 : c);
 }
 
-int nh_section_start(nh_section_tracker *tr, const nh_system *s, const double *q0, const double *v0)
+int nh_section_start(nh_section_tracker *tr, const nh_system *s, const double *q0, const double *v0, double section)
 {
     nh_error err;
-    double u[NH_MAX_DIM];
+    double u[NH_MAX_DIM], qs[NH_MAX_DIM], vs[NH_MAX_DIM], t;
     memset(tr, 0, sizeof *tr);
-    if (!nh_has_latitude(s) || nh_driver_monodromy(s, q0, v0, 1e-12, &tr->period, tr->axis, &err) != NH_OK)
+    if (!nh_has_latitude(s) || v0[s->n - 1] == 0.0)
         return 0;
-    tr->xi0 = q0[s->n - 1];
+    memcpy(qs, q0, (size_t)s->n * sizeof *q0);
+    memcpy(vs, v0, (size_t)s->n * sizeof *v0);
+    if (isfinite(section) && (nh_driver_time_to_section(s, q0, v0, section, &t, &err) ||
+                              nh_reference_solve(s, q0, v0, t, 1e-12, 1e-12, qs, vs, &err)))
+        return 0;
+    if (nh_driver_monodromy(s, qs, vs, 1e-12, &tr->period, tr->axis, &err) != NH_OK)
+        return 0;
+    q0 = qs;
+    v0 = vs;
+    tr->xi0 = isfinite(section) ? section : q0[s->n - 1];
     tr->direction = v0[s->n - 1] > 0 ? 1.0 : -1.0;
     nh_reduced_vector(s, q0, v0, u);
     tr->latitude0 = nh_latitude(tr->axis, u);
@@ -48,6 +57,7 @@ int nh_section_crossing(const nh_section_tracker *tr, const nh_system *s, const 
     const double target = two_pi * (floor(pa / two_pi) + 1.0);
     if (!(pa < target && target <= pb))
         return 0;
+    /* (with xi0 the section angle, not the start) */
     /* bisection on the Hermite interpolant of the phase, which changes sign on [0, 1] */
     double lo = 0.0, hi = 1.0;
     for (int it = 0; it < 60; ++it) {

@@ -77,7 +77,8 @@ Test(cli, good_run_writes_both_files)
     char header[512];
     cr_assert(fgets(header, sizeof header, f) != NULL);
     fclose(f);
-    cr_assert(strcmp(header, "t,n_live,dH_mean,dH_var,dH_absmax,rel_energy_absmax,constraint_max,constraint_rms\n") == 0,
+    cr_assert(strcmp(header, "t,n_live,dH_mean,dH_var,dH_absmax,rel_energy_absmax,constraint_max,constraint_rms,"
+                             "dH_var_scaled\n") == 0,
               "header: %s", header);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     cr_assert(stat(path, &st) == 0 && st.st_size > 0);

@@ -375,7 +375,7 @@ Test(latitude, the_exact_flow_keeps_the_latitude)
     double q0[3], v0[3], q[3], v[3], u[3];
     cvt_rotating(&s, "eps=0.1", q0, v0);
     nh_section_tracker tr;
-    cr_assert(eq(int, nh_section_start(&tr, &s, q0, v0), 1));
+    cr_assert(eq(int, nh_section_start(&tr, &s, q0, v0, NAN), 1));
     for (int k = 1; k <= 5; ++k) {
         cr_assert(eq(int, nh_reference_solve(&s, q0, v0, k * tr.period, 1e-12, 1e-12, q, v, &err), NH_OK));
         cr_assert(fabs(fmod(q[2] - q0[2], 2 * M_PI)) < 1e-8 || fabs(fmod(q[2] - q0[2], 2 * M_PI)) > 2 * M_PI - 1e-8,
@@ -396,7 +396,7 @@ Test(latitude, the_axis_is_the_fixed_direction_of_the_monodromy)
     int rows;
     cvt_rotating(&s, "eps=0.3", q0, v0);
     nh_section_tracker tr;
-    cr_assert(eq(int, nh_section_start(&tr, &s, q0, v0), 1));
+    cr_assert(eq(int, nh_section_start(&tr, &s, q0, v0, NAN), 1));
     s.type->coupled_structure(&s, q0[2], k, kappa, &rows, f);
     const double c = 1.3;
     q0[0] = c * tr.axis[0];
@@ -450,4 +450,36 @@ Test(latitude, seed_004_fig_8_reversible_methods_and_the_leapfrog_exception)
     cr_assert(b > 3 * a, "dla01, eps 0.1: %g -> %g", a, b);
     latitude_drift("lf", "eps=0.1", &a, &b);
     cr_assert(b < 1.5 * a, "lf, eps 0.1: %g -> %g", a, b);
+}
+
+Test(latitude, another_section_is_a_parameter)
+{
+    /* section xi = 1 (the rotating driver starts at 0): the exact flow at t_s + k P (t_s the first
+     * crossing) keeps the latitude against the axis taken there (CVODE 1e-12: bound 1e-8), and a method
+     * run with the section records crossings */
+    nh_system s;
+    nh_error err;
+    double q0[3], v0[3], q[3], v[3], u[3], ts;
+    cvt_rotating(&s, "eps=0.1", q0, v0);
+    nh_section_tracker tr;
+    cr_assert(eq(int, nh_section_start(&tr, &s, q0, v0, 1.0), 1));
+    cr_assert(eq(int, nh_driver_time_to_section(&s, q0, v0, 1.0, &ts, &err), NH_OK));
+    cr_assert(ts > 0 && ts < tr.period, "t_s = %g, P = %g", ts, tr.period);
+    for (int k = 0; k <= 3; ++k) {
+        cr_assert(eq(int, nh_reference_solve(&s, q0, v0, ts + k * tr.period, 1e-12, 1e-12, q, v, &err), NH_OK));
+        nh_reduced_vector(&s, q, v, u);
+        cr_assert(fabs(nh_latitude(tr.axis, u) - tr.latitude0) < 1e-8, "k = %d", k);
+    }
+    nh_run_config cfg = {.system = &s, .h = 0.1, .T = 50, .every = 10, .ensemble = 1, .seed = 1, .threads = 1,
+                         .fit_window_start = 0.5, .solver = NH_SOLVER_NEWTON, .section = 1.0, .have_section = 1,
+                         .preset = nh_system_find_preset(s.type, "rotating")};
+    make_method(&cfg.method, "dla01");
+    nh_run_result res;
+    cr_assert(eq(int, nh_run_ensemble(&cfg, &res, &err), NH_OK));
+    double crossings = 0;
+    for (long k = 0; k < res.n_out; ++k)
+        crossings += nh_run_accum(&res, k, nh_observer_index("latitude"))->count;
+    /* T = 50 and P = 2.0: 24 or 25 crossings */
+    cr_assert(crossings >= 24 && crossings <= 25, "crossings %g", crossings);
+    nh_run_result_free(&res);
 }

@@ -39,6 +39,8 @@ typedef struct nh_run_config {
     const nh_preset *shell_preset; /* the energy-shell preset `energy` came from, for reports (or NULL) */
     double energy;
     double fit_window_start;    /* fraction of T where the variance fit starts (0.5) */
+    double section;             /* driver section angle for the latitude; NAN (or 0 with !have_section): xi(0) */
+    int have_section;
     void (*progress)(long done, long total, void *ctx);
     void *progress_ctx;
 } nh_run_config;
@@ -66,6 +68,7 @@ typedef struct nh_run_result {
     nh_solver_stats solver;
     double preset_projection;
     unsigned observer_mask;     /* nh_observer_mask of the system: the columns written */
+    double variance_scale;      /* h^(2r) for a method of order r: dH_var / this is seed 000 Fig. 2's scaling */
 } nh_run_result;
 
 /* Checks every field and the method/system pairing; the message names the bad value. */

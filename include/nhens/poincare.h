@@ -18,9 +18,11 @@ typedef struct nh_section_tracker {
     double period;
 } nh_section_tracker;
 
-/* Sets up the tracker for a trajectory from (q0, v0); inactive (0 returned) when the system has no
- * latitude integral or the driver does not return. */
-int nh_section_start(nh_section_tracker *tr, const nh_system *s, const double *q0, const double *v0);
+/* Sets up the tracker for a trajectory from (q0, v0) and the section xi = section (mod 2 pi; NAN: the
+ * initial driver angle). For another section the exact flow (CVODE, 1e-12) carries the state to the first
+ * crossing, where the monodromy and the reference latitude are taken. Inactive (0 returned) when the
+ * system has no latitude integral or the driver does not reach or return to the section. */
+int nh_section_start(nh_section_tracker *tr, const nh_system *s, const double *q0, const double *v0, double section);
 /* After a step (qa, va) -> (qb, vb) of size h from time ta: 1 and the crossing time and latitude error
  * when the driver crossed the section in the step, else 0. */
 int nh_section_crossing(const nh_section_tracker *tr, const nh_system *s, const double *qa, const double *va,

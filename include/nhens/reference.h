@@ -18,5 +18,9 @@ int nh_reference_solve(const nh_system *s, const double *q0, const double *v0, d
  * whose axis (unit, sign fixed by axis . u0 >= 0) is written to axis. */
 int nh_driver_monodromy(const nh_system *s, const double *q0, const double *v0, double rtol, double *period,
                         double *axis, nh_error *err);
+/* Time t > 0 of the driver's first crossing of xi = section (mod 2 pi) in the direction of xi0' (CVODE on
+ * the driver alone, tolerance 1e-12). */
+int nh_driver_time_to_section(const nh_system *s, const double *q0, const double *v0, double section, double *t,
+                              nh_error *err);
 /* 1 when nh_driver_monodromy applies to the system. */
 int nh_has_latitude(const nh_system *s);
