@@ -18,7 +18,7 @@ typedef struct run_options {
     const char *system, *method, *preset, *out, *solver;
     const char *params[MAX_SYSTEM_PARAMS];
     int n_params;
-    double h, T, energy, fit_start, section;
+    double h, T, energy, fit_start, section, smooth;
     int have_h, have_T, have_energy, have_section, quiet;
     long ensemble, every, threads;
     unsigned long long seed;
@@ -27,7 +27,7 @@ typedef struct run_options {
 static const char RUN_USAGE[] =
     "usage: nhens run --system S [--param k=v ...] --method M[:k=v,...] --h H --T T\n"
     "                 (--energy E | --preset P) [--ensemble N] [--seed S] [--threads K]\n"
-    "                 [--every J] [--solver kinsol|newton] [--fit-start F] [--section XI] [--out DIR] [--quiet]\n";
+    "                 [--every J] [--solver kinsol|newton] [--fit-start F] [--section XI] [--smooth W] [--out DIR] [--quiet]\n";
 
 void nh_cli_run_usage(FILE *out)
 {
@@ -88,6 +88,7 @@ static int parse_option(run_options *o, const char *name, const char *arg)
     else if (!strcmp(name, "energy")) { o->have_energy = 1; return parse_number(name, arg, &o->energy); }
     else if (!strcmp(name, "fit-start")) return parse_number(name, arg, &o->fit_start);
     else if (!strcmp(name, "section")) { o->have_section = 1; return parse_number(name, arg, &o->section); }
+    else if (!strcmp(name, "smooth")) return parse_number(name, arg, &o->smooth);
     else if (!strcmp(name, "ensemble")) return parse_count(name, arg, &o->ensemble);
     else if (!strcmp(name, "every")) return parse_count(name, arg, &o->every);
     else if (!strcmp(name, "threads")) return parse_count(name, arg, &o->threads);
@@ -105,7 +106,7 @@ static int parse_run_options(int argc, char **argv, run_options *o)
         {"seed", required_argument, 0, 0},   {"threads", required_argument, 0, 0},
         {"every", required_argument, 0, 0},  {"out", required_argument, 0, 0},
         {"solver", required_argument, 0, 0}, {"fit-start", required_argument, 0, 0},
-        {"section", required_argument, 0, 0},
+        {"section", required_argument, 0, 0}, {"smooth", required_argument, 0, 0},
         {"quiet", no_argument, 0, 0},        {0, 0, 0, 0}};
     *o = (run_options){.out = "nhens-out", .solver = "kinsol", .fit_start = 0.5, .ensemble = -1,
                        .every = 0, .threads = -1, .seed = 1};
@@ -124,6 +125,8 @@ static int parse_run_options(int argc, char **argv, run_options *o)
         return usage_error("%s", "--system, --method, --h and --T are required");
     if (!o->have_energy == !o->preset)
         return usage_error("%s", "give exactly one of --energy E (ensemble on an energy shell) or --preset P");
+    if (o->smooth < 0)
+        return usage_error("%s", "--smooth W needs a window W >= 0 in time units");
     return NH_EXIT_OK;
 }
 
@@ -242,6 +245,8 @@ int nh_cli_run(int argc, char **argv)
     rc = nh_write_timeseries(o.out, &res, &err);
     if (!rc)
         rc = nh_write_summary(o.out, &cfg, &res, command, &err);
+    if (!rc && o.smooth > 0)
+        rc = nh_write_smoothed(o.out, o.smooth, &err);
     if (rc) {
         fprintf(stderr, "nhens run: %s\n", err.msg);
         nh_run_result_free(&res);

@@ -261,3 +261,73 @@ int nh_write_summary(const char *dir, const nh_run_config *cfg, const nh_run_res
     free(text);
     return rc;
 }
+
+/* Running mean over a centred window of `window` time units: DIR/smoothed.csv (same columns); rows
+ * without any finite value in the window stay nan (gnuplot leaves them out). */
+int nh_write_smoothed(const char *dir, double window, nh_error *err)
+{
+    char path[1200], line[4096];
+    snprintf(path, sizeof path, "%s/timeseries.csv", dir);
+    FILE *in = fopen(path, "r");
+    if (!in)
+        return nh_fail(err, NH_ERR_IO, "cannot read %s", path);
+    int cols = 0, rows = 0, cap = 1024;
+    double *data = malloc(sizeof(double) * (size_t)cap * 32);
+    char header[4096] = "";
+    if (!fgets(header, sizeof header, in) || !data) {
+        fclose(in);
+        free(data);
+        return nh_fail(err, NH_ERR_IO, "%s is empty", path);
+    }
+    while (fgets(line, sizeof line, in)) {
+        if (rows == cap) {
+            cap *= 2;
+            double *grown = realloc(data, sizeof(double) * (size_t)cap * 32);
+            if (!grown) {
+                free(data);
+                fclose(in);
+                return nh_fail(err, NH_ERR_NOMEM, "out of memory smoothing %s", path);
+            }
+            data = grown;
+        }
+        int c = 0;
+        for (char *save = NULL, *tok = strtok_r(line, ",", &save); tok && c < 32; tok = strtok_r(NULL, ",", &save))
+            data[(size_t)rows * 32 + c++] = strtod(tok, NULL);
+        cols = c;
+        ++rows;
+    }
+    fclose(in);
+    snprintf(path, sizeof path, "%s/smoothed.csv", dir);
+    FILE *out = fopen(path, "w");
+    if (!out) {
+        free(data);
+        return nh_fail(err, NH_ERR_IO, "cannot write %s", path);
+    }
+    fputs(header, out);
+    for (int r = 0, lo = 0, hi = 0; r < rows; ++r) {
+        double t = data[(size_t)r * 32];
+        while (data[(size_t)lo * 32] < t - 0.5 * window)
+            ++lo;
+        while (hi + 1 < rows && data[(size_t)(hi + 1) * 32] <= t + 0.5 * window)
+            ++hi;
+        fprintf(out, "%.17g", t);
+        for (int c = 1; c < cols; ++c) {   /* mean of the finite values: event columns have gaps (nan) */
+            double sum = 0;
+            int count = 0;
+            for (int j = lo; j <= hi; ++j)
+                if (isfinite(data[(size_t)j * 32 + c])) {
+                    sum += data[(size_t)j * 32 + c];
+                    ++count;
+                }
+            if (count)
+                fprintf(out, ",%.17g", sum / count);
+            else
+                fprintf(out, ",nan");
+        }
+        fputc('\n', out);
+    }
+    fclose(out);
+    free(data);
+    return 0;
+}
+

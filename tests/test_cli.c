@@ -161,3 +161,29 @@ Test(cli, report_refuses_a_bad_experiment_file_with_its_line)
     cr_assert(eq(int, nhens(args), 2));
     cr_assert(strstr(err_text, "0 < F <= 1") != NULL, "%s", err_text);
 }
+
+Test(cli, smooth_writes_a_running_mean)
+{
+    /* --smooth W: smoothed.csv has the same header, and a constant column stays constant (n_live = 1);
+     * with W = 1 and output every 0.1 the window holds 11 rows in the interior */
+    char args[512], path[256];
+    snprintf(args, sizeof args, "run --system cvt --preset rotating --method lf --h 0.1 --T 5 --smooth 1 --out "
+             "/tmp/nhens-cli-smooth-%d", (int)getpid());
+    cr_assert(eq(int, nhens(args), 0), "%s", err_text);
+    snprintf(path, sizeof path, "/tmp/nhens-cli-smooth-%d/smoothed.csv", (int)getpid());
+    FILE *f = fopen(path, "r");
+    cr_assert(f != NULL);
+    char line[4096];
+    cr_assert(fgets(line, sizeof line, f) != NULL);
+    cr_assert(strncmp(line, "t,n_live,dH_mean", 16) == 0, "%s", line);
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        double t, live;
+        cr_assert(eq(int, sscanf(line, "%lf,%lf", &t, &live), 2));
+        cr_assert(eq(dbl, live, 1.0));
+        ++rows;
+    }
+    fclose(f);
+    cr_assert(eq(int, rows, 51));
+    refused("run --system cvt --preset rotating --method lf --h 0.1 --T 5 --smooth -1", "--smooth W needs");
+}

@@ -11,6 +11,9 @@ int nh_write_timeseries(const char *dir, const nh_run_result *res, nh_error *err
 /* command: the exact command line, recorded for reproduction. */
 int nh_write_summary(const char *dir, const nh_run_config *cfg, const nh_run_result *res, const char *command,
                      nh_error *err);
+/* DIR/smoothed.csv: every column of DIR/timeseries.csv as a running mean over a centred window of `window`
+ * time units (seed 004's plots use 3 and 30); event columns average their finite values. */
+int nh_write_smoothed(const char *dir, double window, nh_error *err);
 /* The summary as a JSON string (caller frees with free()). */
 char *nh_summary_json(const nh_run_config *cfg, const nh_run_result *res, const char *command);
 
