@@ -182,10 +182,7 @@ static void print_observer_extremes(const nh_run_result *res)
     for (int o = 3; o < nh_observer_count(); ++o) {
         if (!(res->observer_mask & (1u << o)))
             continue;
-        double worst = 0;
-        for (long k = 0; k < res->n_out; ++k)
-            worst = fmax(worst, nh_run_accum(res, k, o)->absmax);
-        printf("  max |%s error| = %.3e\n", nh_observer_at(o)->name, worst);
+        printf("  max |%s error| = %.3e\n", nh_observer_at(o)->name, nh_run_observer_max(res, o));
     }
 }
 
@@ -204,13 +201,8 @@ static void print_summary(const nh_run_config *cfg, const nh_run_result *res, co
                cfg->shell_preset ? cfg->shell_preset->name : "");
     printf("  %ld steps in %.3f s (%.3g steps/s); failed trajectories: %ld\n", res->completed_steps,
            res->wall_seconds, res->steps_per_second, res->failed);
-    double dh = 0, rel = 0, con = 0;
-    for (long k = 0; k < res->n_out; ++k) {
-        dh = fmax(dh, nh_run_accum(res, k, 0)->absmax);
-        rel = fmax(rel, nh_run_accum(res, k, 1)->absmax);
-        con = fmax(con, nh_run_accum(res, k, 2)->absmax);
-    }
-    printf("  max |dH| = %.3e, max |dH|/|H0| = %.3e, max |A(q)v| = %.3e\n", dh, rel, con);
+    printf("  max |dH| = %.3e, max |dH|/|H0| = %.3e, max |A(q)v| = %.3e\n", nh_run_observer_max(res, 0),
+           nh_run_observer_max(res, 1), nh_run_observer_max(res, 2));
     print_observer_extremes(res);
     if (res->fit_ok && cfg->ensemble > 1)
         printf("  variance law on t in [%g, %g]: Var dH = a + C t with a = %.3e, C = %.3e, C/h^4 = %.3e; "

@@ -65,6 +65,14 @@ static int result_alloc(nh_run_result *res, long n_out)
     return res->time && res->live && res->acc ? NH_OK : NH_ERR_NOMEM;
 }
 
+double nh_run_observer_max(const nh_run_result *res, int obs)
+{
+    double worst = 0.0;
+    for (long k = 0; k < res->n_out; ++k)
+        worst = fmax(worst, nh_run_accum(res, k, obs)->absmax);
+    return worst;
+}
+
 void nh_run_result_free(nh_run_result *res)
 {
     free(res->time);

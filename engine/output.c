@@ -198,27 +198,18 @@ static void add_results(cJSON *root, const nh_run_result *res)
     cJSON_AddNumberToObject(fit, "scaling_power", res->fit.scaling_power);
     cJSON_AddNumberToObject(fit, "C_scaled", res->fit.C_scaled);
     cJSON_AddNumberToObject(fit, "p", res->fit.p);
-    double dh = 0, rel = 0, con = 0;
-    for (long k = 0; k < res->n_out; ++k) {
-        dh = fmax(dh, nh_run_accum(res, k, 0)->absmax);
-        rel = fmax(rel, nh_run_accum(res, k, 1)->absmax);
-        con = fmax(con, nh_run_accum(res, k, 2)->absmax);
-    }
     cJSON *ext = cJSON_AddObjectToObject(root, "extremes");
-    cJSON_AddNumberToObject(ext, "dH_absmax", dh);
-    cJSON_AddNumberToObject(ext, "rel_energy_absmax", rel);
-    cJSON_AddNumberToObject(ext, "constraint_max", con);
+    cJSON_AddNumberToObject(ext, "dH_absmax", nh_run_observer_max(res, 0));
+    cJSON_AddNumberToObject(ext, "rel_energy_absmax", nh_run_observer_max(res, 1));
+    cJSON_AddNumberToObject(ext, "constraint_max", nh_run_observer_max(res, 2));
     cJSON_AddNumberToObject(ext, "final_dH_var", nh_accum_variance(nh_run_accum(res, res->n_out - 1, 0)));
     cJSON_AddNumberToObject(ext, "final_n_live", (double)res->live[res->n_out - 1]);
     for (int o = 3; o < nh_observer_count(); ++o) {
         if (!(res->observer_mask & (1u << o)))
             continue;
-        double worst = 0;
-        for (long k = 0; k < res->n_out; ++k)
-            worst = fmax(worst, nh_run_accum(res, k, o)->absmax);
         char key[96];
         snprintf(key, sizeof key, "%s_absmax", nh_observer_at(o)->name);
-        cJSON_AddNumberToObject(ext, key, worst);
+        cJSON_AddNumberToObject(ext, key, nh_run_observer_max(res, o));
     }
     add_latitude_drift(ext, res);
     cJSON_AddNumberToObject(root, "preset_velocity_projection", res->preset_projection);

@@ -353,7 +353,7 @@ static int dstar_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     nh_nonlinear_problem pb = {c.dim, dstar_residual, dstar_jacobian, &c, fmax(nh_norm_inf(c.dim, c.z0) / h, 1e-300)};
     if ((rc = nh_solver_solve(st->solver, &pb, z1)))
         return rc;
-    if (nh_is_reduced(s))   /* its q rows read q' = q; keep the placeholder bit-exact */
+    if (nh_is_reduced(s))   /* its q rows read q' = q; keep q bit-exact */
         memcpy(z1, q, (size_t)n * sizeof *q);
     if (basis_at(&c, z1, x, NULL) || velocity_coordinates(&c, z1, x, z1 + n, y, v))
         return NH_STEP_SINGULAR;

@@ -196,7 +196,7 @@ int nh_index1_rhs(const nh_system *s, const double *q, const double *v, double *
         return rc;
     nh_matvec_t(m, n, a, lam, force);
     for (int i = 0; i < n; ++i) {
-        dq[i] = nh_is_reduced(s) ? 0.0 : v[i];   /* a reduced system's placeholder q does not move */
+        dq[i] = nh_is_reduced(s) ? 0.0 : v[i];   /* a reduced system has no configuration: q never moves */
         force[i] -= grad[i];
     }
     if (nh_mass_solve(s, q, force, dv))

@@ -321,14 +321,8 @@ Test(ensemble, every_method_runs_every_preset_of_every_system)
 
 static double max_observed(const nh_run_result *res, const char *observer)
 {
-    for (int o = 0; o < nh_observer_count(); ++o)
-        if (strcmp(nh_observer_at(o)->name, observer) == 0) {
-            double worst = 0;
-            for (long k = 0; k < res->n_out; ++k)
-                worst = fmax(worst, nh_run_accum(res, k, o)->absmax);
-            return worst;
-        }
-    return NAN;
+    int o = nh_observer_index(observer);
+    return o < 0 ? NAN : nh_run_observer_max(res, o);
 }
 
 Test(ensemble, driver_energy_errors_match_methods_sheet)

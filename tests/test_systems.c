@@ -273,7 +273,7 @@ Test(systems, dstar_form_is_the_full_vector_field)
                 for (int k = 0; k < n; ++k)
                     for (int j = 0; j < n; ++j)
                         dmv[i] += dm[(i * n + k) * n + j] * v[j] * v[k];
-            for (int i = 0; i < n; ++i) {   /* a reduced system's placeholder q does not move */
+            for (int i = 0; i < n; ++i) {   /* a reduced system has no configuration: q never moves */
                 double expected = nh_is_reduced(&s) ? 0.0 : v[i];
                 cr_assert(fabs(zdot[i] - expected) < 1e-12, "%s q'[%d]: %g vs %g", s.type->name, i, zdot[i], expected);
             }

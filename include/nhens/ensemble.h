@@ -76,6 +76,9 @@ int nh_run_validate(const nh_run_config *cfg, nh_error *err);
 int nh_run_ensemble(const nh_run_config *cfg, nh_run_result *res, nh_error *err);
 void nh_run_result_free(nh_run_result *res);
 
+/* max |value| of observer `obs` over all output times. */
+double nh_run_observer_max(const nh_run_result *res, int obs);
+
 /* Accumulator of observer `obs` at output index k. */
 static inline const nh_accum *nh_run_accum(const nh_run_result *res, long k, int obs)
 {

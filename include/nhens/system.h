@@ -80,7 +80,7 @@ typedef struct nh_system_type {
     void (*mass_matrix)(const nh_system *s, const double *q, double *m);
     void (*mass_matrix_derivative)(const nh_system *s, const double *q, double *dm);
     /* Optional: a reduced (Euler-Poincare) system on a Lie algebra, e.g. the Suslov problem on so(3).
-     * v is the algebra element, q a placeholder that does not move, and the equations are
+     * v is the algebra element, q a dummy coordinate that never moves, and the equations are
      * d/dt (M v) = ad*_v (M v) + A^T lam with (ad*_v p)_i = p . [v, e_i]; this is the bracket [u, w]. */
     void (*lie_bracket)(const nh_system *s, const double *u, const double *w, double *out);
 } nh_system_type;
