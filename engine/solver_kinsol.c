@@ -125,6 +125,7 @@ static int kinsol_solve(void *p, const nh_nonlinear_problem *pb, double *x, long
     k->problem = pb;
     memcpy(N_VGetArrayPointer(k->unknowns), x, (size_t)k->dim * sizeof *x);
     KINSetFuncNormTol(k->memory, NH_SOLVER_FTOL * pb->scale);
+    /* KINSOL keeps full Newton: its trajectories are the reference the chord iteration is tested against */
     int flag = KINSol(k->memory, k->unknowns, KIN_NONE, k->ones, k->ones);
     long nni = 0;
     KINGetNumNonlinSolvIters(k->memory, &nni);

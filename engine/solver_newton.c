@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct newton_impl {
     int dim;
@@ -54,6 +55,24 @@ static double relative_step(int n, const double *dx, const double *x)
     return r;
 }
 
+/* A chord iteration converges linearly and stops just below the tolerance; one more chord step takes
+ * the residual to its floor (kept only if it did not grow), which is what the energy-preserving methods
+ * need: their energy error per step is the residual. */
+static int polish(newton_impl *w, const nh_nonlinear_problem *pb, double *x, double fnorm)
+{
+    const int n = w->dim;
+    double saved[NH_MAX_UNKNOWNS];
+    memcpy(saved, x, (size_t)n * sizeof *x);
+    for (int i = 0; i < n; ++i)
+        w->step[i] = -w->residual[i];
+    nh_lu_solve(n, w->jacobian, w->pivots, w->step);
+    for (int i = 0; i < n; ++i)
+        x[i] += w->step[i];
+    if (pb->residual(x, w->residual, pb->ctx) || !(nh_norm_inf(n, w->residual) <= fnorm))
+        memcpy(x, saved, (size_t)n * sizeof *x);
+    return NH_OK;
+}
+
 static int newton_solve(void *p, const nh_nonlinear_problem *pb, double *x, long *iterations)
 {
     newton_impl *w = p;
@@ -65,7 +84,8 @@ static int newton_solve(void *p, const nh_nonlinear_problem *pb, double *x, long
         return NH_OK;
     for (int it = 1; it <= NH_SOLVER_MAX_ITERS; ++it) {
         *iterations = it;
-        if (pb->jacobian(x, w->jacobian, pb->ctx) || nh_lu_factor(n, w->jacobian, w->pivots))
+        if ((it == 1 || !pb->reuse_jacobian) &&
+            (pb->jacobian(x, w->jacobian, pb->ctx) || nh_lu_factor(n, w->jacobian, w->pivots)))
             return NH_STEP_NO_CONVERGENCE;
         for (int i = 0; i < n; ++i)
             w->step[i] = -w->residual[i];
@@ -78,7 +98,7 @@ static int newton_solve(void *p, const nh_nonlinear_problem *pb, double *x, long
         if (!isfinite(fnorm))
             return NH_STEP_NO_CONVERGENCE;
         if (nh_solver_accepts(fnorm, relative_step(n, w->step, x), pb->scale))
-            return NH_OK;
+            return pb->reuse_jacobian ? polish(w, pb, x, fnorm) : NH_OK;
     }
     return NH_STEP_NO_CONVERGENCE;
 }

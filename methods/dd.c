@@ -86,7 +86,7 @@ static int dd_step_fn(nh_stepper *st, double h, double *q, double *v, double *ca
     if (rc)
         return rc;
     s->type->potential_gradient(s, q, grad0);
-    nh_nonlinear_problem pb = {n + s->m, dd_residual, dd_jacobian, &c, nh_method_momentum_scale(s, h, v, grad0)};
+    nh_nonlinear_problem pb = {n + s->m, dd_residual, dd_jacobian, &c, nh_method_momentum_scale(s, h, v, grad0), 0};
     rc = nh_solver_solve(st->solver, &pb, x);
     if (rc)
         return rc;

@@ -350,7 +350,7 @@ static int dstar_step_fn(nh_stepper *st, double h, double *q, double *v, double 
         z1[i] = q[i] + h * v[i];
     if (to_momentum_coordinates(&c, z1, v1, z1 + n))
         return NH_STEP_SINGULAR;
-    nh_nonlinear_problem pb = {c.dim, dstar_residual, dstar_jacobian, &c, fmax(nh_norm_inf(c.dim, c.z0) / h, 1e-300)};
+    nh_nonlinear_problem pb = {c.dim, dstar_residual, dstar_jacobian, &c, fmax(nh_norm_inf(c.dim, c.z0) / h, 1e-300), 1};
     if ((rc = nh_solver_solve(st->solver, &pb, z1)))
         return rc;
     if (nh_is_reduced(s))   /* its q rows read q' = q; keep q bit-exact */

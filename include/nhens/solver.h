@@ -32,6 +32,9 @@ typedef struct nh_nonlinear_problem {
     int (*jacobian)(const double *x, double *jac, void *ctx);
     void *ctx;
     double scale;
+    /* 1: keep the Newton matrix of the first iteration for the whole solve (chord iteration), for
+     * expensive finite-difference Jacobians that are only accurate to ~1e-7 anyway */
+    int reuse_jacobian;
 } nh_nonlinear_problem;
 
 typedef struct nh_solver_stats {
