@@ -79,19 +79,30 @@ static double ns_per_step(const nh_system *s, const nh_method_spec *m, nh_solver
     return median(times, repeats);
 }
 
+/* Steps for about `budget` seconds per repeat, from a 50-step probe (the D* methods are 100x slower). */
+static long steps_for_budget(const nh_system *s, const nh_method_spec *m, double energy, long cap, double budget)
+{
+    double probe = ns_per_step(s, m, NH_SOLVER_NEWTON, energy, 50, 1);
+    long steps = probe > 0 ? (long)(budget * 1e9 / probe) : cap;
+    return steps < 50 ? 50 : steps > cap ? cap : steps;
+}
+
 static cJSON *bench_methods(const char *system, const char *param, double energy, const bench_settings *b)
 {
-    static const char *methods[] = {"dla", "dla:alpha=0.4", "dla01", "lf", "dd", "rk4"};
     cJSON *arr = cJSON_CreateArray();
-    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; ++i) {
+    for (int i = -1; i < nh_method_count(); ++i) {   /* every registered method at its defaults, and DLA^0.4 */
+        const char *name = i < 0 ? "dla:alpha=0.4" : nh_method_at(i)->name;
         nh_system s;
         nh_method_spec m;
-        if (make(&s, system, param, &m, methods[i]))
+        if (make(&s, system, param, &m, name))
             continue;
         int implicit = (nh_method_spec_flags(&m) & NH_METHOD_IMPLICIT) != 0;
-        long steps = implicit ? b->steps_implicit : b->steps_explicit;
+        long steps = steps_for_budget(&s, &m, energy, implicit ? b->steps_implicit : b->steps_explicit,
+                                      b->repeats > 3 ? 0.1 : 0.02);
+
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "method", methods[i]);
+        cJSON_AddStringToObject(o, "method", name);
+        cJSON_AddNumberToObject(o, "steps_timed", (double)steps);
         double newton = ns_per_step(&s, &m, NH_SOLVER_NEWTON, energy, steps, b->repeats);
         cJSON_AddNumberToObject(o, "ns_per_step", newton);
         cJSON_AddNumberToObject(o, "steps_per_second", 1e9 / newton);
