@@ -15,6 +15,8 @@ int nh_cli_main(int argc, char **argv);
 int nh_cli_build_system(const char *name, const char *preset_name, const char *const *params, int n_params,
                         nh_system *sys, const nh_preset **preset, nh_error *err);
 int nh_cli_order(int argc, char **argv);
+/* "nhens COMMAND: " + fmt (with one %s for value) + the usage text on stderr; returns NH_EXIT_USAGE. */
+int nh_cli_usage_error(const char *command, const char *usage, const char *fmt, const char *value);
 int nh_cli_audit(int argc, char **argv);
 int nh_cli_list(FILE *out);
 int nh_cli_run(int argc, char **argv);

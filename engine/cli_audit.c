@@ -26,18 +26,12 @@ typedef struct audit_options {
     double energy, h, order_T, long_T, seed;
 } audit_options;
 
-static int audit_usage(const char *msg, const char *value)
-{
-    fprintf(stderr, "nhens audit: ");
-    fprintf(stderr, msg, value);
-    fprintf(stderr, "\n%s", AUDIT_USAGE);
-    return NH_EXIT_USAGE;
-}
-
 static int audit_number(const char *name, const char *text, double *out)
 {
+    char fmt[96];
+    snprintf(fmt, sizeof fmt, "--%s needs a non-negative number, not '%%s'", name);
     if (nh_parse_double(text, out) || !(*out >= 0))
-        return audit_usage("a non-negative number is needed, not '%s'", text) + (name ? 0 : 0);
+        return nh_cli_usage_error("audit", AUDIT_USAGE, fmt, text) != 0;
     return 0;
 }
 
@@ -54,7 +48,7 @@ static int parse_audit_options(int argc, char **argv, audit_options *o)
     int idx, c;
     while ((c = getopt_long(argc, argv, "", longopts, &idx)) != -1) {
         if (c != 0)
-            return audit_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+            return nh_cli_usage_error("audit", AUDIT_USAGE, "unknown or incomplete option '%s'", argv[optind - 1]);
         const char *name = longopts[idx].name;
         int rc = 0;
         if (!strcmp(name, "system")) o->system = optarg;
@@ -63,21 +57,21 @@ static int parse_audit_options(int argc, char **argv, audit_options *o)
         else if (!strcmp(name, "markdown")) o->markdown = 1;
         else if (!strcmp(name, "param") && o->n_params < 16) o->params[o->n_params++] = optarg;
         else if (!strcmp(name, "method") && o->n_methods < 64) o->methods[o->n_methods++] = optarg;
-        else if (!strcmp(name, "energy")) { rc = nh_parse_double(optarg, &o->energy) ? audit_usage("--energy '%s' is not a number", optarg) : 0; o->have_energy = 1; }
+        else if (!strcmp(name, "energy")) { rc = nh_parse_double(optarg, &o->energy) ? nh_cli_usage_error("audit", AUDIT_USAGE, "--energy '%s' is not a number", optarg) : 0; o->have_energy = 1; }
         else if (!strcmp(name, "seed")) rc = audit_number(name, optarg, &o->seed);
         else if (!strcmp(name, "h")) rc = audit_number(name, optarg, &o->h);
         else if (!strcmp(name, "T-order")) rc = audit_number(name, optarg, &o->order_T);
         else if (!strcmp(name, "T-long")) rc = audit_number(name, optarg, &o->long_T);
-        else return audit_usage("too many --param or --method options at '%s'", optarg);
+        else return nh_cli_usage_error("audit", AUDIT_USAGE, "too many --param or --method options at '%s'", optarg);
         if (rc)
             return NH_EXIT_USAGE;
     }
     if (optind < argc)
-        return audit_usage("unexpected argument '%s'", argv[optind]);
+        return nh_cli_usage_error("audit", AUDIT_USAGE, "unexpected argument '%s'", argv[optind]);
     if (!o->system || !o->have_energy == !o->preset)
-        return audit_usage("%s", "--system and exactly one of --preset or --energy are required");
+        return nh_cli_usage_error("audit", AUDIT_USAGE, "%s", "--system and exactly one of --preset or --energy are required");
     if (!(o->h > 0) || !(o->order_T >= 4 * o->h) || !(o->long_T >= o->h))
-        return audit_usage("%s", "need h > 0, T-order >= 4h and T-long >= h");
+        return nh_cli_usage_error("audit", AUDIT_USAGE, "%s", "need h > 0, T-order >= 4h and T-long >= h");
     return NH_EXIT_OK;
 }
 

@@ -3,6 +3,14 @@
 
 #include <string.h>
 
+int nh_cli_usage_error(const char *command, const char *usage, const char *fmt, const char *value)
+{
+    fprintf(stderr, "nhens %s: ", command);
+    fprintf(stderr, fmt, value);
+    fprintf(stderr, "\n%s", usage);
+    return NH_EXIT_USAGE;
+}
+
 int nh_cli_build_system(const char *name, const char *preset_name, const char *const *params, int n_params,
                         nh_system *sys, const nh_preset **preset, nh_error *err)
 {

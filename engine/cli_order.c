@@ -26,14 +26,6 @@ static const char ORDER_USAGE[] =
     "usage: nhens order --system S [--param k=v ...] --method M[:k=v,...] --T T --h H1,H2,...\n"
     "                   (--preset P | --energy E [--seed S]) [--solver kinsol|newton] [--rtol R]\n";
 
-static int order_error(const char *msg, const char *value)
-{
-    fprintf(stderr, "nhens order: ");
-    fprintf(stderr, msg, value);
-    fprintf(stderr, "\n%s", ORDER_USAGE);
-    return NH_EXIT_USAGE;
-}
-
 static int parse_order_options(int argc, char **argv, order_options *o)
 {
     static const struct option longopts[] = {
@@ -49,12 +41,12 @@ static int parse_order_options(int argc, char **argv, order_options *o)
     int idx, c;
     while ((c = getopt_long(argc, argv, "", longopts, &idx)) != -1) {
         if (c != 0)
-            return order_error("unknown or incomplete option '%s'", argv[optind - 1]);
+            return nh_cli_usage_error("order", ORDER_USAGE, "unknown or incomplete option '%s'", argv[optind - 1]);
         const char *name = longopts[idx].name;
         double value = 0;
         int numeric = !strcmp(name, "T") || !strcmp(name, "energy") || !strcmp(name, "rtol") || !strcmp(name, "seed");
         if (numeric && nh_parse_double(optarg, &value))
-            return order_error("'%s' is not a finite number", optarg);
+            return nh_cli_usage_error("order", ORDER_USAGE, "'%s' is not a finite number", optarg);
         if (!strcmp(name, "system")) o->system = optarg;
         else if (!strcmp(name, "method")) o->method = optarg;
         else if (!strcmp(name, "preset")) o->preset = optarg;
@@ -65,16 +57,16 @@ static int parse_order_options(int argc, char **argv, order_options *o)
         else if (!strcmp(name, "seed")) o->seed = (unsigned long long)value;
         else if (!strcmp(name, "energy")) { o->energy = value; o->have_energy = 1; }
         else if (o->n_params < MAX_ORDER_PARAMS) o->params[o->n_params++] = optarg;
-        else return order_error("too many --param options, last was '%s'", optarg);
+        else return nh_cli_usage_error("order", ORDER_USAGE, "too many --param options, last was '%s'", optarg);
     }
     if (optind < argc)
-        return order_error("unexpected argument '%s'", argv[optind]);
+        return nh_cli_usage_error("order", ORDER_USAGE, "unexpected argument '%s'", argv[optind]);
     if (!o->system || !o->method || !o->steps || isnan(o->T))
-        return order_error("%s", "--system, --method, --T and --h are required");
+        return nh_cli_usage_error("order", ORDER_USAGE, "%s", "--system, --method, --T and --h are required");
     if (!o->have_energy == !o->preset)
-        return order_error("%s", "give exactly one of --preset P or --energy E");
+        return nh_cli_usage_error("order", ORDER_USAGE, "%s", "give exactly one of --preset P or --energy E");
     if (!(o->T > 0) || !(o->rtol > 0 && o->rtol < 1e-3))
-        return order_error("%s", "--T must be > 0 and --rtol in (0, 1e-3)");
+        return nh_cli_usage_error("order", ORDER_USAGE, "%s", "--T must be > 0 and --rtol in (0, 1e-3)");
     return NH_EXIT_OK;
 }
 
@@ -83,19 +75,19 @@ static int parse_step_sizes(const char *text, double T, double *h, int *count)
 {
     char buf[512], *save = NULL;
     if (strlen(text) >= sizeof buf)
-        return order_error("--h list too long: '%s'", text);
+        return nh_cli_usage_error("order", ORDER_USAGE, "--h list too long: '%s'", text);
     strcpy(buf, text);
     *count = 0;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         double v;
         if (*count == MAX_STEP_SIZES || nh_parse_double(tok, &v) || !(v > 0))
-            return order_error("step size '%s' must be a number > 0 (at most 16 of them)", tok);
+            return nh_cli_usage_error("order", ORDER_USAGE, "step size '%s' must be a number > 0 (at most 16 of them)", tok);
         double steps = round(T / v);
         if (steps < 1 || fabs(steps * v - T) > 1e-9 * T)
-            return order_error("step size '%s' does not divide T into a whole number of steps", tok);
+            return nh_cli_usage_error("order", ORDER_USAGE, "step size '%s' does not divide T into a whole number of steps", tok);
         h[(*count)++] = v;
     }
-    return *count >= 2 ? NH_EXIT_OK : order_error("%s", "--h needs at least two step sizes");
+    return *count >= 2 ? NH_EXIT_OK : nh_cli_usage_error("order", ORDER_USAGE, "%s", "--h needs at least two step sizes");
 }
 
 static int initial_order_state(const order_options *o, const nh_system *s, const nh_preset *p, double *q, double *v,

@@ -34,14 +34,6 @@ void nh_cli_run_usage(FILE *out)
     fputs(RUN_USAGE, out);
 }
 
-static int usage_error(const char *fmt, const char *value)
-{
-    fprintf(stderr, "nhens run: ");
-    fprintf(stderr, fmt, value);
-    fprintf(stderr, "\n%s", RUN_USAGE);
-    return NH_EXIT_USAGE;
-}
-
 static int parse_number(const char *opt, const char *text, double *out)
 {
     if (nh_parse_double(text, out)) {
@@ -81,7 +73,7 @@ static int parse_option(run_options *o, const char *name, const char *arg)
     else if (!strcmp(name, "quiet")) o->quiet = 1;
     else if (!strcmp(name, "param")) {
         if (o->n_params == MAX_SYSTEM_PARAMS)
-            return usage_error("too many --param options (at most 16), last was '%s'", arg) != 0;
+            return nh_cli_usage_error("run", RUN_USAGE, "too many --param options (at most 16), last was '%s'", arg) != 0;
         o->params[o->n_params++] = arg;
     } else if (!strcmp(name, "h")) { o->have_h = 1; return parse_number(name, arg, &o->h); }
     else if (!strcmp(name, "T")) { o->have_T = 1; return parse_number(name, arg, &o->T); }
@@ -115,18 +107,18 @@ static int parse_run_options(int argc, char **argv, run_options *o)
     int idx = 0, c;
     while ((c = getopt_long(argc, argv, "", longopts, &idx)) != -1) {
         if (c != 0)
-            return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+            return nh_cli_usage_error("run", RUN_USAGE, "unknown or incomplete option '%s'", argv[optind - 1]);
         if (parse_option(o, longopts[idx].name, optarg))
             return NH_EXIT_USAGE;
     }
     if (optind < argc)
-        return usage_error("unexpected argument '%s'", argv[optind]);
+        return nh_cli_usage_error("run", RUN_USAGE, "unexpected argument '%s'", argv[optind]);
     if (!o->system || !o->method || !o->have_h || !o->have_T)
-        return usage_error("%s", "--system, --method, --h and --T are required");
+        return nh_cli_usage_error("run", RUN_USAGE, "%s", "--system, --method, --h and --T are required");
     if (!o->have_energy == !o->preset)
-        return usage_error("%s", "give exactly one of --energy E (ensemble on an energy shell) or --preset P");
+        return nh_cli_usage_error("run", RUN_USAGE, "%s", "give exactly one of --energy E (ensemble on an energy shell) or --preset P");
     if (o->smooth < 0)
-        return usage_error("%s", "--smooth W needs a window W >= 0 in time units");
+        return nh_cli_usage_error("run", RUN_USAGE, "%s", "--smooth W needs a window W >= 0 in time units");
     return NH_EXIT_OK;
 }
 

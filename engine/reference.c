@@ -68,6 +68,52 @@ int nh_reference_solve(const nh_system *s, const double *q0, const double *v0, d
     return rc;
 }
 
+/* A CVODE run to the first root of a set of event functions (Adams with a fixed-point nonlinear solver:
+ * the driver and monodromy equations are not stiff). The caller fills `y` between create and run. */
+typedef struct root_run {
+    SUNContext ctx;
+    N_Vector y;
+    void *mem;
+    SUNNonlinearSolver nls;
+} root_run;
+
+static int root_run_create(root_run *r, int dim)
+{
+    memset(r, 0, sizeof *r);
+    if (SUNContext_Create(NULL, &r->ctx) != 0)
+        return 1;
+    r->y = N_VNew_Serial(dim, r->ctx);
+    r->mem = CVodeCreate(CV_ADAMS, r->ctx);
+    r->nls = r->y ? SUNNonlinSol_FixedPoint(r->y, 0, r->ctx) : NULL;
+    if (r->y)
+        N_VConst(0.0, r->y);
+    return !(r->y && r->mem && r->nls);
+}
+
+/* Time t > 0 of the first root (in the directions dirs), or -1. */
+static double root_run_until(root_run *r, CVRhsFn rhs, CVRootFn roots, int n_roots, int *dirs, void *user,
+                             double rtol)
+{
+    int flag = CVodeInit(r->mem, rhs, 0.0, r->y);
+    flag |= CVodeSStolerances(r->mem, rtol, rtol);
+    flag |= CVodeSetUserData(r->mem, user);
+    flag |= CVodeSetNonlinearSolver(r->mem, r->nls);
+    flag |= CVodeSetMaxNumSteps(r->mem, 10000000L);
+    flag |= CVodeRootInit(r->mem, n_roots, roots);
+    flag |= CVodeSetRootDirection(r->mem, dirs);
+    flag |= CVodeSetErrHandlerFn(r->mem, reference_silent, NULL);
+    realtype t = 0.0;
+    return flag == 0 && CVode(r->mem, 1e6, r->y, &t, CV_NORMAL) == CV_ROOT_RETURN && t > 0 ? t : -1.0;
+}
+
+static void root_run_free(root_run *r)
+{
+    CVodeFree(&r->mem);
+    SUNNonlinSolFree(r->nls);
+    N_VDestroy(r->y);
+    SUNContext_Free(&r->ctx);
+}
+
 int nh_has_latitude(const nh_system *s)
 {
     if (!s->type->coupled_structure || s->n > NH_MAX_DIM)
@@ -134,32 +180,16 @@ int nh_driver_monodromy(const nh_system *s, const double *q0, const double *v0, 
         return nh_fail(err, NH_ERR_INPUT, "%s: no driver monodromy (needs a 3-component reduced vector and xi' != 0)",
                        s->type->name);
     monodromy_ctx mc = {s, q0[p], v0[p] > 0 ? 1.0 : -1.0};
-    SUNContext ctx = NULL;
-    if (SUNContext_Create(NULL, &ctx) != 0)
-        return nh_fail(err, NH_ERR_SOLVER, "CVODE: cannot create a SUNDIALS context");
-    N_Vector y = N_VNew_Serial(11, ctx);
-    void *mem = CVodeCreate(CV_ADAMS, ctx);
-    SUNNonlinearSolver nls = NULL;
-    int rc = NH_ERR_SOLVER;
-    if (y && mem) {
-        double *yy = N_VGetArrayPointer(y);
-        memset(yy, 0, 11 * sizeof *yy);
+    root_run run;
+    int rc = NH_ERR_SOLVER, up[2] = {1, 1};
+    if (!root_run_create(&run, 11)) {
+        double *yy = N_VGetArrayPointer(run.y);
         yy[0] = q0[p];
         yy[1] = v0[p];
         yy[2] = yy[6] = yy[10] = 1.0;
-        int up[2] = {1, 1};
-        nls = SUNNonlinSol_FixedPoint(y, 0, ctx);
-        int flag = CVodeInit(mem, monodromy_rhs, 0.0, y);
-        flag |= CVodeSStolerances(mem, rtol, rtol);
-        flag |= CVodeSetUserData(mem, &mc);
-        flag |= CVodeSetNonlinearSolver(mem, nls);
-        flag |= CVodeSetMaxNumSteps(mem, 10000000L);
-        flag |= CVodeRootInit(mem, 2, monodromy_roots);
-        flag |= CVodeSetRootDirection(mem, up);
-        flag |= CVodeSetErrHandlerFn(mem, reference_silent, NULL);
-        realtype t = 0.0;
-        if (flag == 0 && CVode(mem, 1e6, y, &t, CV_NORMAL) == CV_ROOT_RETURN && t > 0) {
-            const double *u = N_VGetArrayPointer(y) + 2;   /* R column-major: R_ij = u[j*3 + i] */
+        double t = root_run_until(&run, monodromy_rhs, monodromy_roots, 2, up, &mc, rtol);
+        if (t > 0) {
+            const double *u = yy + 2;   /* R column-major: R_ij = u[j*3 + i] */
             double a[3] = {u[1 * 3 + 2] - u[2 * 3 + 1], u[2 * 3 + 0] - u[0 * 3 + 2], u[0 * 3 + 1] - u[1 * 3 + 0]};
             double norm = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
             if (norm > 1e-12) {
@@ -176,10 +206,7 @@ int nh_driver_monodromy(const nh_system *s, const double *q0, const double *v0, 
     if (rc)
         nh_fail(err, NH_ERR_SOLVER, "%s: the driver-period monodromy could not be computed (no return to the section, "
                 "or a rotation by 0 or pi)", s->type->name);
-    CVodeFree(&mem);
-    SUNNonlinSolFree(nls);
-    N_VDestroy(y);
-    SUNContext_Free(&ctx);
+    root_run_free(&run);
     return rc;
 }
 
@@ -217,34 +244,15 @@ int nh_driver_time_to_section(const nh_system *s, const double *q0, const double
     const int p = s->n - 1;
     section_ctx sc = {s, section};
     int direction[1] = {v0[p] > 0 ? 1 : -1}, rc = NH_ERR_SOLVER;
-    SUNContext ctx = NULL;
-    if (SUNContext_Create(NULL, &ctx) != 0)
-        return nh_fail(err, NH_ERR_SOLVER, "CVODE: cannot create a SUNDIALS context");
-    N_Vector y = N_VNew_Serial(2, ctx);
-    void *mem = CVodeCreate(CV_ADAMS, ctx);
-    SUNNonlinearSolver nls = y ? SUNNonlinSol_FixedPoint(y, 0, ctx) : NULL;
-    if (y && mem && nls) {
-        N_VGetArrayPointer(y)[0] = q0[p];
-        N_VGetArrayPointer(y)[1] = v0[p];
-        int flag = CVodeInit(mem, driver_rhs, 0.0, y);
-        flag |= CVodeSStolerances(mem, 1e-12, 1e-12);
-        flag |= CVodeSetUserData(mem, &sc);
-        flag |= CVodeSetNonlinearSolver(mem, nls);
-        flag |= CVodeSetMaxNumSteps(mem, 10000000L);
-        flag |= CVodeRootInit(mem, 1, section_root);
-        flag |= CVodeSetRootDirection(mem, direction);
-        flag |= CVodeSetErrHandlerFn(mem, reference_silent, NULL);
-        realtype tt = 0.0;
-        if (flag == 0 && CVode(mem, 1e6, y, &tt, CV_NORMAL) == CV_ROOT_RETURN && tt > 0) {
-            *t = tt;
-            rc = NH_OK;
-        }
+    root_run run;
+    if (!root_run_create(&run, 2)) {
+        N_VGetArrayPointer(run.y)[0] = q0[p];
+        N_VGetArrayPointer(run.y)[1] = v0[p];
+        *t = root_run_until(&run, driver_rhs, section_root, 1, direction, &sc, 1e-12);
+        rc = *t > 0 ? NH_OK : NH_ERR_SOLVER;
     }
     if (rc)
         nh_fail(err, NH_ERR_SOLVER, "%s: the driver never reaches the section xi = %g", s->type->name, section);
-    CVodeFree(&mem);
-    SUNNonlinSolFree(nls);
-    N_VDestroy(y);
-    SUNContext_Free(&ctx);
+    root_run_free(&run);
     return rc;
 }
