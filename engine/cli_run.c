@@ -137,14 +137,10 @@ static int build_config(const run_options *o, nh_system *sys, nh_run_config *cfg
     int rc = nh_cli_build_system(o->system, o->preset, o->params, o->n_params, sys, &preset, err);
     if (rc)
         return rc;
-    *cfg = (nh_run_config){.system = sys, .h = o->h, .T = o->T, .energy = o->energy, .preset = preset,
+    *cfg = (nh_run_config){.system = sys, .h = o->h, .T = o->T, .energy = o->energy,
                            .seed = o->seed, .fit_window_start = o->fit_start, .section = o->section,
                            .have_section = o->have_section};
-    if (preset && nh_preset_is_shell(preset)) {
-        cfg->shell_preset = preset;
-        cfg->preset = NULL;
-        cfg->energy = preset->shell_energy;
-    }
+    nh_run_config_use_preset(cfg, preset);
     if ((rc = nh_method_spec_parse(&cfg->method, o->method, err)))
         return rc;
     if (nh_solver_kind_parse(o->solver, &cfg->solver))

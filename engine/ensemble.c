@@ -28,6 +28,19 @@ static long step_count(const nh_run_config *cfg)
     return (long)floor(cfg->T / cfg->h + 1e-9);
 }
 
+void nh_run_config_use_preset(nh_run_config *cfg, const nh_preset *preset)
+{
+    if (!preset)
+        return;
+    if (nh_preset_is_shell(preset)) {
+        cfg->preset = NULL;
+        cfg->shell_preset = preset;
+        cfg->energy = preset->shell_energy;
+    } else {
+        cfg->preset = preset;
+    }
+}
+
 int nh_run_validate(const nh_run_config *cfg, nh_error *err)
 {
     if (!(cfg->h > 0.0) || !isfinite(cfg->h))

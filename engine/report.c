@@ -81,13 +81,9 @@ static int run_one(const nh_exp_panel *p, int k, int threads, const char *dir, n
         return rc;
     nh_run_config cfg = {.system = &sys, .h = p->h, .T = p->T, .every = p->every, .ensemble = p->ensemble,
                          .seed = p->seed, .threads = threads, .energy = p->energy, .fit_window_start = 0.5,
-                         .solver = NH_SOLVER_NEWTON, .preset = preset, .section = p->section,
+                         .solver = NH_SOLVER_NEWTON, .section = p->section,
                          .have_section = p->have_section};
-    if (preset && nh_preset_is_shell(preset)) {
-        cfg.preset = NULL;
-        cfg.shell_preset = preset;
-        cfg.energy = preset->shell_energy;
-    }
+    nh_run_config_use_preset(&cfg, preset);
     if ((rc = nh_method_spec_parse(&cfg.method, p->methods[k], err)))
         return rc;
     nh_run_result res;

@@ -71,6 +71,10 @@ typedef struct nh_run_result {
     double variance_scale;      /* h^(2r) for a method of order r: dH_var / this is seed 000 Fig. 2's scaling */
 } nh_run_result;
 
+/* Start from a preset: one initial state (cfg->preset) or, for a shell preset, its energy shell
+ * (cfg->energy, with cfg->shell_preset kept for reports). NULL leaves the configuration unchanged. */
+void nh_run_config_use_preset(nh_run_config *cfg, const nh_preset *preset);
+
 /* Checks every field and the method/system pairing; the message names the bad value. */
 int nh_run_validate(const nh_run_config *cfg, nh_error *err);
 int nh_run_ensemble(const nh_run_config *cfg, nh_run_result *res, nh_error *err);
