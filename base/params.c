@@ -1,5 +1,6 @@
 /* Parsing and validation of named parameters (see include/nhens/params.h). */
 #include "nhens/params.h"
+#include "nhens/options.h"
 
 #include <errno.h>
 #include <math.h>
@@ -20,18 +21,6 @@ int nh_parse_double(const char *text, double *out)
     return 0;
 }
 
-int nh_parse_long(const char *text, long *out)
-{
-    if (!text || !*text)
-        return 1;
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno != 0 || *end != '\0')
-        return 1;
-    *out = v;
-    return 0;
-}
 
 void nh_params_defaults(nh_param_set *set, int count, const nh_param_def *defs)
 {

@@ -11,7 +11,7 @@
 static int run_steps(nh_stepper *st, const double *q0, const double *v0, double h, long steps, double *q, double *v,
                      double *constraint_max, double *energy_rel_max, double *failed_at)
 {
-    const nh_system *s = st->sys;
+    const nh_system *s = nh_stepper_system(st);
     double carried[NH_MAX_UNKNOWNS], h0 = nh_energy(s, q0, v0), scale = fabs(h0) > 0 ? fabs(h0) : 1.0;
     memcpy(q, q0, (size_t)s->n * sizeof *q);
     memcpy(v, v0, (size_t)s->n * sizeof *v);

@@ -212,8 +212,8 @@ static int worker_init(worker *w, const nh_run_config *cfg, long n_out, nh_error
 
 static void worker_free(worker *w, nh_solver_stats *total)
 {
-    if (w->stepper && w->stepper->solver) {
-        nh_solver_stats st = nh_solver_get_stats(w->stepper->solver);
+    if (w->stepper) {
+        nh_solver_stats st = nh_stepper_solver_stats(w->stepper);
         total->solves += st.solves;
         total->iterations += st.iterations;
         total->failures += st.failures;

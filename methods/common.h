@@ -5,6 +5,7 @@
 
 #include "nhens/linalg.h"
 #include "nhens/method.h"
+#include "stepper.h"
 
 #include <math.h>
 

@@ -16,17 +16,20 @@
 enum { MAX_STAGES = 16, P_INNER = 0, P_COEFFS = 1 };
 
 typedef struct composition {
-    nh_stepper *inner[2];
+    nh_stepper *inner[2];   /* owned by the outer stepper (nh_stepper_create_inner) */
     int n_stages;
     int which[MAX_STAGES];
     double fraction[MAX_STAGES];
-    /* adjoint only */
-    nh_solver *solver;
-    int inner_keeps_constraint;
+    int inner_keeps_constraint;   /* adjoint only */
 } composition;
 
+/* Descriptor data: how the stage fractions are chosen. */
+typedef struct composition_kind {
+    int triple_jump;        /* 1: Yoshida's fractions; 0: the coeffs parameter */
+} composition_kind;
+
 /* "newmark/beta=0.1/beta2=0.1" -> spec of "newmark:beta=0.1,beta2=0.1" */
-static int parse_inner(const char *text, nh_method_spec *spec, nh_error *err)
+static int parse_inner(const nh_method_spec *self, const char *text, nh_method_spec *spec, nh_error *err)
 {
     char buf[NH_PARAM_TEXT_MAX];
     snprintf(buf, sizeof buf, "%s", text);
@@ -37,7 +40,7 @@ static int parse_inner(const char *text, nh_method_spec *spec, nh_error *err)
             if (*p == '/')
                 *p = ',';
     }
-    int rc = nh_method_spec_parse(spec, buf, err);
+    int rc = nh_method_spec_parse(self->registry, spec, buf, err);
     if (rc)
         return rc;
     if (spec->type->carried_dim || spec->type->create)
@@ -99,13 +102,7 @@ static int composition_step(nh_stepper *st, double h, double *q, double *v, doub
 
 static void composition_destroy(nh_stepper *st)
 {
-    composition *c = st->impl;
-    if (!c)
-        return;
-    nh_stepper_free(c->inner[0]);
-    nh_stepper_free(c->inner[1]);
-    nh_solver_free(c->solver);
-    free(c);
+    free(st->impl);
     st->impl = NULL;
 }
 
@@ -118,28 +115,27 @@ static composition *composition_alloc(nh_stepper *st, nh_error *err)
     return c;
 }
 
-static int add_inner(composition *c, int slot, const nh_method_spec *spec, const nh_system *sys, nh_solver_kind kind,
-                     nh_error *err)
+static int add_inner(nh_stepper *st, composition *c, int slot, const nh_method_spec *spec, nh_error *err)
 {
-    c->inner[slot] = nh_stepper_create(spec, sys, kind, err);
+    c->inner[slot] = nh_stepper_create_inner(st, spec, err);
     return c->inner[slot] ? NH_OK : NH_ERR_INPUT;
 }
 
 /* ---- newmark-psi ---------------------------------------------------------------------------- */
 
-static int psi_create(nh_stepper *st, nh_solver_kind kind, nh_error *err)
+static int psi_create(nh_stepper *st, nh_error *err)
 {
     composition *c = composition_alloc(st, err);
     nh_method_spec f000, f001;
-    if (!c || nh_method_spec_parse(&f000, "newmark:beta=0,beta2=0,alpha=0", err) ||
-        nh_method_spec_parse(&f001, "newmark:beta=0,beta2=0,alpha=1", err))
+    const nh_registry *reg = st->method.registry;
+    if (!c || nh_method_spec_parse(reg, &f000, "newmark:beta=0,beta2=0,alpha=0", err) ||
+        nh_method_spec_parse(reg, &f001, "newmark:beta=0,beta2=0,alpha=1", err))
         return NH_ERR_INPUT;
     c->n_stages = 2;
     c->which[0] = 0;
     c->which[1] = 1;
     c->fraction[0] = c->fraction[1] = 0.5;
-    return add_inner(c, 0, &f000, st->sys, kind, err) || add_inner(c, 1, &f001, st->sys, kind, err) ? NH_ERR_INPUT
-                                                                                                       : NH_OK;
+    return add_inner(st, c, 0, &f000, err) || add_inner(st, c, 1, &f001, err) ? NH_ERR_INPUT : NH_OK;
 }
 
 const nh_method_type nh_method_newmark_psi = {
@@ -164,87 +160,66 @@ static const nh_param_def compose_params[] = {
     {"coeffs", 0, 0, 0, 0, "palindromic step fractions c1/c2/.../cs summing to 1", "0.5/0.5"},
 };
 
-static int stage_coefficients(const nh_method_type *type, const nh_param_set *set, double *c, int *count, nh_error *err)
+static int stage_coefficients(const nh_method_spec *self, double *c, int *count, nh_error *err)
 {
-    if (type->n_params == 1) {
+    const composition_kind *kind = self->type->data;
+    if (kind->triple_jump) {
         *count = triple_jump_coefficients(c);
         return NH_OK;
     }
-    return parse_coefficients(set->text[P_COEFFS], c, count, err);
+    return parse_coefficients(self->params.text[P_COEFFS], c, count, err);
 }
 
 /* Order of a symmetric composition of a symmetric method of even order r: r + 2 when the order
  * condition sum c_i^{r+1} = 0 holds (sum c_i^3 = 0 for r = 2), else r. */
-static int composed_order(const nh_method_type *type, const nh_param_set *set)
+static int composed_order(const nh_method_spec *self)
 {
     nh_method_spec inner;
     nh_error err;
     double c[MAX_STAGES];
     int count;
-    if (parse_inner(set->text[P_INNER], &inner, &err) || stage_coefficients(type, set, c, &count, &err))
+    if (parse_inner(self, self->params.text[P_INNER], &inner, &err) || stage_coefficients(self, c, &count, &err))
         return 0;
     int r = nh_method_spec_order(&inner);
     return r == 2 && fabs(sum_of_cubes(c, count)) < 1e-14 ? 4 : r;
 }
 
-static unsigned composed_flags(const nh_param_set *set)
+static unsigned composed_flags(const nh_method_spec *self)
 {
     nh_method_spec inner;
     nh_error err;
-    if (parse_inner(set->text[P_INNER], &inner, &err))
+    if (parse_inner(self, self->params.text[P_INNER], &inner, &err))
         return 0;
     return nh_method_spec_flags(&inner) & ~NH_METHOD_CARRIES_STATE;
 }
 
-static int composed_accepts_impl(const nh_method_type *type, const nh_param_set *set, const nh_system *sys,
-                                 nh_error *err)
+static int composed_accepts(const nh_method_spec *self, const nh_system *sys, nh_error *err)
 {
     nh_method_spec inner;
     double c[MAX_STAGES];
     int count;
-    int rc = parse_inner(set->text[P_INNER], &inner, err);
+    int rc = parse_inner(self, self->params.text[P_INNER], &inner, err);
     if (!rc)
-        rc = stage_coefficients(type, set, c, &count, err);
+        rc = stage_coefficients(self, c, &count, err);
     if (!rc && !(nh_method_spec_flags(&inner) & NH_METHOD_REVERSIBLE))
         rc = nh_fail(err, NH_ERR_INPUT,
                      "%s: inner method '%s' is not symmetric; a symmetric composition raises the order only of a "
                      "symmetric method (use e.g. inner=dla01, inner=newmark or inner=dla)",
-                     type->name, set->text[P_INNER]);
+                     self->type->name, self->params.text[P_INNER]);
     return rc ? rc : nh_method_spec_check(&inner, sys, err);
 }
 
-extern const nh_method_type nh_method_triple_jump;
-extern const nh_method_type nh_method_compose;
-
-static int triple_jump_accepts(const nh_param_set *set, const nh_system *sys, nh_error *err)
-{
-    return composed_accepts_impl(&nh_method_triple_jump, set, sys, err);
-}
-
-static int compose_accepts(const nh_param_set *set, const nh_system *sys, nh_error *err)
-{
-    return composed_accepts_impl(&nh_method_compose, set, sys, err);
-}
-
-static int triple_jump_order(const nh_param_set *set)
-{
-    return composed_order(&nh_method_triple_jump, set);
-}
-
-static int compose_order(const nh_param_set *set)
-{
-    return composed_order(&nh_method_compose, set);
-}
-
-static int composed_create(nh_stepper *st, nh_solver_kind kind, nh_error *err)
+static int composed_create(nh_stepper *st, nh_error *err)
 {
     composition *c = composition_alloc(st, err);
     nh_method_spec inner;
-    if (!c || parse_inner(st->params.text[P_INNER], &inner, err) ||
-        stage_coefficients(st->type, &st->params, c->fraction, &c->n_stages, err))
+    if (!c || parse_inner(&st->method, st->params.text[P_INNER], &inner, err) ||
+        stage_coefficients(&st->method, c->fraction, &c->n_stages, err))
         return NH_ERR_INPUT;
-    return add_inner(c, 0, &inner, st->sys, kind, err);
+    return add_inner(st, c, 0, &inner, err);
 }
+
+static const composition_kind TRIPLE_JUMP = {1}, USER_COEFFICIENTS = {0};
 
 const nh_method_type nh_method_triple_jump = {
     .name = "triple-jump",
@@ -252,9 +227,10 @@ const nh_method_type nh_method_triple_jump = {
     .reference = "Yoshida 1990; Anahory Simoes et al. 2022 Remark 3.12",
     .n_params = 1,
     .params = triple_jump_params,
+    .data = &TRIPLE_JUMP,
     .flags = composed_flags,
-    .order = triple_jump_order,
-    .accepts = triple_jump_accepts,
+    .order = composed_order,
+    .accepts = composed_accepts,
     .step = composition_step,
     .create = composed_create,
     .destroy = composition_destroy,
@@ -266,9 +242,10 @@ const nh_method_type nh_method_compose = {
     .reference = "Hairer-Lubich-Wanner, Geometric Numerical Integration, Sect. V.3",
     .n_params = 2,
     .params = compose_params,
+    .data = &USER_COEFFICIENTS,
     .flags = composed_flags,
-    .order = compose_order,
-    .accepts = compose_accepts,
+    .order = composed_order,
+    .accepts = composed_accepts,
     .step = composition_step,
     .create = composed_create,
     .destroy = composition_destroy,
@@ -285,6 +262,7 @@ typedef struct adjoint_step {
     double h;
     const double *q0, *v0;
     int on_d;   /* the inner method maps D to D */
+    double *work;   /* nh_fd_jacobian's 2 dim doubles (the stepper's workspace) */
 } adjoint_step;
 
 /* F(x1) = Phi_{-h}(x1) - x0. A method that keeps the constraint is a map of D: it ignores the
@@ -325,26 +303,10 @@ static int adjoint_residual(const double *x, double *r, void *ctx)
     return 0;
 }
 
-/* Forward differences; Newton then converges linearly at a rate of about the difference error
- * (1e-8 relative), i.e. one or two extra iterations. */
 static int adjoint_jacobian(const double *x, double *jac, void *ctx)
 {
     const adjoint_step *a = ctx;
-    const int dim = 2 * a->inner->sys->n;
-    double base[NH_MAX_UNKNOWNS], pert[NH_MAX_UNKNOWNS], xp[NH_MAX_UNKNOWNS];
-    if (adjoint_residual(x, base, ctx))
-        return 1;
-    memcpy(xp, x, (size_t)dim * sizeof *x);
-    for (int j = 0; j < dim; ++j) {
-        double delta = 1e-8 * fmax(1.0, fabs(x[j]));
-        xp[j] = x[j] + delta;
-        if (adjoint_residual(xp, pert, ctx))
-            return 1;
-        xp[j] = x[j];
-        for (int i = 0; i < dim; ++i)
-            jac[i * dim + j] = (pert[i] - base[i]) / delta;
-    }
-    return 0;
+    return nh_fd_jacobian(2 * a->inner->sys->n, adjoint_residual, ctx, x, jac, a->work);
 }
 
 static int adjoint_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
@@ -360,10 +322,10 @@ static int adjoint_step_fn(nh_stepper *st, double h, double *q, double *v, doubl
         return rc;
     memcpy(x, q, (size_t)n * sizeof *q);
     memcpy(x + n, v, (size_t)n * sizeof *v);
-    adjoint_step a = {c->inner[0], h, q0, v0, c->inner_keeps_constraint};
+    adjoint_step a = {c->inner[0], h, q0, v0, c->inner_keeps_constraint, st->workspace};
     double scale = fmax(nh_norm_inf(n, q0), nh_norm_inf(n, v0));
     nh_nonlinear_problem pb = {2 * n, adjoint_residual, adjoint_jacobian, &a, scale > 0 ? scale : 1.0, 1};
-    rc = nh_solver_solve(c->solver, &pb, x);
+    rc = nh_solver_solve(st->solver, &pb, x);
     if (rc)
         return rc;
     memcpy(q, x, (size_t)n * sizeof *q);
@@ -371,34 +333,45 @@ static int adjoint_step_fn(nh_stepper *st, double h, double *q, double *v, doubl
     return NH_OK;
 }
 
-static int adjoint_create(nh_stepper *st, nh_solver_kind kind, nh_error *err)
+static int adjoint_create(nh_stepper *st, nh_error *err)
 {
     composition *c = composition_alloc(st, err);
     nh_method_spec inner;
-    if (!c || parse_inner(st->params.text[P_INNER], &inner, err) || add_inner(c, 0, &inner, st->sys, kind, err))
+    if (!c || parse_inner(&st->method, st->params.text[P_INNER], &inner, err) || add_inner(st, c, 0, &inner, err))
         return NH_ERR_INPUT;
     c->inner_keeps_constraint = (nh_method_spec_flags(&inner) & NH_METHOD_PRESERVES_CONSTRAINT) != 0;
-    c->solver = nh_solver_create(kind, 2 * st->sys->n, err);
-    return c->solver ? NH_OK : NH_ERR_SOLVER;
+    return NH_OK;
 }
 
-static unsigned adjoint_flags(const nh_param_set *set)
+static unsigned adjoint_flags(const nh_method_spec *self)
 {
-    return composed_flags(set) | NH_METHOD_IMPLICIT;
+    return composed_flags(self) | NH_METHOD_IMPLICIT;
 }
 
-static int adjoint_order(const nh_param_set *set)
+static int adjoint_order(const nh_method_spec *self)
 {
     nh_method_spec inner;
     nh_error err;
-    return parse_inner(set->text[P_INNER], &inner, &err) ? 0 : nh_method_spec_order(&inner);
+    return parse_inner(self, self->params.text[P_INNER], &inner, &err) ? 0 : nh_method_spec_order(&inner);
 }
 
-static int adjoint_accepts(const nh_param_set *set, const nh_system *sys, nh_error *err)
+static int adjoint_accepts(const nh_method_spec *self, const nh_system *sys, nh_error *err)
 {
     nh_method_spec inner;
-    int rc = parse_inner(set->text[P_INNER], &inner, err);
+    int rc = parse_inner(self, self->params.text[P_INNER], &inner, err);
     return rc ? rc : nh_method_spec_check(&inner, sys, err);
+}
+
+/* the solve is for (q1, v1); nh_fd_jacobian needs 2 dim doubles of scratch */
+static int adjoint_solver_dim(const nh_method_spec *self, const nh_system *sys)
+{
+    (void)self;
+    return 2 * sys->n;
+}
+
+static long adjoint_workspace_size(const nh_method_spec *self, const nh_system *sys)
+{
+    return 2L * adjoint_solver_dim(self, sys);
 }
 
 const nh_method_type nh_method_adjoint = {
@@ -410,6 +383,8 @@ const nh_method_type nh_method_adjoint = {
     .flags = adjoint_flags,
     .order = adjoint_order,
     .accepts = adjoint_accepts,
+    .solver_dim = adjoint_solver_dim,
+    .workspace_size = adjoint_workspace_size,
     .step = adjoint_step_fn,
     .create = adjoint_create,
     .destroy = composition_destroy,

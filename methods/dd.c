@@ -15,6 +15,7 @@ typedef struct dd_step {
     double h;
     const double *q0, *v0;
     double potential0;
+    double *work;           /* 2 n^2 doubles of the stepper's workspace: d grad_bar V, d(A^T lam)/dq */
 } dd_step;
 
 static void dd_points(const dd_step *c, const double *v1, double *q1, double *mid, double *vbar)
@@ -51,7 +52,7 @@ static int dd_jacobian(const double *x, double *jac, void *ctx)
     const int n = nh_dim(s), m = s->m, dim = n + m;
     const double *v1 = x, *lam = x + n, h = c->h;
     double q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM], grad[NH_MAX_DIM];
-    double dgrad[NH_MAX_DIM * NH_MAX_DIM], datl[NH_MAX_DIM * NH_MAX_DIM];
+    double *dgrad = c->work, *datl = c->work + n * n;
     double a[NH_MAX_CON * NH_MAX_DIM], dav[NH_MAX_CON * NH_MAX_DIM];
     dd_points(c, v1, q1, mid, vbar);
     nh_gonzalez_gradient(s, c->q0, c->potential0, q1, grad, dgrad);
@@ -80,7 +81,8 @@ static int dd_step_fn(nh_stepper *st, double h, double *q, double *v, double *ca
     (void)carried;
     const nh_system *s = st->sys;
     const int n = nh_dim(s);
-    dd_step c = {.sys = s, .h = h, .q0 = q, .v0 = v, .potential0 = s->type->potential(s, q)};
+    dd_step c = {.sys = s, .h = h, .q0 = q, .v0 = v, .potential0 = s->type->potential(s, q),
+                 .work = st->workspace};
     double x[NH_MAX_UNKNOWNS], grad0[NH_MAX_DIM], q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM];
     int rc = nh_method_predict(s, h, q, v, x, x + n);
     if (rc)
@@ -96,10 +98,16 @@ static int dd_step_fn(nh_stepper *st, double h, double *q, double *v, double *ca
     return NH_OK;
 }
 
-static int dd_solver_dim(const nh_param_set *set, const nh_system *sys)
+static int dd_solver_dim(const nh_method_spec *self, const nh_system *sys)
 {
-    (void)set;
+    (void)self;
     return sys->n + sys->m;
+}
+
+static long dd_workspace_size(const nh_method_spec *self, const nh_system *sys)
+{
+    (void)self;
+    return 2L * sys->n * sys->n;
 }
 
 const nh_method_type nh_method_dd = {
@@ -109,5 +117,6 @@ const nh_method_type nh_method_dd = {
     .fixed_flags = NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_REVERSIBLE,
     .fixed_order = 2,
     .solver_dim = dd_solver_dim,
+    .workspace_size = dd_workspace_size,
     .step = dd_step_fn,
 };

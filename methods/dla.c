@@ -116,20 +116,20 @@ static int idla_step_fn(nh_stepper *st, double h, double *q, double *v, double *
     return dla_advance(st, h, 0.5, q, v);
 }
 
-static unsigned dla_flags(const nh_param_set *set)
+static unsigned dla_flags(const nh_method_spec *self)
 {
     unsigned f = NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT;
-    return set->value[P_ALPHA] == 0.5 ? f | NH_METHOD_REVERSIBLE : f;
+    return self->params.value[P_ALPHA] == 0.5 ? f | NH_METHOD_REVERSIBLE : f;
 }
 
-static int dla_order(const nh_param_set *set)
+static int dla_order(const nh_method_spec *self)
 {
-    return set->value[P_ALPHA] == 0.5 ? 2 : 1;
+    return self->params.value[P_ALPHA] == 0.5 ? 2 : 1;
 }
 
-static int dla_solver_dim(const nh_param_set *set, const nh_system *sys)
+static int dla_solver_dim(const nh_method_spec *self, const nh_system *sys)
 {
-    (void)set;
+    (void)self;
     return sys->n + sys->m;
 }
 

@@ -99,9 +99,9 @@ static int dla01_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     return NH_OK;
 }
 
-static int dla01_solver_dim(const nh_param_set *set, const nh_system *sys)
+static int dla01_solver_dim(const nh_method_spec *self, const nh_system *sys)
 {
-    (void)set;
+    (void)self;
     return (sys->type->flags & NH_SYS_CVT_TYPE) ? 0 : sys->m;
 }
 

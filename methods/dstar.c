@@ -16,7 +16,7 @@
  * are not available); the converged residual is at round-off all the same. */
 #include "common.h"
 #include "discrete_gradient.h"
-#include "dstar.h"
+#include "nhens/dstar.h"
 #include "qrdiff.h"
 
 #include <stdlib.h>
@@ -26,6 +26,12 @@ enum { N = NH_MAX_DIM, Z = 2 * NH_MAX_DIM, MAX_NODES = 16 };
 typedef enum { BASIS_SYSTEM, BASIS_QR, BASIS_QR_FD } basis_kind;
 typedef enum { DG_AVF, DG_GONZALEZ, DG_ITOH_ABE } dg_kind;
 
+/* Descriptor data: which basis and which discrete gradient. */
+typedef struct dstar_variant {
+    basis_kind basis;
+    dg_kind gradient;
+} dstar_variant;
+
 typedef struct dstar_method {
     basis_kind basis;
     dg_kind gradient;
@@ -33,9 +39,22 @@ typedef struct dstar_method {
     double node[MAX_NODES], weight[MAX_NODES];   /* Gauss-Legendre on [0, 1] */
 } dstar_method;
 
+/* Scratch sized by n and r, carved from one block (the stepper's workspace, allocated once in create).
+ * The frame functions below use it one after another, never two at once, so one set suffices. */
+typedef struct dstar_work {
+    double *x, *dx;             /* adapted basis at a point, n r and its derivative n r n */
+    double *xp, *xm;            /* QR-basis differences (gonzalez-r:fd=1), n r each */
+    double *mass, *mx, *g;      /* M (n n), M X (n r), g = X^T M X (r r) */
+    double *dm;                 /* dM (n n n), M(q) systems */
+    double *d;                  /* D_ab (r r) */
+    double *fd;                 /* nh_fd_jacobian scratch */
+    nh_qr_work *qr;             /* Householder QR with derivatives */
+} dstar_work;
+
 typedef struct dstar_step {
     const nh_system *sys;
     const dstar_method *method;
+    const dstar_work *w;
     double h;
     int r, dim;
     double signs[NH_MAX_CON];
@@ -43,38 +62,67 @@ typedef struct dstar_step {
     double energy0;
 } dstar_step;
 
+static long qr_doubles(void)
+{
+    return (long)((nh_qr_work_bytes() + sizeof(double) - 1) / sizeof(double));
+}
+
+static long dstar_work_doubles(int n, int m)
+{
+    const long r = n - m, dim = 2L * n - m;
+    return n * r + n * r * n + 2 * n * r + n * n + n * r + r * r + (long)n * n * n + r * r + NH_FD_WORK(dim) +
+           qr_doubles();
+}
+
+/* Carve `base` (dstar_work_doubles(n, m) doubles) into the arrays of w. */
+static void dstar_work_layout(double *base, int n, int m, dstar_work *w)
+{
+    const long r = n - m, dim = 2L * n - m;
+    w->x = base, base += n * r;
+    w->dx = base, base += n * r * n;
+    w->xp = base, base += n * r;
+    w->xm = base, base += n * r;
+    w->mass = base, base += n * n;
+    w->mx = base, base += n * r;
+    w->g = base, base += r * r;
+    w->dm = base, base += (long)n * n * n;
+    w->d = base, base += r * r;
+    w->fd = base, base += NH_FD_WORK(dim);
+    w->qr = (nh_qr_work *)base;
+}
+
 /* ---- frame, Hamiltonian, gradient, Pi --------------------------------------------------------- */
 
 static int basis_at(const dstar_step *c, const double *q, double *x, double *dx)
 {
     const nh_system *s = c->sys;
     const int n = s->n, r = c->r;
-    double scratch[N * N * N];
+    nh_qr_work *qr = c->w->qr;
     switch (c->method->basis) {
     case BASIS_SYSTEM:
-        s->type->adapted_basis(s, q, x, dx ? dx : scratch);
+        s->type->adapted_basis(s, q, x, dx ? dx : c->w->dx);
         return 0;
     case BASIS_QR:
-        return nh_qr_kernel_basis(s, q, (double *)c->signs, 0, x, dx);
+        return nh_qr_kernel_basis(s, q, (double *)c->signs, 0, x, dx, qr);
     case BASIS_QR_FD:
         break;
     }
-    if (nh_qr_kernel_basis(s, q, (double *)c->signs, 0, x, NULL))
+    if (nh_qr_kernel_basis(s, q, (double *)c->signs, 0, x, NULL, qr))
         return 1;
     if (!dx)
         return 0;
     /* Remark 3.5: a gradient consistent to O(h^r) keeps order r, so the derivative may be a central
      * difference with half-width h/2 (error O(h^2)). A tiny difference step would instead make the
      * residual a rough function of the unknowns (rounding / step) and stall Newton above round-off. */
-    double qp[N], xp[N * N], xm[N * N];
+    double qp[N], *xp = c->w->xp, *xm = c->w->xm;
     memcpy(qp, q, (size_t)n * sizeof *q);
     for (int j = 0; j < n; ++j) {
         const double d = 0.5 * fabs(c->h);
         qp[j] = q[j] + d;
-        if (nh_qr_kernel_basis(s, qp, (double *)c->signs, 0, xp, NULL))
+        if (nh_qr_kernel_basis(s, qp, (double *)c->signs, 0, xp, NULL, qr))
             return 1;
         qp[j] = q[j] - d;
-        if (nh_qr_kernel_basis(s, qp, (double *)c->signs, 0, xm, NULL))
+        if (nh_qr_kernel_basis(s, qp, (double *)c->signs, 0, xm, NULL, qr))
             return 1;
         qp[j] = q[j];
         for (int k = 0; k < n * r; ++k)
@@ -89,7 +137,7 @@ static int velocity_coordinates(const dstar_step *c, const double *q, const doub
 {
     const nh_system *s = c->sys;
     const int n = s->n, r = c->r;
-    double g[N * N], mass[N * N], mx[N * N];
+    double *g = c->w->g, *mass = c->w->mass, *mx = c->w->mx;
     nh_mass_matrix(s, q, mass);
     for (int i = 0; i < n; ++i)
         for (int a = 0; a < r; ++a) {
@@ -115,7 +163,7 @@ static int velocity_coordinates(const dstar_step *c, const double *q, const doub
 static int hamiltonian(const dstar_step *c, const double *z, double *value)
 {
     const nh_system *s = c->sys;
-    double x[N * N], y[N], v[N];
+    double *x = c->w->x, y[N], v[N];
     if (basis_at(c, z, x, NULL) || velocity_coordinates(c, z, x, z + s->n, y, v))
         return 1;
     *value = 0.5 * nh_dot(c->r, z + s->n, y) + s->type->potential(s, z);
@@ -127,7 +175,7 @@ static int hamiltonian_gradient(const dstar_step *c, const double *z, double *gr
 {
     const nh_system *s = c->sys;
     const int n = s->n, r = c->r;
-    double x[N * N], dx[N * N * N], y[N], v[N], mass[N * N], p[N];
+    double *x = c->w->x, *dx = c->w->dx, y[N], v[N], *mass = c->w->mass, p[N];
     if (basis_at(c, z, x, dx) || velocity_coordinates(c, z, x, z + n, y, v))
         return 1;
     nh_mass_matrix(s, z, mass);
@@ -141,7 +189,7 @@ static int hamiltonian_gradient(const dstar_step *c, const double *z, double *gr
         grad[j] -= sum;
     }
     if (nh_has_variable_mass(s)) {
-        double dm[N * N * N];
+        double *dm = c->w->dm;
         s->type->mass_matrix_derivative(s, z, dm);
         for (int j = 0; j < n; ++j)
             for (int i = 0; i < n; ++i)
@@ -157,7 +205,7 @@ static int pi_times(const dstar_step *c, const double *z, const double *grad, do
 {
     const nh_system *s = c->sys;
     const int n = s->n, r = c->r;
-    double x[N * N], dx[N * N * N], y[N], v[N], d[N * N], mass[N * N], p[N];
+    double *x = c->w->x, *dx = c->w->dx, y[N], v[N], *d = c->w->d, *mass = c->w->mass, p[N];
     if (basis_at(c, z, x, dx) || velocity_coordinates(c, z, x, z + n, y, v))
         return 1;
     nh_mass_matrix(s, z, mass);
@@ -301,28 +349,14 @@ static int dstar_residual(const double *z1, double *res, void *ctx)
 static int dstar_jacobian(const double *z1, double *jac, void *ctx)
 {
     const dstar_step *c = ctx;
-    const int dim = c->dim;
-    double base[Z], pert[Z], zp[Z];
-    if (dstar_residual(z1, base, ctx))
-        return 1;
-    memcpy(zp, z1, (size_t)dim * sizeof *zp);
-    for (int j = 0; j < dim; ++j) {
-        double d = 1e-7 * fmax(1.0, fabs(z1[j]));
-        zp[j] = z1[j] + d;
-        if (dstar_residual(zp, pert, ctx))
-            return 1;
-        zp[j] = z1[j];
-        for (int i = 0; i < dim; ++i)
-            jac[i * dim + j] = (pert[i] - base[i]) / d;
-    }
-    return 0;
+    return nh_fd_jacobian(c->dim, dstar_residual, ctx, z1, jac, c->w->fd);
 }
 
 /* rho = X(q)^T M v */
 static int to_momentum_coordinates(const dstar_step *c, const double *q, const double *v, double *rho)
 {
     const nh_system *s = c->sys;
-    double x[N * N], mv[N], mass[N * N];
+    double *x = c->w->x, mv[N], *mass = c->w->mass;
     if (basis_at(c, q, x, NULL))
         return 1;
     nh_mass_matrix(s, q, mass);
@@ -336,9 +370,11 @@ static int dstar_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     (void)carried;
     const nh_system *s = st->sys;
     const int n = nh_dim(s);
-    dstar_step c = {.sys = s, .method = st->impl, .h = h, .r = n - s->m, .dim = 2 * n - s->m};
-    double z1[Z], v1[N], lam[NH_MAX_CON], x[N * N], y[N];
-    if (c.method->basis != BASIS_SYSTEM && nh_qr_kernel_basis(s, q, c.signs, 1, x, NULL))
+    dstar_work w;
+    dstar_work_layout(st->workspace, n, s->m, &w);
+    dstar_step c = {.sys = s, .method = st->impl, .w = &w, .h = h, .r = n - s->m, .dim = 2 * n - s->m};
+    double z1[Z], v1[N], lam[NH_MAX_CON], *x = w.x, y[N];
+    if (c.method->basis != BASIS_SYSTEM && nh_qr_kernel_basis(s, q, c.signs, 1, x, NULL, w.qr))
         return NH_STEP_SINGULAR;
     memcpy(c.z0, q, (size_t)n * sizeof *q);
     if (to_momentum_coordinates(&c, q, v, c.z0 + n) || hamiltonian(&c, c.z0, &c.energy0))
@@ -396,20 +432,16 @@ static const nh_param_def gonzalez_r_params[] = {
     {"fd", 0, 0, 1, 1, "1: derivatives of the QR basis by central differences (Remark 3.5)", NULL},
 };
 
-extern const nh_method_type nh_method_avf, nh_method_gonzalez, nh_method_itoh_abe, nh_method_gonzalez_r;
-
-static int dstar_create(nh_stepper *st, nh_solver_kind kind, nh_error *err)
+static int dstar_create(nh_stepper *st, nh_error *err)
 {
-    (void)kind;
+    const dstar_variant *variant = st->type->data;
     dstar_method *m = calloc(1, sizeof *m);
     if (!m)
         return nh_fail(err, NH_ERR_NOMEM, "out of memory");
     st->impl = m;
-    m->basis = st->type == &nh_method_gonzalez_r ? (st->params.value[P_FIRST] == 1 ? BASIS_QR_FD : BASIS_QR)
-                                                 : BASIS_SYSTEM;
-    m->gradient = st->type == &nh_method_avf ? DG_AVF : st->type == &nh_method_itoh_abe ? DG_ITOH_ABE : DG_GONZALEZ;
-    m->nodes = st->type == &nh_method_avf ? (int)st->params.value[P_FIRST]
-               : m->gradient == DG_ITOH_ABE ? ITOH_ABE_NODES : 0;
+    m->basis = variant->basis == BASIS_QR && st->params.value[P_FIRST] == 1 ? BASIS_QR_FD : variant->basis;
+    m->gradient = variant->gradient;
+    m->nodes = m->gradient == DG_AVF ? (int)st->params.value[P_FIRST] : m->gradient == DG_ITOH_ABE ? ITOH_ABE_NODES : 0;
     gauss_legendre(m->nodes, m->node, m->weight);
     return NH_OK;
 }
@@ -420,10 +452,10 @@ static void dstar_destroy(nh_stepper *st)
     st->impl = NULL;
 }
 
-static int needs_dstar_form(const nh_param_set *set, const nh_system *sys, nh_error *err)
+static int needs_dstar_form(const nh_method_spec *self, const nh_system *sys, nh_error *err)
 {
-    (void)set;
-    if (!sys->type->adapted_basis)
+    const dstar_variant *variant = self->type->data;
+    if (variant->basis == BASIS_SYSTEM && !sys->type->adapted_basis)
         return nh_fail(err, NH_ERR_INPUT,
                        "this discrete-gradient method needs the D* form (an adapted basis of D_q) of the system, and "
                        "%s has none; gonzalez-r computes the basis by QR and serves any system",
@@ -431,10 +463,16 @@ static int needs_dstar_form(const nh_param_set *set, const nh_system *sys, nh_er
     return NH_OK;
 }
 
-static int dstar_solver_dim(const nh_param_set *set, const nh_system *sys)
+static int dstar_solver_dim(const nh_method_spec *self, const nh_system *sys)
 {
-    (void)set;
+    (void)self;
     return 2 * sys->n - sys->m;
+}
+
+static long dstar_workspace_size(const nh_method_spec *self, const nh_system *sys)
+{
+    (void)self;
+    return dstar_work_doubles(sys->n, sys->m);
 }
 
 #define ITOH_ABE_FLAGS                                                                                             \
@@ -442,56 +480,75 @@ static int dstar_solver_dim(const nh_param_set *set, const nh_system *sys)
      NH_METHOD_REDUCED)
 #define SYMMETRIC_DG_FLAGS (ITOH_ABE_FLAGS | NH_METHOD_REVERSIBLE)
 
-#define DSTAR_METHOD(var, nm, summ, np, pars, fl, ord, acc)                                                       \
+static const dstar_variant AVF = {BASIS_SYSTEM, DG_AVF}, GONZALEZ = {BASIS_SYSTEM, DG_GONZALEZ},
+                           ITOH_ABE = {BASIS_SYSTEM, DG_ITOH_ABE}, GONZALEZ_R = {BASIS_QR, DG_GONZALEZ};
+
+#define DSTAR_METHOD(var, nm, summ, np, pars, fl, ord, variant)                                                   \
     const nh_method_type var = {.name = nm, .summary = summ,                                                       \
                                 .reference = "Celledoni et al. 2019 eqs. 8, 11-14, 17-18, Algorithm 1",            \
-                                .n_params = np, .params = pars, .fixed_flags = fl, .fixed_order = ord,              \
-                                .accepts = acc,                                                                    \
-                                .solver_dim = dstar_solver_dim, .step = dstar_step_fn, .create = dstar_create,     \
-                                .destroy = dstar_destroy}
+                                .n_params = np, .params = pars, .data = &variant, .fixed_flags = fl,               \
+                                .fixed_order = ord, .accepts = needs_dstar_form, .solver_dim = dstar_solver_dim,   \
+                                .workspace_size = dstar_workspace_size, .step = dstar_step_fn,                     \
+                                .create = dstar_create, .destroy = dstar_destroy}
 
 DSTAR_METHOD(nh_method_avf, "avf", "AVF discrete gradient method on D* (seed 000 eqs. 11, 14)", 1, avf_params,
-             SYMMETRIC_DG_FLAGS, 2, needs_dstar_form);
+             SYMMETRIC_DG_FLAGS, 2, AVF);
 DSTAR_METHOD(nh_method_gonzalez, "gonzalez", "Gonzalez midpoint discrete gradient method on D* (seed 000 eqs. 12, 14)",
-             0, NULL, SYMMETRIC_DG_FLAGS, 2, needs_dstar_form);
+             0, NULL, SYMMETRIC_DG_FLAGS, 2, GONZALEZ);
 DSTAR_METHOD(nh_method_itoh_abe, "itoh-abe", "Itoh-Abe coordinate-increment discrete gradient on D* (seed 000 eq. 13)",
-             0, NULL, ITOH_ABE_FLAGS, 1, needs_dstar_form);
+             0, NULL, ITOH_ABE_FLAGS, 1, ITOH_ABE);
 DSTAR_METHOD(nh_method_gonzalez_r, "gonzalez-r",
              "Gonzalez-R: Gonzalez on D* with the basis from Householder QR with derivatives (seed 000 Sect. 3.3)", 1,
-             gonzalez_r_params, SYMMETRIC_DG_FLAGS, 2, NULL);
+             gonzalez_r_params, SYMMETRIC_DG_FLAGS, 2, GONZALEZ_R);
+
+/* ---- the D* form with the system's basis, outside a stepper (checks and tests; see dstar.h) --------- */
+
+static const dstar_method EXACT = {.basis = BASIS_SYSTEM, .gradient = DG_GONZALEZ};
+
+/* A step context with its own heap workspace (freed by the caller with free(*block)). */
+static int exact_step(const nh_system *s, dstar_step *c, dstar_work *w, double **block)
+{
+    if (!s->type->adapted_basis || !(*block = malloc((size_t)dstar_work_doubles(s->n, s->m) * sizeof **block)))
+        return 1;
+    dstar_work_layout(*block, s->n, s->m, w);
+    *c = (dstar_step){.sys = s, .method = &EXACT, .w = w, .h = 1.0, .r = s->n - s->m, .dim = 2 * s->n - s->m};
+    return 0;
+}
 
 int nh_dstar_vector_field(const nh_system *s, const double *q, const double *v, double *zdot)
 {
-    if (!s->type->adapted_basis)
+    dstar_step c;
+    dstar_work w;
+    double *block = NULL, z[Z], grad[Z];
+    if (exact_step(s, &c, &w, &block))
         return 1;
-    static const dstar_method exact = {.basis = BASIS_SYSTEM, .gradient = DG_GONZALEZ};
-    dstar_step c = {.sys = s, .method = &exact, .h = 1.0, .r = s->n - s->m, .dim = 2 * s->n - s->m};
-    double z[Z], grad[Z];
     memcpy(z, q, (size_t)s->n * sizeof *q);
-    if (to_momentum_coordinates(&c, q, v, z + s->n) || hamiltonian_gradient(&c, z, grad))
-        return 1;
-    return pi_times(&c, z, grad, zdot);
-}
-
-/* The pieces of the D* form with the system's basis, for tests (see dstar.h). */
-static dstar_step exact_step(const nh_system *s)
-{
-    static const dstar_method exact = {.basis = BASIS_SYSTEM, .gradient = DG_GONZALEZ};
-    return (dstar_step){.sys = s, .method = &exact, .h = 1.0, .r = s->n - s->m, .dim = 2 * s->n - s->m};
+    int rc = to_momentum_coordinates(&c, q, v, z + s->n) || hamiltonian_gradient(&c, z, grad) ||
+             pi_times(&c, z, grad, zdot);
+    free(block);
+    return rc;
 }
 
 int nh_dstar_hamiltonian(const nh_system *s, const double *z, double *value, double *grad)
 {
-    if (!s->type->adapted_basis)
+    dstar_step c;
+    dstar_work w;
+    double *block = NULL;
+    if (exact_step(s, &c, &w, &block))
         return 1;
-    dstar_step c = exact_step(s);
-    return hamiltonian(&c, z, value) || (grad && hamiltonian_gradient(&c, z, grad));
+    int rc = hamiltonian(&c, z, value) || (grad && hamiltonian_gradient(&c, z, grad));
+    free(block);
+    return rc;
 }
 
 int nh_dstar_pi_times(const nh_system *s, const double *z, const double *g, double *out)
 {
-    if (!s->type->adapted_basis)
+    dstar_step c;
+    dstar_work w;
+    double *block = NULL;
+    if (exact_step(s, &c, &w, &block))
         return 1;
-    dstar_step c = exact_step(s);
-    return pi_times(&c, z, g, out);
+    int rc = pi_times(&c, z, g, out);
+    free(block);
+    return rc;
 }

@@ -33,6 +33,7 @@ typedef struct genfun_step {
     int constraint_force;   /* 0 for the GNI: forces in D^o are projected away */
     const double *q0;
     double p0[NH_MAX_DIM];
+    double *work;           /* nh_fd_jacobian's scratch (the stepper's workspace) */
 } genfun_step;
 
 /* F(q0, q1) of the header */
@@ -77,22 +78,7 @@ static int genfun_residual(const double *q1, double *r, void *ctx)
 static int genfun_jacobian(const double *q1, double *jac, void *ctx)
 {
     const genfun_step *c = ctx;
-    const int n = nh_dim(c->sys);
-    double x[NH_MAX_DIM], rp[NH_MAX_DIM], rm[NH_MAX_DIM];
-    memcpy(x, q1, (size_t)n * sizeof *x);
-    for (int j = 0; j < n; ++j) {
-        double delta = 1e-6 * fmax(1.0, fabs(q1[j]));
-        x[j] = q1[j] + delta;
-        if (genfun_residual(x, rp, ctx))
-            return 1;
-        x[j] = q1[j] - delta;
-        if (genfun_residual(x, rm, ctx))
-            return 1;
-        x[j] = q1[j];
-        for (int i = 0; i < n; ++i)
-            jac[i * n + j] = (rp[i] - rm[i]) / (2 * delta);
-    }
-    return 0;
+    return nh_fd_jacobian(nh_dim(c->sys), genfun_residual, ctx, q1, jac, c->work);
 }
 
 static int genfun_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
@@ -103,7 +89,8 @@ static int genfun_step_fn(nh_stepper *st, double h, double *q, double *v, double
     double q0[NH_MAX_DIM], q1[NH_MAX_DIM], v1[NH_MAX_DIM], lam[NH_MAX_CON], force[NH_MAX_DIM];
     memcpy(q0, q, (size_t)n * sizeof *q);
     const int variant = (int)st->params.value[P_VARIANT];
-    genfun_step c = {.sys = s, .h = h, .alpha = st->params.value[P_ALPHA], .q0 = q0, .constraint_force = variant != 6};
+    genfun_step c = {.sys = s, .h = h, .alpha = st->params.value[P_ALPHA], .q0 = q0, .constraint_force = variant != 6,
+                     .work = st->workspace};
     for (int i = 0; i < n; ++i)
         c.p0[i] = s->mass[i] * v[i];
     int rc = nh_method_predict(s, h, q0, v, v1, lam);
@@ -123,22 +110,27 @@ static int genfun_step_fn(nh_stepper *st, double h, double *q, double *v, double
     return NH_OK;
 }
 
-static unsigned genfun_flags(const nh_param_set *set)
+static unsigned genfun_flags(const nh_method_spec *self)
 {
-    if (set->value[P_VARIANT] >= 5)
+    if (self->params.value[P_VARIANT] >= 5)
         return NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT;
-    return NH_METHOD_IMPLICIT | (set->value[P_ALPHA] == 0.5 ? NH_METHOD_REVERSIBLE : 0u);
+    return NH_METHOD_IMPLICIT | (self->params.value[P_ALPHA] == 0.5 ? NH_METHOD_REVERSIBLE : 0u);
 }
 
-static int genfun_order(const nh_param_set *set)
+static int genfun_order(const nh_method_spec *self)
 {
-    return set->value[P_ALPHA] == 0.5 && set->value[P_VARIANT] != 6 ? 2 : 1;
+    return self->params.value[P_ALPHA] == 0.5 && self->params.value[P_VARIANT] != 6 ? 2 : 1;
 }
 
-static int genfun_solver_dim(const nh_param_set *set, const nh_system *sys)
+static int genfun_solver_dim(const nh_method_spec *self, const nh_system *sys)
 {
-    (void)set;
+    (void)self;
     return sys->n;
+}
+
+static long genfun_workspace_size(const nh_method_spec *self, const nh_system *sys)
+{
+    return NH_FD_WORK(genfun_solver_dim(self, sys));
 }
 
 const nh_method_type nh_method_genfun = {
@@ -150,5 +142,6 @@ const nh_method_type nh_method_genfun = {
     .flags = genfun_flags,
     .order = genfun_order,
     .solver_dim = genfun_solver_dim,
+    .workspace_size = genfun_workspace_size,
     .step = genfun_step_fn,
 };

@@ -17,6 +17,7 @@ typedef struct gonzalez_f_step {
     double h;
     double z0[2 * N];
     double energy0;
+    double *work;           /* nh_fd_jacobian's scratch (the stepper's workspace) */
 } gonzalez_f_step;
 
 static double canonical_energy(const nh_system *s, const double *z)
@@ -60,19 +61,7 @@ static int gonzalez_f_residual(const double *x, double *r, void *ctx)
 static int gonzalez_f_jacobian(const double *x, double *jac, void *ctx)
 {
     const gonzalez_f_step *c = ctx;
-    const int dim = 2 * c->sys->n + c->sys->m;
-    double base[NH_MAX_UNKNOWNS], pert[NH_MAX_UNKNOWNS], xp[NH_MAX_UNKNOWNS];
-    gonzalez_f_residual(x, base, ctx);
-    memcpy(xp, x, (size_t)dim * sizeof *x);
-    for (int j = 0; j < dim; ++j) {
-        double d = 1e-7 * fmax(1.0, fabs(x[j]));
-        xp[j] = x[j] + d;
-        gonzalez_f_residual(xp, pert, ctx);
-        xp[j] = x[j];
-        for (int i = 0; i < dim; ++i)
-            jac[i * dim + j] = (pert[i] - base[i]) / d;
-    }
-    return 0;
+    return nh_fd_jacobian(2 * c->sys->n + c->sys->m, gonzalez_f_residual, ctx, x, jac, c->work);
 }
 
 static int gonzalez_f_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
@@ -80,7 +69,7 @@ static int gonzalez_f_step_fn(nh_stepper *st, double h, double *q, double *v, do
     (void)carried;
     const nh_system *s = st->sys;
     const int n = nh_dim(s);
-    gonzalez_f_step c = {.sys = s, .h = h};
+    gonzalez_f_step c = {.sys = s, .h = h, .work = st->workspace};
     double x[NH_MAX_UNKNOWNS], v1[N];
     memcpy(c.z0, q, (size_t)n * sizeof *q);
     for (int i = 0; i < n; ++i)
@@ -104,10 +93,15 @@ static int gonzalez_f_step_fn(nh_stepper *st, double h, double *q, double *v, do
     return NH_OK;
 }
 
-static int gonzalez_f_solver_dim(const nh_param_set *set, const nh_system *sys)
+static int gonzalez_f_solver_dim(const nh_method_spec *self, const nh_system *sys)
 {
-    (void)set;
+    (void)self;
     return 2 * sys->n + sys->m;
+}
+
+static long gonzalez_f_workspace_size(const nh_method_spec *self, const nh_system *sys)
+{
+    return NH_FD_WORK(gonzalez_f_solver_dim(self, sys));
 }
 
 const nh_method_type nh_method_gonzalez_f = {
@@ -117,5 +111,6 @@ const nh_method_type nh_method_gonzalez_f = {
     .fixed_flags = NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_REVERSIBLE,
     .fixed_order = 2,
     .solver_dim = gonzalez_f_solver_dim,
+    .workspace_size = gonzalez_f_workspace_size,
     .step = gonzalez_f_step_fn,
 };

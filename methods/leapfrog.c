@@ -8,8 +8,9 @@
  *   lam1 = -(2/h) C(q1)^-1 A(q1) w,   v1 = w + h/2 M^-1 A(q1)^T lam1 */
 #include "common.h"
 
-static int lf_carried_dim(const nh_system *sys)
+static int lf_carried_dim(const nh_method_spec *self, const nh_system *sys)
 {
+    (void)self;
     return sys->m;
 }
 

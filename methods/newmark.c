@@ -29,6 +29,7 @@ typedef struct newmark_step {
     const double *q0, *v0;
     double gamma0_force[NH_MAX_DIM];            /* -M^-1 grad V(q0) */
     double a0[NH_MAX_CON * NH_MAX_DIM];         /* A(q0) */
+    double *work;                               /* 2 n^2 doubles of the stepper's workspace (Jacobian) */
 } newmark_step;
 
 /* Gamma(q, lam) into g; also returns A(q) in a. */
@@ -84,7 +85,7 @@ static int newmark_jacobian(const double *x, double *jac, void *ctx)
     const nh_system *s = c->sys;
     const int n = nh_dim(s), m = s->m, dim = 2 * n + 2 * m;
     const double *q1 = x, *v1 = x + n, *lam2 = x + 2 * n + m, h = c->h, al = c->alpha;
-    double hess[NH_MAX_DIM * NH_MAX_DIM], atl[NH_MAX_DIM * NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM];
+    double *hess = c->work, *atl = c->work + n * n, a1[NH_MAX_CON * NH_MAX_DIM];
     double dq[NH_MAX_DIM], qa[NH_MAX_DIM], aa[NH_MAX_CON * NH_MAX_DIM], daa[NH_MAX_CON * NH_MAX_DIM];
     double dav[NH_MAX_CON * NH_MAX_DIM];
     memset(jac, 0, (size_t)dim * dim * sizeof *jac);
@@ -163,7 +164,7 @@ static int newmark_step_fn(nh_stepper *st, double h, double *q, double *v, doubl
     if (is_explicit(par))
         return newmark_explicit(s, h, q, v);
     const int n = nh_dim(s), m = s->m;
-    newmark_step c = {.sys = s, .h = h, .beta = par[P_BETA], .beta2 = par[P_BETA2], .alpha = par[P_ALPHA],
+    newmark_step c = {.sys = s, .h = h, .work = st->workspace, .beta = par[P_BETA], .beta2 = par[P_BETA2], .alpha = par[P_ALPHA],
                       .averaged = par[P_DISC] == 16, .q0 = q, .v0 = v};
     double x[NH_MAX_UNKNOWNS], q0[NH_MAX_DIM], g0[NH_MAX_DIM], grad[NH_MAX_DIM];
     memcpy(q0, q, (size_t)n * sizeof *q);
@@ -195,32 +196,37 @@ static int symmetric(const double *par)
     return par[P_BETA] == par[P_BETA2] && par[P_ALPHA] == 0.5;
 }
 
-static unsigned newmark_flags(const nh_param_set *set)
+static unsigned newmark_flags(const nh_method_spec *self)
 {
-    unsigned f = NH_METHOD_PRESERVES_CONSTRAINT | (is_explicit(set->value) ? 0u : NH_METHOD_IMPLICIT);
-    return symmetric(set->value) ? f | NH_METHOD_REVERSIBLE : f;
+    unsigned f = NH_METHOD_PRESERVES_CONSTRAINT | (is_explicit(self->params.value) ? 0u : NH_METHOD_IMPLICIT);
+    return symmetric(self->params.value) ? f | NH_METHOD_REVERSIBLE : f;
 }
 
-static int newmark_order(const nh_param_set *set)
+static int newmark_order(const nh_method_spec *self)
 {
-    return symmetric(set->value) ? 2 : 1;
+    return symmetric(self->params.value) ? 2 : 1;
 }
 
-static int newmark_accepts(const nh_param_set *set, const nh_system *sys, nh_error *err)
+static int newmark_accepts(const nh_method_spec *self, const nh_system *sys, nh_error *err)
 {
     (void)sys;
-    if (fabs(set->value[P_BETA] + set->value[P_BETA2] - 0.5) < 1e-12)
+    if (fabs(self->params.value[P_BETA] + self->params.value[P_BETA2] - 0.5) < 1e-12)
         return nh_fail(err, NH_ERR_INPUT,
                        "newmark: beta + beta2 = %g is refused: with beta + beta' = 1/2 the columns of lam and lam' in "
                        "the Newton matrix become parallel and the step is ill-conditioned (seed 001 Remark 3.3); "
                        "choose beta + beta2 != 1/2, e.g. beta = beta2 = 0 or 0.1",
-                       set->value[P_BETA] + set->value[P_BETA2]);
+                       self->params.value[P_BETA] + self->params.value[P_BETA2]);
     return NH_OK;
 }
 
-static int newmark_solver_dim(const nh_param_set *set, const nh_system *sys)
+static int newmark_solver_dim(const nh_method_spec *self, const nh_system *sys)
 {
-    return is_explicit(set->value) ? 0 : 2 * sys->n + 2 * sys->m;
+    return is_explicit(self->params.value) ? 0 : 2 * sys->n + 2 * sys->m;
+}
+
+static long newmark_workspace_size(const nh_method_spec *self, const nh_system *sys)
+{
+    return newmark_solver_dim(self, sys) ? 2L * sys->n * sys->n : 0;
 }
 
 const nh_method_type nh_method_newmark = {
@@ -233,5 +239,6 @@ const nh_method_type nh_method_newmark = {
     .order = newmark_order,
     .accepts = newmark_accepts,
     .solver_dim = newmark_solver_dim,
+    .workspace_size = newmark_workspace_size,
     .step = newmark_step_fn,
 };

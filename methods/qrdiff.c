@@ -11,16 +11,24 @@
 
 enum { N = NH_MAX_DIM, M = NH_MAX_CON };
 
-typedef struct qr_work {
+struct nh_qr_work {
     int n, m;
     double b[N * M], db[N][N * M];        /* B = A^T (n x m) and d B / d q_j */
     double v[M][N], dv[M][N][N];          /* reflectors and their derivatives dv[k][j][i] */
-} qr_work;
+    double dat[N * N];                    /* d(A^T e_k)/dq while loading */
+    double dy[N][N];                      /* derivatives of one basis vector */
+};
+typedef struct nh_qr_work qr_work;
+
+size_t nh_qr_work_bytes(void)
+{
+    return sizeof(qr_work);
+}
 
 static void load_transpose(const nh_system *s, const double *q, qr_work *w)
 {
     const int n = w->n, m = w->m;
-    double a[M * N], lam[M], dat[N * N];
+    double a[M * N], lam[M], *dat = w->dat;
     s->type->constraint(s, q, a);
     for (int i = 0; i < n; ++i)
         for (int k = 0; k < m; ++k)
@@ -119,21 +127,22 @@ static void basis_vector(const qr_work *w, int c, double *y, double dy[N][N])
     }
 }
 
-int nh_qr_kernel_basis(const nh_system *s, const double *q, double *signs, int choose, double *x, double *dx)
+int nh_qr_kernel_basis(const nh_system *s, const double *q, double *signs, int choose, double *x, double *dx,
+                       nh_qr_work *work)
 {
-    qr_work w;
-    w.n = s->n;
-    w.m = s->m;
-    const int n = w.n, m = w.m, r = n - m;
-    load_transpose(s, q, &w);
+    qr_work *w = work;
+    w->n = s->n;
+    w->m = s->m;
+    const int n = w->n, m = w->m, r = n - m;
+    load_transpose(s, q, w);
     for (int k = 0; k < m; ++k) {
-        if (make_reflector(&w, k, signs, choose))
+        if (make_reflector(w, k, signs, choose))
             return 1;
-        apply_reflector(&w, k);
+        apply_reflector(w, k);
     }
-    double y[N], dy[N][N];
+    double y[N], (*dy)[N] = w->dy;
     for (int a = 0; a < r; ++a) {
-        basis_vector(&w, m + a, y, dy);
+        basis_vector(w, m + a, y, dy);
         for (int i = 0; i < n; ++i) {
             x[i * r + a] = y[i];
             if (dx)

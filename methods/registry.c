@@ -1,62 +1,164 @@
-/* The one table of methods (walked by lookup, `nhens list`, the audit and the test battery), method
- * specs "name:k=v,..." and the stepper life cycle. Adding a method = one file + one line here. */
-#include "nhens/linalg.h"
-#include "nhens/method.h"
+/* The registry object (include/nhens/registry.h) and configured methods ("name:k=v,..."): name
+ * lookup, flags, order and the check of a method against a system. Built-in methods are listed once,
+ * in `builtin_methods`; adding a method = one file + one line there. */
+#include "nhens/registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-extern const nh_method_type nh_method_dla;
-extern const nh_method_type nh_method_dla01;
-extern const nh_method_type nh_method_leapfrog;
-extern const nh_method_type nh_method_dd;
-extern const nh_method_type nh_method_rk4;
-extern const nh_method_type nh_method_idla;
-extern const nh_method_type nh_method_newmark;
-extern const nh_method_type nh_method_newmark_psi;
-extern const nh_method_type nh_method_adjoint;
-extern const nh_method_type nh_method_triple_jump;
-extern const nh_method_type nh_method_compose;
-extern const nh_method_type nh_method_spark2;
-extern const nh_method_type nh_method_genfun;
+extern const nh_method_type nh_method_dla, nh_method_dla01, nh_method_leapfrog, nh_method_dd, nh_method_rk4;
+extern const nh_method_type nh_method_idla, nh_method_newmark, nh_method_newmark_psi, nh_method_adjoint;
+extern const nh_method_type nh_method_triple_jump, nh_method_compose, nh_method_spark2, nh_method_genfun;
 extern const nh_method_type nh_method_avf, nh_method_gonzalez, nh_method_itoh_abe, nh_method_gonzalez_r;
 extern const nh_method_type nh_method_gonzalez_f;
 
-static const nh_method_type *const registry[] = {
+static const nh_method_type *const builtin_methods[] = {
     &nh_method_dla, &nh_method_idla, &nh_method_dla01, &nh_method_leapfrog, &nh_method_dd, &nh_method_rk4,
     &nh_method_newmark, &nh_method_newmark_psi, &nh_method_adjoint, &nh_method_triple_jump, &nh_method_compose,
     &nh_method_spark2, &nh_method_genfun, &nh_method_avf, &nh_method_gonzalez, &nh_method_itoh_abe,
     &nh_method_gonzalez_r, &nh_method_gonzalez_f,
 };
 
-int nh_method_count(void)
+enum { MAX_ENTRIES = 128 };
+
+struct nh_registry {
+    const nh_system_type *systems[MAX_ENTRIES];
+    int n_systems;
+    const nh_method_type *methods[MAX_ENTRIES];
+    int n_methods;
+};
+
+nh_registry *nh_registry_create(nh_error *err)
 {
-    return (int)(sizeof registry / sizeof registry[0]);
+    nh_registry *reg = calloc(1, sizeof *reg);
+    if (!reg) {
+        nh_fail(err, NH_ERR_NOMEM, "out of memory creating the registry");
+        return NULL;
+    }
+    for (int i = 0; i < nh_builtin_system_count(); ++i)
+        reg->systems[reg->n_systems++] = nh_builtin_system_at(i);
+    for (size_t i = 0; i < sizeof builtin_methods / sizeof builtin_methods[0]; ++i)
+        reg->methods[reg->n_methods++] = builtin_methods[i];
+    return reg;
 }
 
-const nh_method_type *nh_method_at(int i)
+void nh_registry_free(nh_registry *reg)
 {
-    return (i >= 0 && i < nh_method_count()) ? registry[i] : NULL;
+    free(reg);
 }
 
-const nh_method_type *nh_method_find(const char *name)
+static int valid_name(const char *name)
 {
-    for (int i = 0; i < nh_method_count(); ++i)
-        if (strcmp(registry[i]->name, name) == 0)
-            return registry[i];
+    if (!name || !*name || strlen(name) > 48)
+        return 0;
+    for (const char *p = name; *p; ++p)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+              *p == '_' || *p == '.'))
+            return 0;
+    return 1;
+}
+
+int nh_registry_add_system(nh_registry *reg, const nh_system_type *type, nh_error *err)
+{
+    if (!type || !valid_name(type->name) || !type->dimensions || !type->potential || !type->potential_gradient ||
+        !type->constraint || !type->constraint_jacobian_velocity || !type->constraint_jacobian_multiplier ||
+        !type->sample_configuration || !type->minimum_energy)
+        return nh_fail(err, NH_ERR_INPUT,
+                       "system '%s' is incomplete: it needs a name of 1-48 characters [A-Za-z0-9._-], dimensions, "
+                       "potential, potential_gradient, constraint, constraint_jacobian_velocity, "
+                       "constraint_jacobian_multiplier, sample_configuration and minimum_energy",
+                       type && type->name ? type->name : "(null)");
+    if (nh_registry_find_system(reg, type->name))
+        return nh_fail(err, NH_ERR_INPUT, "a system named '%s' is already registered", type->name);
+    if (reg->n_systems == MAX_ENTRIES)
+        return nh_fail(err, NH_ERR_INPUT, "too many systems (at most %d)", MAX_ENTRIES);
+    reg->systems[reg->n_systems++] = type;
+    return NH_OK;
+}
+
+int nh_registry_add_method(nh_registry *reg, const nh_method_type *type, nh_error *err)
+{
+    if (!type || !valid_name(type->name) || !type->step || type->n_params < 0 || type->n_params > NH_MAX_PARAMS)
+        return nh_fail(err, NH_ERR_INPUT,
+                       "method '%s' is incomplete: it needs a name of 1-48 characters [A-Za-z0-9._-], a step "
+                       "function and at most %d parameters",
+                       type && type->name ? type->name : "(null)", NH_MAX_PARAMS);
+    if (nh_registry_find_method(reg, type->name))
+        return nh_fail(err, NH_ERR_INPUT, "a method named '%s' is already registered", type->name);
+    if (reg->n_methods == MAX_ENTRIES)
+        return nh_fail(err, NH_ERR_INPUT, "too many methods (at most %d)", MAX_ENTRIES);
+    reg->methods[reg->n_methods++] = type;
+    return NH_OK;
+}
+
+int nh_registry_system_count(const nh_registry *reg)
+{
+    return reg->n_systems;
+}
+
+const nh_system_type *nh_registry_system_at(const nh_registry *reg, int i)
+{
+    return i >= 0 && i < reg->n_systems ? reg->systems[i] : NULL;
+}
+
+const nh_system_type *nh_registry_find_system(const nh_registry *reg, const char *name)
+{
+    for (int i = 0; i < reg->n_systems; ++i)
+        if (strcmp(reg->systems[i]->name, name) == 0)
+            return reg->systems[i];
     return NULL;
 }
 
-static void method_names(char *buf, size_t len)
+/* "a, b, c" of n names */
+static void join_names(const char *const *names, int n, char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (int i = 0; i < nh_method_count() && used < len; ++i)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", registry[i]->name);
+    for (int i = 0; i < n && used < len; ++i)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", names[i]);
 }
 
-int nh_method_spec_parse(nh_method_spec *spec, const char *text, nh_error *err)
+const nh_system_type *nh_registry_find_system_checked(const nh_registry *reg, const char *name, nh_error *err)
+{
+    const nh_system_type *type = nh_registry_find_system(reg, name);
+    if (!type) {
+        const char *names[MAX_ENTRIES];
+        char list[2048];
+        for (int i = 0; i < reg->n_systems; ++i)
+            names[i] = reg->systems[i]->name;
+        join_names(names, reg->n_systems, list, sizeof list);
+        nh_fail(err, NH_ERR_INPUT, "unknown system '%s'; known systems: %s", name, list);
+    }
+    return type;
+}
+
+int nh_registry_method_count(const nh_registry *reg)
+{
+    return reg->n_methods;
+}
+
+const nh_method_type *nh_registry_method_at(const nh_registry *reg, int i)
+{
+    return i >= 0 && i < reg->n_methods ? reg->methods[i] : NULL;
+}
+
+const nh_method_type *nh_registry_find_method(const nh_registry *reg, const char *name)
+{
+    for (int i = 0; i < reg->n_methods; ++i)
+        if (strcmp(reg->methods[i]->name, name) == 0)
+            return reg->methods[i];
+    return NULL;
+}
+
+void nh_method_spec_defaults(nh_method_spec *spec, const nh_method_type *type, const nh_registry *reg)
+{
+    spec->type = type;
+    spec->registry = reg;
+    nh_params_defaults(&spec->params, type->n_params, type->params);
+}
+
+int nh_method_spec_parse(const nh_registry *reg, nh_method_spec *spec, const char *text, nh_error *err)
 {
     char name[64];
     const char *colon = strchr(text, ':');
@@ -65,40 +167,74 @@ int nh_method_spec_parse(nh_method_spec *spec, const char *text, nh_error *err)
         return nh_fail(err, NH_ERR_INPUT, "method '%s' is not of the form NAME or NAME:k=v,...", text);
     memcpy(name, text, len);
     name[len] = '\0';
-    spec->type = nh_method_find(name);
-    if (!spec->type) {
-        char names[256];
-        method_names(names, sizeof names);
-        return nh_fail(err, NH_ERR_INPUT, "unknown method '%s'; known methods: %s", name, names);
+    const nh_method_type *type = nh_registry_find_method(reg, name);
+    if (!type) {
+        const char *names[MAX_ENTRIES];
+        char list[2048];
+        for (int i = 0; i < reg->n_methods; ++i)
+            names[i] = reg->methods[i]->name;
+        join_names(names, reg->n_methods, list, sizeof list);
+        return nh_fail(err, NH_ERR_INPUT, "unknown method '%s'; known methods: %s", name, list);
     }
-    nh_params_defaults(&spec->params, spec->type->n_params, spec->type->params);
-    return colon ? nh_params_apply_list(&spec->params, colon + 1, spec->type->name, err) : NH_OK;
+    nh_method_spec_defaults(spec, type, reg);
+    return colon ? nh_params_apply_list(&spec->params, colon + 1, type->name, err) : NH_OK;
 }
 
 unsigned nh_method_spec_flags(const nh_method_spec *spec)
 {
-    return spec->type->flags ? spec->type->flags(&spec->params) : spec->type->fixed_flags;
+    return spec->type->flags ? spec->type->flags(spec) : spec->type->fixed_flags;
 }
 
 int nh_method_spec_order(const nh_method_spec *spec)
 {
-    return spec->type->order ? spec->type->order(&spec->params) : spec->type->fixed_order;
+    return spec->type->order ? spec->type->order(spec) : spec->type->fixed_order;
+}
+
+unsigned nh_method_flags_required(const nh_system *sys)
+{
+    return (nh_is_reduced(sys) ? NH_METHOD_REDUCED : 0u) | (nh_has_variable_mass(sys) ? NH_METHOD_GENERAL_MASS : 0u);
+}
+
+/* Does `type` at its defaults serve `sys`? (flags and accepts, no message) */
+static int serves(const nh_registry *reg, const nh_method_type *type, const nh_system *sys)
+{
+    nh_method_spec spec;
+    nh_error ignored;
+    nh_method_spec_defaults(&spec, type, reg);
+    return nh_method_spec_check(&spec, sys, &ignored) == NH_OK;
+}
+
+void nh_registry_methods_serving(const nh_registry *reg, const nh_system *sys, char *buf, size_t len)
+{
+    const char *names[MAX_ENTRIES];
+    int n = 0;
+    for (int i = 0; i < reg->n_methods; ++i)
+        if (serves(reg, reg->methods[i], sys))
+            names[n++] = reg->methods[i]->name;
+    join_names(names, n, buf, len);
+}
+
+static int refuse_unserved(const nh_method_spec *spec, const nh_system *sys, unsigned missing, nh_error *err)
+{
+    char serving[1024] = "";
+    if (spec->registry)
+        nh_registry_methods_serving(spec->registry, sys, serving, sizeof serving);
+    const char *why = missing & NH_METHOD_REDUCED
+                          ? "needs the full configuration space, and %s is given in reduced form only (Euler-Poincare "
+                            "equations on a Lie algebra)"
+                          : "assumes a constant mass matrix, and %s's depends on the configuration";
+    char reason[256];
+    snprintf(reason, sizeof reason, why, sys->type->name);
+    return nh_fail(err, NH_ERR_INPUT, "method %s %s; methods that serve it at their defaults: %s", spec->type->name,
+                   reason, serving[0] ? serving : "(none)");
 }
 
 int nh_method_spec_check(const nh_method_spec *spec, const nh_system *sys, nh_error *err)
 {
-    if (nh_is_reduced(sys) && !(nh_method_spec_flags(spec) & NH_METHOD_REDUCED))
-        return nh_fail(err, NH_ERR_INPUT,
-                       "method %s needs the full configuration space, and %s is given in reduced form only "
-                       "(Euler-Poincare equations on a Lie algebra); methods that serve it: rk4, avf, gonzalez, "
-                       "itoh-abe, gonzalez-r",
-                       spec->type->name, sys->type->name);
-    if (nh_has_variable_mass(sys) && !(nh_method_spec_flags(spec) & NH_METHOD_GENERAL_MASS))
-        return nh_fail(err, NH_ERR_INPUT,
-                       "method %s assumes a constant mass matrix, and %s's depends on the configuration; methods "
-                       "that serve it: rk4, avf, gonzalez, itoh-abe, gonzalez-r",
-                       spec->type->name, sys->type->name);
-    return spec->type->accepts ? spec->type->accepts(&spec->params, sys, err) : NH_OK;
+    unsigned missing = nh_method_flags_required(sys) & ~nh_method_spec_flags(spec);
+    if (missing)
+        return refuse_unserved(spec, sys, missing, err);
+    return spec->type->accepts ? spec->type->accepts(spec, sys, err) : NH_OK;
 }
 
 void nh_method_spec_format(const nh_method_spec *spec, char *buf, size_t len)
@@ -108,55 +244,6 @@ void nh_method_spec_format(const nh_method_spec *spec, char *buf, size_t len)
         buf[used] = ':';
         nh_params_format(&spec->params, buf + used + 1, len - (size_t)used - 1);
     }
-}
-
-nh_stepper *nh_stepper_create(const nh_method_spec *spec, const nh_system *sys, nh_solver_kind solver,
-                              nh_error *err)
-{
-    if (nh_method_spec_check(spec, sys, err))
-        return NULL;
-    nh_stepper *st = calloc(1, sizeof *st);
-    if (!st) {
-        nh_fail(err, NH_ERR_NOMEM, "out of memory creating a stepper");
-        return NULL;
-    }
-    st->type = spec->type;
-    st->params = spec->params;
-    st->sys = sys;
-    st->carried_dim = spec->type->carried_dim ? spec->type->carried_dim(sys) : 0;
-    int dim = spec->type->solver_dim ? spec->type->solver_dim(&spec->params, sys) : 0;
-    if (dim > 0 && !(st->solver = nh_solver_create(solver, dim, err))) {
-        free(st);
-        return NULL;
-    }
-    if (spec->type->create && spec->type->create(st, solver, err) != NH_OK) {
-        nh_stepper_free(st);
-        return NULL;
-    }
-    return st;
-}
-
-int nh_stepper_start(nh_stepper *st, const double *q, const double *v, double *carried)
-{
-    return st->type->start ? st->type->start(st, q, v, carried) : NH_OK;
-}
-
-int nh_stepper_step(nh_stepper *st, double h, double *q, double *v, double *carried)
-{
-    int rc = st->type->step(st, h, q, v, carried);
-    if (rc == NH_OK && !(nh_all_finite(st->sys->n, q) && nh_all_finite(st->sys->n, v)))
-        rc = NH_STEP_NONFINITE;
-    return rc;
-}
-
-void nh_stepper_free(nh_stepper *st)
-{
-    if (!st)
-        return;
-    if (st->type->destroy)
-        st->type->destroy(st);
-    nh_solver_free(st->solver);
-    free(st);
 }
 
 void nh_method_flags_format(unsigned flags, char *buf, size_t len)

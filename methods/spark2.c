@@ -111,9 +111,9 @@ static int spark_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     return nh_project_velocity(s, q, vs, v) ? NH_STEP_SINGULAR : NH_OK;
 }
 
-static int spark_solver_dim(const nh_param_set *set, const nh_system *sys)
+static int spark_solver_dim(const nh_method_spec *self, const nh_system *sys)
 {
-    (void)set;
+    (void)self;
     return (sys->type->flags & NH_SYS_CVT_TYPE) ? 0 : sys->m;
 }
 

@@ -54,13 +54,14 @@ double nh_energy(const nh_system *s, const double *q, const double *v)
 
 /* c(q, v) = (DM[v]) v - 1/2 grad_q (v^T M v): the velocity-dependent force of a configuration-dependent
  * mass matrix (zero for constant M). */
-static void mass_velocity_force(const nh_system *s, const double *q, const double *v, double *c)
+__attribute__((noinline)) static void mass_velocity_force(const nh_system *s, const double *q, const double *v,
+                                                          double *c)
 {
     const int n = s->n;
     memset(c, 0, (size_t)n * sizeof *c);
     if (!nh_has_variable_mass(s))
         return;
-    double dm[NH_MAX_DIM * NH_MAX_DIM * NH_MAX_DIM];
+    double dm[NH_MAX_VARIABLE_MASS_DIM * NH_MAX_VARIABLE_MASS_DIM * NH_MAX_VARIABLE_MASS_DIM];
     s->type->mass_matrix_derivative(s, q, dm);
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j)

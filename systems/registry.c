@@ -1,8 +1,7 @@
-/* The one table of systems: lookup, `nhens list` and the test battery all walk it.
+/* The built-in systems, in the order `nhens list` shows them (the registry starts with this table).
  * Adding a system = one file in systems/ and one line here. */
 #include "nhens/system.h"
 
-#include <string.h>
 
 extern const nh_system_type nh_system_quartic;
 extern const nh_system_type nh_system_cvt;
@@ -24,20 +23,12 @@ static const nh_system_type *const registry[] = {
     &nh_system_suslov,
 };
 
-int nh_system_count(void)
+int nh_builtin_system_count(void)
 {
     return (int)(sizeof registry / sizeof registry[0]);
 }
 
-const nh_system_type *nh_system_at(int i)
+const nh_system_type *nh_builtin_system_at(int i)
 {
-    return (i >= 0 && i < nh_system_count()) ? registry[i] : NULL;
-}
-
-const nh_system_type *nh_system_find(const char *name)
-{
-    for (int i = 0; i < nh_system_count(); ++i)
-        if (strcmp(registry[i]->name, name) == 0)
-            return registry[i];
-    return NULL;
+    return (i >= 0 && i < nh_builtin_system_count()) ? registry[i] : NULL;
 }

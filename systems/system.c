@@ -57,6 +57,12 @@ int nh_system_init(nh_system *s, const nh_system_type *type, const nh_preset *pr
     if (s->n > NH_MAX_DIM || s->m > NH_MAX_CON || s->n <= s->m)
         return nh_fail(err, NH_ERR_INPUT, "%s: dimensions n=%d, m=%d exceed the engine's limits (n <= %d, m <= %d)",
                        type->name, s->n, s->m, NH_MAX_DIM, NH_MAX_CON);
+    if (type->mass_matrix && s->n > NH_MAX_VARIABLE_MASS_DIM)
+        return nh_fail(err, NH_ERR_INPUT, "%s: n=%d with a configuration-dependent mass matrix exceeds the limit n <= %d",
+                       type->name, s->n, NH_MAX_VARIABLE_MASS_DIM);
+    if (s->n < 1 || s->m < 1)
+        return nh_fail(err, NH_ERR_INPUT, "%s: dimensions n=%d, m=%d; nhens needs n >= 1 and at least one constraint",
+                       type->name, s->n, s->m);
     for (int i = 0; i < s->n; ++i)
         s->mass[i] = 1.0;
     if (type->mass)

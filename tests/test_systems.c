@@ -8,7 +8,7 @@
 #include "nhens/ensemble.h"
 #include "nhens/linalg.h"
 #include "nhens/reference.h"
-#include "dstar.h"
+#include "nhens/dstar.h"
 
 /* One non-default parameter setting per system, so that parameter-dependent terms are checked too. */
 static const char *const VARIANTS[][2] = {

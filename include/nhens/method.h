@@ -1,6 +1,6 @@
-/* Integration methods: a const descriptor (vtable) per method, one registry table, and a stepper =
- * descriptor + parameter values + system + solver workspace, created once per worker (SUNDIALS-style
- * create / step / free). A step maps (q, v) on D (plus any carried state, e.g. the leap-frog
+/* Integration methods: a const descriptor (vtable) per method, listed in a registry (registry.h), and
+ * an opaque stepper = configured method + system + solver + workspace, created once per worker
+ * (SUNDIALS-style create / step / free) and sized there by the system's n. A step maps (q, v) on D (plus any carried state, e.g. the leap-frog
  * multiplier) to the next (q, v) and returns 0 (ok), > 0 (this step failed: recoverable) or < 0
  * (fatal). Methods never reach back into the driver and know nothing of statistics. */
 #ifndef NHENS_METHOD_H
@@ -23,66 +23,91 @@ enum nh_method_flags {
 };
 
 typedef struct nh_stepper nh_stepper;
+typedef struct nh_registry nh_registry;
+typedef struct nh_method_type nh_method_type;
 
-typedef struct nh_method_type {
+/* A configured method: descriptor + parameter values, e.g. parsed from "dla:alpha=0.4", and the
+ * registry its names were looked up in (compositions look up their inner methods there). This is
+ * the instance the configuration-time callbacks receive as `self`. */
+typedef struct nh_method_spec {
+    const nh_method_type *type;
+    nh_param_set params;
+    const nh_registry *registry;
+} nh_method_spec;
+
+/* The descriptor. Configuration-time callbacks (flags, order, accepts, sizes) receive the configured
+ * method `self`, run-time callbacks (create, start, step, destroy) its stepper; none receives bare
+ * parameters, so one function can serve several descriptors by reading self->type->data. */
+struct nh_method_type {
     const char *name;
     const char *summary;
     const char *reference;
     int n_params;
     const nh_param_def *params;
-    /* Flags and order: functions of the parameters, or (when NULL) the constants below. */
-    unsigned (*flags)(const nh_param_set *set);
-    int (*order)(const nh_param_set *set);
+    const void *data;       /* descriptor-specific constants (e.g. which discrete gradient), or NULL */
+    /* Flags and order: functions of the configured method, or (when NULL) the constants below. */
+    unsigned (*flags)(const nh_method_spec *self);
+    int (*order)(const nh_method_spec *self);
     unsigned fixed_flags;
     int fixed_order;
-    /* Refuse a system the method cannot serve (NULL: serves all). */
-    int (*accepts)(const nh_param_set *set, const nh_system *sys, nh_error *err);
-    /* Unknowns of the nonlinear solve for this system; 0: never calls the solver. */
-    int (*solver_dim)(const nh_param_set *set, const nh_system *sys);
+    /* Refuse a system the method cannot serve beyond what the flags say (NULL: serves all). */
+    int (*accepts)(const nh_method_spec *self, const nh_system *sys, nh_error *err);
+    /* Unknowns of the nonlinear solve for this system; NULL or 0: never calls the solver. */
+    int (*solver_dim)(const nh_method_spec *self, const nh_system *sys);
+    /* Doubles of per-stepper scratch (nh_stepper_workspace), allocated once in create (NULL: none). */
+    long (*workspace_size)(const nh_method_spec *self, const nh_system *sys);
     /* Doubles carried between steps (NULL: none). */
-    int (*carried_dim)(const nh_system *sys);
+    int (*carried_dim)(const nh_method_spec *self, const nh_system *sys);
     /* Initialise carried state from (q, v) on D (NULL: nothing to do). */
     int (*start)(nh_stepper *st, const double *q, const double *v, double *carried);
     int (*step)(nh_stepper *st, double h, double *q, double *v, double *carried);
-    /* Per-worker set-up beyond the solver (e.g. the inner steppers of a composition), and its
-     * release (both NULL when not needed). */
-    int (*create)(nh_stepper *st, nh_solver_kind solver, nh_error *err);
+    /* Set-up beyond the solver and workspace (e.g. inner steppers, nh_stepper_set_data), and its
+     * release (both NULL when not needed). Inner steppers made with nh_stepper_create_inner are
+     * freed with their owner. */
+    int (*create)(nh_stepper *st, nh_error *err);
     void (*destroy)(nh_stepper *st);
-} nh_method_type;
-
-struct nh_stepper {
-    const nh_method_type *type;
-    nh_param_set params;
-    const nh_system *sys;
-    nh_solver *solver;      /* NULL for explicit and linearly implicit methods */
-    int carried_dim;
-    void *impl;             /* owned by the method's create/destroy */
 };
 
-/* A method name with its parameter values, e.g. parsed from "dla:alpha=0.4". */
-typedef struct nh_method_spec {
-    const nh_method_type *type;
-    nh_param_set params;
-} nh_method_spec;
-
-int nh_method_count(void);
-const nh_method_type *nh_method_at(int i);
-const nh_method_type *nh_method_find(const char *name);
-
-int nh_method_spec_parse(nh_method_spec *spec, const char *text, nh_error *err);
+int nh_method_spec_parse(const nh_registry *reg, nh_method_spec *spec, const char *text, nh_error *err);
+/* Default parameters of a descriptor. */
+void nh_method_spec_defaults(nh_method_spec *spec, const nh_method_type *type, const nh_registry *reg);
 unsigned nh_method_spec_flags(const nh_method_spec *spec);
 int nh_method_spec_order(const nh_method_spec *spec);
-/* Can this method serve this system? Message names what is missing. */
+/* Can this method serve this system? Checks the flags against what the system needs (M(q), reduced
+ * form), then the method's own accepts; the message names what is missing and, when the registry is
+ * known, lists the methods whose flags serve the system. */
 int nh_method_spec_check(const nh_method_spec *spec, const nh_system *sys, nh_error *err);
+/* System properties a method's flags must cover: NH_METHOD_GENERAL_MASS and/or NH_METHOD_REDUCED. */
+unsigned nh_method_flags_required(const nh_system *sys);
 /* "dla:alpha=0.5" */
 void nh_method_spec_format(const nh_method_spec *spec, char *buf, size_t len);
 
+/* ---- the stepper (opaque): create / start / step / free ---------------------------------------- */
 nh_stepper *nh_stepper_create(const nh_method_spec *spec, const nh_system *sys, nh_solver_kind solver,
                               nh_error *err);
 int nh_stepper_start(nh_stepper *st, const double *q, const double *v, double *carried);
 /* One step; also turns a non-finite result into NH_STEP_NONFINITE. */
 int nh_stepper_step(nh_stepper *st, double h, double *q, double *v, double *carried);
 void nh_stepper_free(nh_stepper *st);
+
+/* Accessors for method implementations and callers. */
+const nh_method_spec *nh_stepper_method(const nh_stepper *st);
+const nh_system *nh_stepper_system(const nh_stepper *st);
+double nh_stepper_param(const nh_stepper *st, int index);
+const char *nh_stepper_param_text(const nh_stepper *st, int index);
+/* The stepper's own solver (NULL when solver_dim is 0) and the backend chosen at create. */
+nh_solver *nh_stepper_solver(const nh_stepper *st);
+nh_solver_kind nh_stepper_solver_kind(const nh_stepper *st);
+/* Doubles carried between steps (size of the `carried` array start and step expect). */
+int nh_stepper_carried_dim(const nh_stepper *st);
+double *nh_stepper_workspace(const nh_stepper *st);
+void *nh_stepper_data(const nh_stepper *st);
+void nh_stepper_set_data(nh_stepper *st, void *data);
+/* A stepper for `spec` on the same system and solver backend, owned by `outer` (freed with it, its
+ * solver statistics counted in outer's). */
+nh_stepper *nh_stepper_create_inner(nh_stepper *outer, const nh_method_spec *spec, nh_error *err);
+/* Solver statistics of the stepper and of every inner stepper, summed. */
+nh_solver_stats nh_stepper_solver_stats(const nh_stepper *st);
 
 /* Flag names for `nhens list`: writes "implicit,reversible,..." */
 void nh_method_flags_format(unsigned flags, char *buf, size_t len);

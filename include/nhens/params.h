@@ -39,7 +39,6 @@ int nh_params_apply_list(nh_param_set *set, const char *list, const char *owner,
 
 /* Parse a finite double from the whole of `text`; 0 on success. */
 int nh_parse_double(const char *text, double *out);
-int nh_parse_long(const char *text, long *out);
 
 /* "name=value, ..." into buf (for summaries). */
 void nh_params_format(const nh_param_set *set, char *buf, size_t len);

@@ -55,4 +55,14 @@ int nh_solver_solve(nh_solver *solver, const nh_nonlinear_problem *problem, doub
 nh_solver_stats nh_solver_get_stats(const nh_solver *solver);
 void nh_solver_free(nh_solver *solver);
 
+/* The one finite-difference Jacobian rule, for every method without an analytic Newton matrix:
+ * forward differences jac[i*dim + j] = (F(x + d_j e_j) - F(x))_i / d_j with d_j = NH_FD_STEP max(1, |x_j|),
+ * an error of about 1e-7 relative, which a chord iteration followed by a polishing step (solver's
+ * reuse_jacobian) turns into one or two extra iterations and no loss at convergence. work holds
+ * NH_FD_WORK(dim) doubles. Returns non-zero, and leaves jac undefined, when any evaluation of F fails. */
+#define NH_FD_STEP 1.0e-7
+#define NH_FD_WORK(dim) (3 * (dim))
+int nh_fd_jacobian(int dim, int (*residual)(const double *x, double *r, void *ctx), void *ctx, const double *x,
+                   double *jac, double *work);
+
 #endif

@@ -91,6 +91,7 @@ struct nh_system {
     int n, m;
     double mass[NH_MAX_DIM];
     double inv_mass[NH_MAX_DIM];
+    void *data;     /* the user's state for the callbacks (NULL after nh_system_init; never freed by nhens) */
 };
 
 /* n and m of an instance, with the invariant 1 <= n <= NH_MAX_DIM stated to the compiler (it lets
@@ -102,10 +103,9 @@ static inline int nh_dim(const nh_system *s)
     return s->n;
 }
 
-/* Registry: one const table walked by lookup, `nhens list` and the test battery. */
-int nh_system_count(void);
-const nh_system_type *nh_system_at(int i);
-const nh_system_type *nh_system_find(const char *name);
+/* The built-in systems (the registry, registry.h, starts with these). */
+int nh_builtin_system_count(void);
+const nh_system_type *nh_builtin_system_at(int i);
 
 /* Build an instance: defaults, then the preset's overrides (if preset != NULL), then `overrides`
  * (array of "name=value"). A user override that contradicts the preset is refused. */

@@ -1,0 +1,286 @@
+/* System checks (include/nhens/check.h). Derivatives are compared with central differences of step
+ * FD_STEP: truncation ~1e-12 f''' and rounding ~1e-16 |f| / 1e-6 = 1e-10 |f|, so FD_TOL = 1e-7 of
+ * (1 + |value|) leaves three orders of margin and still catches a wrong sign or a missing term. The
+ * closed-form identities (A X = 0, D* field = full field, Pi skew) hold to round-off. */
+#include "nhens/check.h"
+
+#include "nhens/dstar.h"
+#include "nhens/ensemble.h"
+#include "nhens/linalg.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double FD_STEP = 1e-6, FD_TOL = 1e-7, ROUNDOFF_TOL = 1e-12;
+
+enum { ROW_GRAD, ROW_HESS, ROW_DAU, ROW_DATL, ROW_MASS, ROW_KERNEL, ROW_DX, ROW_DSTAR_FIELD, ROW_DSTAR_GRAD,
+       ROW_PI_SKEW, ROW_INDEX1, ROW_COUNT };
+
+static const char *const ROW_NAMES[ROW_COUNT] = {
+    "grad V vs differences of V",
+    "Hessian of V vs differences of grad V",
+    "d(A u)/dq vs differences",
+    "d(A^T lam)/dq vs differences",
+    "dM/dq vs differences, M(q) SPD",
+    "adapted basis X in ker A(q)",
+    "dX/dq vs differences",
+    "D* field Pi grad H = full field",
+    "grad H on D* vs differences",
+    "Pi skew: a.Pi b = -b.Pi a",
+    "index-1 field keeps A v = 0 and H",
+};
+
+/* Scratch for one point, on the heap (n up to NH_MAX_DIM makes dX n^3). */
+typedef struct check_work {
+    double *hess, *jm, *x, *dx, *xp, *xm, *mass, *dm, *mp, *mm;
+} check_work;
+
+static void note(nh_check_report *rep, int row, double error)
+{
+    nh_check_row *r = &rep->rows[row];
+    r->applies = 1;
+    r->worst = fmax(r->worst, isfinite(error) ? error : INFINITY);
+}
+
+static double fd_error(double fd, double value)
+{
+    return fabs(fd - value) / (1.0 + fabs(fd));
+}
+
+static void check_potential_and_constraint(const nh_system *s, const double *q, check_work *w, nh_check_report *rep)
+{
+    const int n = s->n, m = s->m;
+    double g[NH_MAX_DIM], jv[NH_MAX_CON * NH_MAX_DIM], gp[NH_MAX_DIM], gm[NH_MAX_DIM], x[NH_MAX_DIM];
+    double ap[NH_MAX_CON * NH_MAX_DIM], am[NH_MAX_CON * NH_MAX_DIM], u[NH_MAX_DIM], lam[NH_MAX_CON];
+    double aup[NH_MAX_CON], aum[NH_MAX_CON], atp[NH_MAX_DIM], atm[NH_MAX_DIM];
+    for (int i = 0; i < n; ++i)
+        u[i] = 0.3 + 0.7 * sin(1.0 + i);   /* arbitrary non-zero vectors to contract with */
+    for (int a = 0; a < m; ++a)
+        lam[a] = 1.3 - 0.4 * a;
+    s->type->potential_gradient(s, q, g);
+    if (s->type->potential_hessian)
+        s->type->potential_hessian(s, q, w->hess);
+    s->type->constraint_jacobian_velocity(s, q, u, jv);
+    s->type->constraint_jacobian_multiplier(s, q, lam, w->jm);
+    for (int j = 0; j < n; ++j) {
+        memcpy(x, q, sizeof(double) * n);
+        x[j] = q[j] + FD_STEP;
+        double vp = s->type->potential(s, x);
+        s->type->potential_gradient(s, x, gp);
+        s->type->constraint(s, x, ap);
+        x[j] = q[j] - FD_STEP;
+        double vm = s->type->potential(s, x);
+        s->type->potential_gradient(s, x, gm);
+        s->type->constraint(s, x, am);
+        note(rep, ROW_GRAD, fd_error((vp - vm) / (2 * FD_STEP), g[j]));
+        for (int i = 0; i < n && s->type->potential_hessian; ++i) {
+            note(rep, ROW_HESS, fd_error((gp[i] - gm[i]) / (2 * FD_STEP), w->hess[i * n + j]));
+            note(rep, ROW_HESS, fabs(w->hess[i * n + j] - w->hess[j * n + i]));
+        }
+        nh_matvec(m, n, ap, u, aup);
+        nh_matvec(m, n, am, u, aum);
+        nh_matvec_t(m, n, ap, lam, atp);
+        nh_matvec_t(m, n, am, lam, atm);
+        for (int a = 0; a < m; ++a)
+            note(rep, ROW_DAU, fd_error((aup[a] - aum[a]) / (2 * FD_STEP), jv[a * n + j]));
+        for (int i = 0; i < n; ++i)
+            note(rep, ROW_DATL, fd_error((atp[i] - atm[i]) / (2 * FD_STEP), w->jm[i * n + j]));
+    }
+}
+
+static void check_mass_matrix(const nh_system *s, const double *q, check_work *w, nh_check_report *rep)
+{
+    if (!nh_has_variable_mass(s))
+        return;
+    const int n = s->n;
+    double qq[NH_MAX_DIM], rhs[NH_MAX_DIM] = {1};
+    s->type->mass_matrix(s, q, w->mass);
+    s->type->mass_matrix_derivative(s, q, w->dm);
+    memcpy(w->mp, w->mass, sizeof(double) * n * n);
+    note(rep, ROW_MASS, nh_spd_solve(n, w->mp, rhs) ? INFINITY : 0.0);
+    for (int j = 0; j < n; ++j) {
+        memcpy(qq, q, sizeof(double) * n);
+        qq[j] = q[j] + FD_STEP;
+        s->type->mass_matrix(s, qq, w->mp);
+        qq[j] = q[j] - FD_STEP;
+        s->type->mass_matrix(s, qq, w->mm);
+        for (int e = 0; e < n * n; ++e) {
+            note(rep, ROW_MASS, fd_error((w->mp[e] - w->mm[e]) / (2 * FD_STEP), w->dm[e * n + j]));
+            note(rep, ROW_MASS, fabs(w->mass[e] - w->mass[(e % n) * n + e / n]));
+        }
+    }
+}
+
+static void check_adapted_basis(const nh_system *s, const double *q, check_work *w, nh_check_report *rep)
+{
+    const int n = s->n, m = s->m, r = n - m;
+    double a[NH_MAX_CON * NH_MAX_DIM], qq[NH_MAX_DIM];
+    s->type->adapted_basis(s, q, w->x, w->dx);
+    s->type->constraint(s, q, a);
+    for (int c = 0; c < m; ++c)
+        for (int b = 0; b < r; ++b) {
+            double dot = 0, size = 0;
+            for (int i = 0; i < n; ++i) {
+                dot += a[c * n + i] * w->x[i * r + b];
+                size += fabs(a[c * n + i] * w->x[i * r + b]);
+            }
+            note(rep, ROW_KERNEL, fabs(dot) / (1.0 + size));
+        }
+    for (int j = 0; j < n; ++j) {
+        memcpy(qq, q, sizeof(double) * n);
+        qq[j] = q[j] + FD_STEP;
+        s->type->adapted_basis(s, qq, w->xp, w->dm);
+        qq[j] = q[j] - FD_STEP;
+        s->type->adapted_basis(s, qq, w->xm, w->dm);
+        for (int e = 0; e < n * r; ++e)
+            note(rep, ROW_DX, fd_error((w->xp[e] - w->xm[e]) / (2 * FD_STEP), w->dx[e * n + j]));
+    }
+}
+
+/* rho = X^T M v: rho' = (dX[v])^T M v + X^T (dM[v]) v + X^T M a along the index-1 field; q' = v. */
+static void check_dstar_field(const nh_system *s, const double *q, const double *v, const double *acc, check_work *w,
+                              nh_check_report *rep)
+{
+    const int n = s->n, r = n - s->m;
+    double zdot[2 * NH_MAX_DIM], mv[NH_MAX_DIM], ma[NH_MAX_DIM], dmv[NH_MAX_DIM] = {0}, scale = 1.0;
+    if (nh_dstar_vector_field(s, q, v, zdot)) {
+        note(rep, ROW_DSTAR_FIELD, INFINITY);
+        return;
+    }
+    s->type->adapted_basis(s, q, w->x, w->dx);
+    nh_mass_matrix(s, q, w->mass);
+    if (nh_has_variable_mass(s))
+        s->type->mass_matrix_derivative(s, q, w->dm);
+    nh_matvec(n, n, w->mass, v, mv);
+    nh_matvec(n, n, w->mass, acc, ma);
+    for (int i = 0; i < n && nh_has_variable_mass(s); ++i)
+        for (int k = 0; k < n; ++k)
+            for (int j = 0; j < n; ++j)
+                dmv[i] += w->dm[(i * n + k) * n + j] * v[j] * v[k];
+    for (int i = 0; i < n; ++i)
+        scale = fmax(scale, fabs(mv[i] * v[i]) + fabs(ma[i]));
+    for (int i = 0; i < n; ++i)   /* a reduced system has no configuration: q never moves */
+        note(rep, ROW_DSTAR_FIELD, fabs(zdot[i] - (nh_is_reduced(s) ? 0.0 : v[i])) / scale);
+    for (int b = 0; b < r; ++b) {
+        double rhodot = 0;
+        for (int i = 0; i < n; ++i) {
+            double dxv = 0;
+            for (int j = 0; j < n; ++j)
+                dxv += w->dx[(i * r + b) * n + j] * v[j];
+            rhodot += dxv * mv[i] + w->x[i * r + b] * (ma[i] + dmv[i]);
+        }
+        note(rep, ROW_DSTAR_FIELD, fabs(zdot[n + b] - rhodot) / scale);
+    }
+}
+
+static void check_dstar_gradient(const nh_system *s, const double *q, nh_pcg32 *rng, nh_check_report *rep)
+{
+    const int dim = 2 * s->n - s->m;
+    double z[2 * NH_MAX_DIM], g[2 * NH_MAX_DIM], zz[2 * NH_MAX_DIM], hp, hm, h0;
+    double a[2 * NH_MAX_DIM], b[2 * NH_MAX_DIM], pa[2 * NH_MAX_DIM], pb[2 * NH_MAX_DIM];
+    memcpy(z, q, sizeof(double) * s->n);
+    for (int i = s->n; i < dim; ++i)
+        z[i] = nh_pcg32_gaussian(rng);
+    if (nh_dstar_hamiltonian(s, z, &h0, g)) {
+        note(rep, ROW_DSTAR_GRAD, INFINITY);
+        return;
+    }
+    for (int j = 0; j < dim; ++j) {
+        memcpy(zz, z, sizeof(double) * dim);
+        zz[j] = z[j] + FD_STEP;
+        nh_dstar_hamiltonian(s, zz, &hp, NULL);
+        zz[j] = z[j] - FD_STEP;
+        nh_dstar_hamiltonian(s, zz, &hm, NULL);
+        note(rep, ROW_DSTAR_GRAD, fd_error((hp - hm) / (2 * FD_STEP), g[j]));
+    }
+    for (int i = 0; i < dim; ++i) {
+        a[i] = nh_pcg32_gaussian(rng);
+        b[i] = nh_pcg32_gaussian(rng);
+    }
+    nh_dstar_pi_times(s, z, b, pb);
+    nh_dstar_pi_times(s, z, a, pa);
+    double ab = nh_dot(dim, a, pb), ba = nh_dot(dim, b, pa);
+    note(rep, ROW_PI_SKEW, fabs(ab + ba) / (1 + fabs(ab)));
+}
+
+/* d/dt (A(q) v) and d/dt H along the index-1 field, by central differences along the flow. */
+static void check_index1(const nh_system *s, const double *q, const double *v, const double *dq, const double *dv,
+                         nh_check_report *rep)
+{
+    const int n = s->n;
+    double qp[NH_MAX_DIM], vp[NH_MAX_DIM], qm[NH_MAX_DIM], vm[NH_MAX_DIM], rp[NH_MAX_CON], rm[NH_MAX_CON];
+    double ap[NH_MAX_CON * NH_MAX_DIM], am[NH_MAX_CON * NH_MAX_DIM], scale = 1.0;
+    for (int i = 0; i < n; ++i) {
+        qp[i] = q[i] + FD_STEP * dq[i], vp[i] = v[i] + FD_STEP * dv[i];
+        qm[i] = q[i] - FD_STEP * dq[i], vm[i] = v[i] - FD_STEP * dv[i];
+        scale = fmax(scale, fabs(v[i]) * (fabs(dq[i]) + fabs(dv[i])));
+    }
+    s->type->constraint(s, qp, ap);
+    s->type->constraint(s, qm, am);
+    nh_matvec(s->m, n, ap, vp, rp);
+    nh_matvec(s->m, n, am, vm, rm);
+    for (int a = 0; a < s->m; ++a)
+        note(rep, ROW_INDEX1, fabs(rp[a] - rm[a]) / (2 * FD_STEP) / scale);
+    note(rep, ROW_INDEX1, fabs(nh_energy(s, qp, vp) - nh_energy(s, qm, vm)) / (2 * FD_STEP) / scale);
+}
+
+static int work_alloc(check_work *w, int n)
+{
+    const size_t n2 = (size_t)n * n, n3 = n2 * n;
+    double *block = calloc(6 * n2 + 2 * n3 + 2 * n2, sizeof *block);
+    if (!block)
+        return 1;
+    w->hess = block, w->jm = block + n2, w->x = block + 2 * n2, w->xp = block + 3 * n2, w->xm = block + 4 * n2;
+    w->mass = block + 5 * n2, w->dx = block + 6 * n2, w->dm = w->dx + n3, w->mp = w->dm + n3, w->mm = w->mp + n2;
+    return 0;
+}
+
+static void finish(nh_check_report *rep)
+{
+    static const double tolerance[ROW_COUNT] = {FD_TOL, FD_TOL, FD_TOL, FD_TOL, FD_TOL, ROUNDOFF_TOL, FD_TOL,
+                                                ROUNDOFF_TOL, FD_TOL, ROUNDOFF_TOL, FD_TOL};
+    rep->n_rows = ROW_COUNT;
+    rep->failed = 0;
+    for (int i = 0; i < ROW_COUNT; ++i) {
+        nh_check_row *r = &rep->rows[i];
+        r->name = ROW_NAMES[i];
+        r->tolerance = tolerance[i];
+        r->passed = !r->applies || r->worst <= r->tolerance;
+        rep->failed += !r->passed;
+    }
+}
+
+int nh_system_check(const nh_system *s, int points, uint64_t seed, nh_check_report *report, nh_error *err)
+{
+    check_work w;
+    memset(report, 0, sizeof *report);
+    if (work_alloc(&w, s->n))
+        return nh_fail(err, NH_ERR_NOMEM, "out of memory for the checks of %s", s->type->name);
+    nh_pcg32 rng;
+    nh_pcg32_seed(&rng, seed, 54);
+    const double shell = s->type->minimum_energy(s) + 3.0;
+    int rc = NH_OK;
+    for (int p = 0; p < points && rc == NH_OK; ++p) {
+        double q[NH_MAX_DIM], v[NH_MAX_DIM], dq[NH_MAX_DIM], dv[NH_MAX_DIM];
+        s->type->sample_configuration(s, &rng, q);
+        check_potential_and_constraint(s, q, &w, report);
+        check_mass_matrix(s, q, &w, report);
+        if (s->type->adapted_basis) {
+            check_adapted_basis(s, q, &w, report);
+            check_dstar_gradient(s, q, &rng, report);
+        }
+        if (nh_energy_shell_sample(s, shell, &rng, q, v) || nh_index1_rhs(s, q, v, dq, dv, NULL)) {
+            rc = nh_fail(err, NH_ERR_INPUT, "%s: could not draw a state on the energy shell H = %g", s->type->name,
+                         shell);
+            break;
+        }
+        check_index1(s, q, v, dq, dv, report);
+        if (s->type->adapted_basis)
+            check_dstar_field(s, q, v, dv, &w, report);
+        report->points++;
+    }
+    free(w.hess);
+    finish(report);
+    return rc;
+}

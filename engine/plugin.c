@@ -1,0 +1,36 @@
+/* Loading plugins into a registry (include/nhens/plugin.h). */
+#include "nhens/plugin.h"
+
+#include <dlfcn.h>
+#include <string.h>
+
+int nh_registry_load_plugin(nh_registry *reg, const char *path, nh_error *err)
+{
+    if (!path || !*path)
+        return nh_fail(err, NH_ERR_INPUT, "plugin path is empty");
+    /* dlopen searches the library path for a bare name; a plugin is always a file the user names */
+    if (!strchr(path, '/'))
+        return nh_fail(err, NH_ERR_INPUT, "plugin '%s' must be a path to a shared object (e.g. ./%s)", path, path);
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!handle)
+        return nh_fail(err, NH_ERR_INPUT, "cannot load plugin '%s': %s", path, dlerror());
+    const nh_plugin *entry = dlsym(handle, "nh_plugin_entry");
+    if (!entry) {
+        dlclose(handle);
+        return nh_fail(err, NH_ERR_INPUT, "'%s' is not an nhens plugin: it does not export nh_plugin_entry", path);
+    }
+    if (entry->abi_version != NH_PLUGIN_ABI_VERSION) {
+        int found = entry->abi_version;
+        dlclose(handle);
+        return nh_fail(err, NH_ERR_INPUT,
+                       "plugin '%s' was built for nhens plugin ABI %d, and this nhens has ABI %d; rebuild the "
+                       "plugin against these headers",
+                       path, found, NH_PLUGIN_ABI_VERSION);
+    }
+    if (!entry->register_all)
+        return nh_fail(err, NH_ERR_INPUT, "plugin '%s' has no register_all function", path);
+    nh_error inner;
+    if (entry->register_all(reg, &inner) != NH_OK)
+        return nh_fail(err, NH_ERR_INPUT, "plugin '%s' (%s): %s", path, entry->name ? entry->name : "?", inner.msg);
+    return NH_OK;
+}

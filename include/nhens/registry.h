@@ -1,0 +1,40 @@
+/* The registry: which systems and methods exist in a session. It starts with the built-in ones and
+ * grows by nh_registry_add_* (a plugin's entry point calls these; see plugin.h). Names are unique:
+ * adding a second "quartic" is refused. The registry owns nothing it is given: descriptors are
+ * const and must outlive it (a plugin's stay loaded for the life of the process).
+ * Lookup, `nhens list`, `nhens check` and the test battery all walk one registry. */
+#ifndef NHENS_REGISTRY_H
+#define NHENS_REGISTRY_H
+
+#include "nhens/method.h"
+#include "nhens/system.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A registry holding the built-in systems and methods. */
+nh_registry *nh_registry_create(nh_error *err);
+void nh_registry_free(nh_registry *reg);
+
+int nh_registry_add_system(nh_registry *reg, const nh_system_type *type, nh_error *err);
+int nh_registry_add_method(nh_registry *reg, const nh_method_type *type, nh_error *err);
+
+int nh_registry_system_count(const nh_registry *reg);
+const nh_system_type *nh_registry_system_at(const nh_registry *reg, int i);
+/* By name, or NULL; the _checked forms fill err with the list of known names. */
+const nh_system_type *nh_registry_find_system(const nh_registry *reg, const char *name);
+const nh_system_type *nh_registry_find_system_checked(const nh_registry *reg, const char *name, nh_error *err);
+
+int nh_registry_method_count(const nh_registry *reg);
+const nh_method_type *nh_registry_method_at(const nh_registry *reg, int i);
+const nh_method_type *nh_registry_find_method(const nh_registry *reg, const char *name);
+
+/* "a, b, c": the names of the methods whose flags serve `sys` (computed, never written by hand). */
+void nh_registry_methods_serving(const nh_registry *reg, const nh_system *sys, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,111 @@
+/* The stepper life cycle (create / start / step / free), its accessors and the solver statistics
+ * summed over inner steppers (include/nhens/method.h). */
+#include "stepper.h"
+
+#include "nhens/linalg.h"
+
+#include <stdlib.h>
+
+static nh_stepper *stepper_alloc(const nh_method_spec *spec, const nh_system *sys, nh_solver_kind solver,
+                                 nh_error *err)
+{
+    nh_stepper *st = calloc(1, sizeof *st);
+    if (!st) {
+        nh_fail(err, NH_ERR_NOMEM, "out of memory creating a stepper");
+        return NULL;
+    }
+    st->type = spec->type;
+    st->method = *spec;
+    st->params = spec->params;
+    st->sys = sys;
+    st->solver_kind = solver;
+    st->carried_dim = spec->type->carried_dim ? spec->type->carried_dim(spec, sys) : 0;
+    return st;
+}
+
+static int stepper_allocate_parts(nh_stepper *st, nh_error *err)
+{
+    const nh_method_spec *spec = &st->method;
+    int dim = spec->type->solver_dim ? spec->type->solver_dim(spec, st->sys) : 0;
+    if (dim > 0 && !(st->solver = nh_solver_create(st->solver_kind, dim, err)))
+        return NH_ERR_SOLVER;
+    long size = spec->type->workspace_size ? spec->type->workspace_size(spec, st->sys) : 0;
+    if (size > 0 && !(st->workspace = calloc((size_t)size, sizeof *st->workspace)))
+        return nh_fail(err, NH_ERR_NOMEM, "out of memory for a workspace of %ld doubles", size);
+    return spec->type->create ? spec->type->create(st, err) : NH_OK;
+}
+
+nh_stepper *nh_stepper_create(const nh_method_spec *spec, const nh_system *sys, nh_solver_kind solver,
+                              nh_error *err)
+{
+    if (nh_method_spec_check(spec, sys, err))
+        return NULL;
+    nh_stepper *st = stepper_alloc(spec, sys, solver, err);
+    if (st && stepper_allocate_parts(st, err) != NH_OK) {
+        nh_stepper_free(st);
+        return NULL;
+    }
+    return st;
+}
+
+nh_stepper *nh_stepper_create_inner(nh_stepper *outer, const nh_method_spec *spec, nh_error *err)
+{
+    if (outer->n_inner == NH_MAX_INNER_STEPPERS) {
+        nh_fail(err, NH_ERR_INPUT, "method %s: more than %d inner steppers", outer->type->name,
+                NH_MAX_INNER_STEPPERS);
+        return NULL;
+    }
+    nh_stepper *inner = nh_stepper_create(spec, outer->sys, outer->solver_kind, err);
+    if (inner)
+        outer->inner[outer->n_inner++] = inner;
+    return inner;
+}
+
+int nh_stepper_start(nh_stepper *st, const double *q, const double *v, double *carried)
+{
+    return st->type->start ? st->type->start(st, q, v, carried) : NH_OK;
+}
+
+int nh_stepper_step(nh_stepper *st, double h, double *q, double *v, double *carried)
+{
+    int rc = st->type->step(st, h, q, v, carried);
+    if (rc == NH_OK && !(nh_all_finite(st->sys->n, q) && nh_all_finite(st->sys->n, v)))
+        rc = NH_STEP_NONFINITE;
+    return rc;
+}
+
+void nh_stepper_free(nh_stepper *st)
+{
+    if (!st)
+        return;
+    if (st->type->destroy)
+        st->type->destroy(st);
+    for (int i = 0; i < st->n_inner; ++i)
+        nh_stepper_free(st->inner[i]);
+    nh_solver_free(st->solver);
+    free(st->workspace);
+    free(st);
+}
+
+nh_solver_stats nh_stepper_solver_stats(const nh_stepper *st)
+{
+    nh_solver_stats total = st->solver ? nh_solver_get_stats(st->solver) : (nh_solver_stats){0, 0, 0};
+    for (int i = 0; i < st->n_inner; ++i) {
+        nh_solver_stats part = nh_stepper_solver_stats(st->inner[i]);
+        total.solves += part.solves;
+        total.iterations += part.iterations;
+        total.failures += part.failures;
+    }
+    return total;
+}
+
+const nh_method_spec *nh_stepper_method(const nh_stepper *st) { return &st->method; }
+const nh_system *nh_stepper_system(const nh_stepper *st) { return st->sys; }
+double nh_stepper_param(const nh_stepper *st, int index) { return st->params.value[index]; }
+const char *nh_stepper_param_text(const nh_stepper *st, int index) { return st->params.text[index]; }
+nh_solver *nh_stepper_solver(const nh_stepper *st) { return st->solver; }
+nh_solver_kind nh_stepper_solver_kind(const nh_stepper *st) { return st->solver_kind; }
+int nh_stepper_carried_dim(const nh_stepper *st) { return st->carried_dim; }
+double *nh_stepper_workspace(const nh_stepper *st) { return st->workspace; }
+void *nh_stepper_data(const nh_stepper *st) { return st->impl; }
+void nh_stepper_set_data(nh_stepper *st, void *data) { st->impl = data; }
