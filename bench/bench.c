@@ -17,6 +17,17 @@
 extern char **environ;
 
 #include "nhens/ensemble.h"
+#include "nhens/registry.h"
+
+/* The built-in registry, made once and kept for the process (the benchmark's only shared state). */
+static const nh_registry *bench_registry(void)
+{
+    static nh_registry *reg;
+    nh_error err;
+    if (!reg && !(reg = nh_registry_create(&err)))
+        fprintf(stderr, "bench: %s\n", err.msg);
+    return reg;
+}
 
 typedef struct bench_settings {
     int repeats;
@@ -47,7 +58,8 @@ static int make(nh_system *s, const char *system, const char *param, nh_method_s
 {
     nh_error err;
     const char *over[1] = {param};
-    if (nh_system_init(s, nh_system_find(system), NULL, over, 1, &err) || nh_method_spec_parse(m, method, &err)) {
+    if (nh_system_init(s, nh_registry_find_system(bench_registry(), system), NULL, over, 1, &err) ||
+        nh_method_spec_parse(bench_registry(), m, method, &err)) {
         fprintf(stderr, "bench: %s\n", err.msg);
         return 1;
     }
@@ -90,8 +102,8 @@ static long steps_for_budget(const nh_system *s, const nh_method_spec *m, double
 static cJSON *bench_methods(const char *system, const char *param, double energy, const bench_settings *b)
 {
     cJSON *arr = cJSON_CreateArray();
-    for (int i = -1; i < nh_method_count(); ++i) {   /* every registered method at its defaults, and DLA^0.4 */
-        const char *name = i < 0 ? "dla:alpha=0.4" : nh_method_at(i)->name;
+    for (int i = -1; i < nh_registry_method_count(bench_registry()); ++i) {   /* every registered method at its defaults, and DLA^0.4 */
+        const char *name = i < 0 ? "dla:alpha=0.4" : nh_registry_method_at(bench_registry(), i)->name;
         nh_system s;
         nh_method_spec m;
         if (make(&s, system, param, &m, name))

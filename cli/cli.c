@@ -1,41 +1,112 @@
-/* Subcommand dispatch for the nhens program. */
+/* Subcommand dispatch of the nhens program, global options (--plugin, --version) and `nhens help`. */
 #include "cli.h"
-#include "experiment.h"
 
-#include "nhens/core.h"
+#include "nhens/plugin.h"
 
 #include <string.h>
 
-static const char USAGE[] =
-    "nhens " NH_VERSION " - ensemble studies of nonholonomic integrators\n"
-    "usage: nhens list                  systems, presets, methods, parameters and flags\n"
-    "       nhens run [options]         one ensemble study (nhens run --help for options)\n"
-    "       nhens order [options]       convergence study of one method against CVODE\n"
-    "       nhens audit [options]       order, constraint, energy and reversibility of every method on a system\n"
-    "       nhens report EXP.ini [--out DIR] [--scale F]   run an experiment file, write figures and report.md\n";
+typedef struct command {
+    const char *name;
+    const nh_option_table *table;
+    int (*run)(const nh_cli *cli, int argc, char **argv);
+} command;
+
+static const command COMMANDS[] = {
+    {"list", &nh_cli_list_table, nh_cli_list},       {"run", &nh_cli_run_table, nh_cli_run},
+    {"order", &nh_cli_order_table, nh_cli_order},    {"audit", &nh_cli_audit_table, nh_cli_audit},
+    {"report", &nh_cli_report_table, nh_cli_report}, {"check", &nh_cli_check_table, nh_cli_check},
+};
+enum { N_COMMANDS = sizeof COMMANDS / sizeof COMMANDS[0], MAX_PLUGINS = 16 };
+
+static const command *find_command(const char *name)
+{
+    for (int i = 0; i < N_COMMANDS; ++i)
+        if (!strcmp(COMMANDS[i].name, name))
+            return &COMMANDS[i];
+    return NULL;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out, "nhens %s - ensemble studies of nonholonomic integrators\n"
+                 "usage: nhens [--plugin PATH.so ...] COMMAND [options]\n       nhens help COMMAND | nhens --version\n"
+                 "commands:\n",
+            NH_VERSION);
+    for (int i = 0; i < N_COMMANDS; ++i)
+        fprintf(out, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].table->summary);
+    fputs("  help     the options of a command (also: nhens COMMAND --help)\n", out);
+}
+
+static int help_command(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stdout);
+        return NH_EXIT_OK;
+    }
+    const command *c = find_command(argv[1]);
+    if (!c) {
+        fprintf(stderr, "nhens help: unknown command '%s'\n", argv[1]);
+        usage(stderr);
+        return NH_EXIT_USAGE;
+    }
+    nh_cli_print_help(c->table, stdout);
+    return NH_EXIT_OK;
+}
+
+/* Leading "--plugin PATH" / "--plugin=PATH" options; returns the index of the command word. */
+static int load_plugins(nh_registry *reg, int argc, char **argv, int *status)
+{
+    int i = 1;
+    while (i < argc && !strncmp(argv[i], "--plugin", 8) && (argv[i][8] == '\0' || argv[i][8] == '=')) {
+        const char *path = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[i + 1] : NULL);
+        nh_error err;
+        if (!path) {
+            fprintf(stderr, "nhens: --plugin needs a path to a shared object\n");
+            *status = NH_EXIT_USAGE;
+            return -1;
+        }
+        if (nh_registry_load_plugin(reg, path, &err)) {
+            fprintf(stderr, "nhens: %s\n", err.msg);
+            *status = NH_EXIT_USAGE;
+            return -1;
+        }
+        i += argv[i][8] == '=' ? 1 : 2;
+    }
+    return i;
+}
+
+static int dispatch(const nh_cli *cli, int argc, char **argv)
+{
+    if (argc < 1) {
+        usage(stderr);
+        return NH_EXIT_USAGE;
+    }
+    if (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h") || !strcmp(argv[0], "help"))
+        return help_command(argc, argv);
+    if (!strcmp(argv[0], "--version")) {
+        printf("nhens %s\n", NH_VERSION);
+        return NH_EXIT_OK;
+    }
+    const command *c = find_command(argv[0]);
+    if (!c) {
+        fprintf(stderr, "nhens: unknown command '%s'\n", argv[0]);
+        usage(stderr);
+        return NH_EXIT_USAGE;
+    }
+    return c->run(cli, argc, argv);
+}
 
 int nh_cli_main(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-        fputs(USAGE, argc < 2 ? stderr : stdout);
-        return argc < 2 ? NH_EXIT_USAGE : NH_EXIT_OK;
+    nh_error err;
+    nh_cli cli = {nh_registry_create(&err)};
+    if (!cli.registry) {
+        fprintf(stderr, "nhens: %s\n", err.msg);
+        return NH_EXIT_ERROR;
     }
-    if (!strcmp(argv[1], "list"))
-        return nh_cli_list(stdout);
-    if (!strcmp(argv[1], "run")) {
-        for (int i = 2; i < argc; ++i)
-            if (!strcmp(argv[i], "--help")) {
-                nh_cli_run_usage(stdout);
-                return NH_EXIT_OK;
-            }
-        return nh_cli_run(argc - 1, argv + 1);
-    }
-    if (!strcmp(argv[1], "report"))
-        return nh_cli_report(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "audit"))
-        return nh_cli_audit(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "order"))
-        return nh_cli_order(argc - 1, argv + 1);
-    fprintf(stderr, "nhens: unknown command '%s'; commands: list, run, order, audit, report\n%s", argv[1], USAGE);
-    return NH_EXIT_USAGE;
+    int status = NH_EXIT_OK, first = load_plugins(cli.registry, argc, argv, &status);
+    if (first >= 0)
+        status = dispatch(&cli, argc - first, argv + first);
+    nh_registry_free(cli.registry);
+    return status;
 }

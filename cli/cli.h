@@ -1,25 +1,51 @@
-/* Command-line front end: `nhens list`, `nhens run`. Exit codes: 0 success, 1 internal or I/O
- * error, 2 bad input (message names the value and what is allowed), 3 the run finished but some
- * trajectories failed (they are counted in the summary). */
+/* The nhens executable (not part of libnhens): subcommands, their option tables, experiment files,
+ * reports and plotting. Exit codes: 0 success, 1 internal or I/O error, 2 bad input (the message
+ * names the value and what is allowed), 3 the run finished but some trajectories failed (counted in
+ * the summary). Every subcommand parses its options with nh_options_parse from one table, which
+ * also gives its --help and `nhens help CMD`. */
 #ifndef NHENS_CLI_H
 #define NHENS_CLI_H
 
 #include <stdio.h>
 
-#include "nhens/system.h"
+#include "nhens/options.h"
+#include "nhens/registry.h"
 
 enum { NH_EXIT_OK = 0, NH_EXIT_ERROR = 1, NH_EXIT_USAGE = 2, NH_EXIT_FAILED_TRAJECTORIES = 3 };
+enum { NH_CLI_MAX_PARAMS = 16 };
+
+/* What every subcommand receives: the registry (built-ins plus --plugin objects). */
+typedef struct nh_cli {
+    nh_registry *registry;
+} nh_cli;
+
+/* The one default nonlinear solver of run, order, audit and report. */
+#define NH_CLI_DEFAULT_SOLVER "kinsol"
 
 int nh_cli_main(int argc, char **argv);
+
+/* nh_options_parse plus the CLI's policy: --help prints the table's help (returns 1, *status 0);
+ * an error prints the message (returns 1, *status NH_EXIT_USAGE); 0: go on. */
+int nh_cli_parse(const nh_option_table *table, int argc, char **argv, void *target, uint64_t *seen,
+                 const char **positional, int *n_positional, int *status);
+void nh_cli_print_help(const nh_option_table *table, FILE *out);
+/* Was option `name` of the table given? */
+int nh_cli_given(const nh_option_table *table, uint64_t seen, const char *name);
+
 /* System by name with an optional preset and "k=v" overrides; messages list what is allowed. */
-int nh_cli_build_system(const char *name, const char *preset_name, const char *const *params, int n_params,
-                        nh_system *sys, const nh_preset **preset, nh_error *err);
-int nh_cli_order(int argc, char **argv);
-/* "nhens COMMAND: " + fmt (with one %s for value) + the usage text on stderr; returns NH_EXIT_USAGE. */
-int nh_cli_usage_error(const char *command, const char *usage, const char *fmt, const char *value);
-int nh_cli_audit(int argc, char **argv);
-int nh_cli_list(FILE *out);
-int nh_cli_run(int argc, char **argv);
-void nh_cli_run_usage(FILE *out);
+int nh_cli_build_system(const nh_cli *cli, const char *name, const char *preset_name, const char *const *params,
+                        int n_params, nh_system *sys, const nh_preset **preset, nh_error *err);
+/* "kinsol" / "newton" with the message of a bad name. */
+int nh_cli_solver(const char *name, nh_solver_kind *kind, nh_error *err);
+
+extern const nh_option_table nh_cli_run_table, nh_cli_order_table, nh_cli_audit_table, nh_cli_report_table,
+    nh_cli_check_table, nh_cli_list_table;
+
+int nh_cli_list(const nh_cli *cli, int argc, char **argv);
+int nh_cli_run(const nh_cli *cli, int argc, char **argv);
+int nh_cli_order(const nh_cli *cli, int argc, char **argv);
+int nh_cli_audit(const nh_cli *cli, int argc, char **argv);
+int nh_cli_report(const nh_cli *cli, int argc, char **argv);
+int nh_cli_check(const nh_cli *cli, int argc, char **argv);
 
 #endif

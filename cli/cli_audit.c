@@ -7,7 +7,7 @@
 #include "nhens/audit.h"
 #include "nhens/ensemble.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <math.h>
 #include <string.h>
 
@@ -15,64 +15,54 @@ static const char *const EXTRA_VARIANTS[] = {"dla:alpha=0.4", "newmark:alpha=0",
                                              "newmark:beta=0.1,beta2=0.1", "genfun:variant=5",
                                              "gonzalez-r:fd=1"};
 
-static const char AUDIT_USAGE[] =
-    "usage: nhens audit --system S [--param k=v ...] (--preset P | --energy E [--seed S])\n"
-    "                   [--method M ...] [--h H] [--T-order T] [--T-long T] [--solver kinsol|newton] [--markdown]\n";
+enum { MAX_AUDIT_METHODS = 64 };
 
 typedef struct audit_options {
     const char *system, *preset, *solver;
-    const char *params[16], *methods[64];
-    int n_params, n_methods, have_energy, markdown;
-    double energy, h, order_T, long_T, seed;
+    const char *params[NH_CLI_MAX_PARAMS], *methods[MAX_AUDIT_METHODS];
+    int n_params, n_methods, markdown;
+    double energy, h, order_T, long_T;
+    uint64_t seed, seen;
 } audit_options;
 
-static int audit_number(const char *name, const char *text, double *out)
-{
-    char fmt[96];
-    snprintf(fmt, sizeof fmt, "--%s needs a non-negative number, not '%%s'", name);
-    if (nh_parse_double(text, out) || !(*out >= 0))
-        return nh_cli_usage_error("audit", AUDIT_USAGE, fmt, text) != 0;
-    return 0;
-}
+#define AUDIT_OPT(name, kind, field, lo, hi, meta, help) {name, kind, offsetof(audit_options, field), lo, hi, meta, help, 0, 0}
+static const nh_option AUDIT_OPTIONS[] = {
+    AUDIT_OPT("system", NH_OPTION_STRING, system, 0, 0, "S", "system (nhens list)"),
+    {"param", NH_OPTION_LIST, offsetof(audit_options, params), 0, 0, "k=v", "system parameter",
+     offsetof(audit_options, n_params), NH_CLI_MAX_PARAMS},
+    AUDIT_OPT("preset", NH_OPTION_STRING, preset, 0, 0, "P", "a paper's initial state or energy shell"),
+    AUDIT_OPT("energy", NH_OPTION_DOUBLE, energy, -1e12, 1e12, "E", "start from a state on the energy shell H = E"),
+    AUDIT_OPT("seed", NH_OPTION_U64, seed, 0, 0, "S", "seed of that state (default 1)"),
+    {"method", NH_OPTION_LIST, offsetof(audit_options, methods), 0, 0, "M", "method to audit (default: all)",
+     offsetof(audit_options, n_methods), MAX_AUDIT_METHODS},
+    AUDIT_OPT("h", NH_OPTION_DOUBLE, h, 1e-6, 10, "H", "step size (default 0.1)"),
+    AUDIT_OPT("T-order", NH_OPTION_DOUBLE, order_T, 1e-6, 1e4, "T", "horizon of the order study (default 2)"),
+    AUDIT_OPT("T-long", NH_OPTION_DOUBLE, long_T, 1e-6, 1e6, "T", "horizon of the long run (default 100)"),
+    AUDIT_OPT("solver", NH_OPTION_STRING, solver, 0, 0, "kinsol|newton", "nonlinear solver (default " NH_CLI_DEFAULT_SOLVER ")"),
+    AUDIT_OPT("markdown", NH_OPTION_FLAG, markdown, 0, 0, NULL, "print a Markdown table"),
+};
 
-static int parse_audit_options(int argc, char **argv, audit_options *o)
+const nh_option_table nh_cli_audit_table = {
+    "audit", "--system S [--param k=v ...] (--preset P | --energy E [--seed S]) [--method M ...] [options]",
+    "order, constraint, energy and reversibility of every method on a system", AUDIT_OPTIONS,
+    sizeof AUDIT_OPTIONS / sizeof AUDIT_OPTIONS[0], 0};
+
+static int parse_audit_options(int argc, char **argv, audit_options *o, int *status)
 {
-    static const struct option longopts[] = {
-        {"system", required_argument, 0, 0}, {"param", required_argument, 0, 0},   {"preset", required_argument, 0, 0},
-        {"energy", required_argument, 0, 0}, {"seed", required_argument, 0, 0},    {"method", required_argument, 0, 0},
-        {"h", required_argument, 0, 0},      {"T-order", required_argument, 0, 0}, {"T-long", required_argument, 0, 0},
-        {"solver", required_argument, 0, 0}, {"markdown", no_argument, 0, 0},      {0, 0, 0, 0}};
-    *o = (audit_options){.solver = "newton", .h = 0.1, .order_T = 2.0, .long_T = 100.0, .seed = 1};
-    optind = 0;
-    opterr = 0;
-    int idx, c;
-    while ((c = getopt_long(argc, argv, "", longopts, &idx)) != -1) {
-        if (c != 0)
-            return nh_cli_usage_error("audit", AUDIT_USAGE, "unknown or incomplete option '%s'", argv[optind - 1]);
-        const char *name = longopts[idx].name;
-        int rc = 0;
-        if (!strcmp(name, "system")) o->system = optarg;
-        else if (!strcmp(name, "preset")) o->preset = optarg;
-        else if (!strcmp(name, "solver")) o->solver = optarg;
-        else if (!strcmp(name, "markdown")) o->markdown = 1;
-        else if (!strcmp(name, "param") && o->n_params < 16) o->params[o->n_params++] = optarg;
-        else if (!strcmp(name, "method") && o->n_methods < 64) o->methods[o->n_methods++] = optarg;
-        else if (!strcmp(name, "energy")) { rc = nh_parse_double(optarg, &o->energy) ? nh_cli_usage_error("audit", AUDIT_USAGE, "--energy '%s' is not a number", optarg) : 0; o->have_energy = 1; }
-        else if (!strcmp(name, "seed")) rc = audit_number(name, optarg, &o->seed);
-        else if (!strcmp(name, "h")) rc = audit_number(name, optarg, &o->h);
-        else if (!strcmp(name, "T-order")) rc = audit_number(name, optarg, &o->order_T);
-        else if (!strcmp(name, "T-long")) rc = audit_number(name, optarg, &o->long_T);
-        else return nh_cli_usage_error("audit", AUDIT_USAGE, "too many --param or --method options at '%s'", optarg);
-        if (rc)
-            return NH_EXIT_USAGE;
+    *o = (audit_options){.solver = NH_CLI_DEFAULT_SOLVER, .h = 0.1, .order_T = 2.0, .long_T = 100.0, .seed = 1};
+    if (nh_cli_parse(&nh_cli_audit_table, argc, argv, o, &o->seen, NULL, NULL, status))
+        return 1;
+    const char *problem = NULL;
+    if (!o->system || !nh_cli_given(&nh_cli_audit_table, o->seen, "energy") == !o->preset)
+        problem = "--system and exactly one of --preset or --energy are required";
+    else if (!(o->order_T >= 4 * o->h) || !(o->long_T >= o->h) || o->long_T / o->h > 1e8)
+        problem = "need T-order >= 4h and h <= T-long <= 1e8 h";
+    if (problem) {
+        fprintf(stderr, "nhens audit: %s (nhens help audit lists the options)\n", problem);
+        *status = NH_EXIT_USAGE;
+        return 1;
     }
-    if (optind < argc)
-        return nh_cli_usage_error("audit", AUDIT_USAGE, "unexpected argument '%s'", argv[optind]);
-    if (!o->system || !o->have_energy == !o->preset)
-        return nh_cli_usage_error("audit", AUDIT_USAGE, "%s", "--system and exactly one of --preset or --energy are required");
-    if (!(o->h > 0) || !(o->order_T >= 4 * o->h) || !(o->long_T >= o->h))
-        return nh_cli_usage_error("audit", AUDIT_USAGE, "%s", "need h > 0, T-order >= 4h and T-long >= h");
-    return NH_EXIT_OK;
+    return 0;
 }
 
 static int audit_state(const audit_options *o, const nh_system *s, const nh_preset *p, double *q, double *v,
@@ -87,7 +77,7 @@ static int audit_state(const audit_options *o, const nh_system *s, const nh_pres
     if (rc)
         return rc;
     nh_pcg32 rng;
-    nh_pcg32_for_trajectory(&rng, (uint64_t)o->seed, 0);
+    nh_pcg32_for_trajectory(&rng, o->seed, 0);
     return nh_energy_shell_sample(s, energy, &rng, q, v) ? nh_fail(err, NH_ERR_INPUT, "could not sample the shell") : 0;
 }
 
@@ -121,13 +111,17 @@ static void print_row(const audit_options *o, const char *name, const nh_audit_r
                r->error[0], r->constraint_max, r->energy_rel_max, r->reversibility, f, status);
 }
 
-static int audit_one(const audit_options *o, const nh_audit_config *cfg, const char *text)
+static int audit_one(const nh_cli *cli, const audit_options *o, const nh_audit_config *cfg, const char *text)
 {
     nh_method_spec spec;
     nh_audit_row row;
     nh_error err;
     char name[256];
-    if (nh_method_spec_parse(&spec, text, &err) || nh_method_spec_check(&spec, cfg->system, &err)) {
+    if (nh_method_spec_parse(cli->registry, &spec, text, &err)) {
+        fprintf(stderr, "nhens audit: %s\n", err.msg);
+        return 2;
+    }
+    if (nh_method_spec_check(&spec, cfg->system, &err)) {
         printf("%-44s refused: %s\n", text, err.msg);
         return 0;
     }
@@ -141,20 +135,19 @@ static int audit_one(const audit_options *o, const nh_audit_config *cfg, const c
     return 0;
 }
 
-int nh_cli_audit(int argc, char **argv)
+int nh_cli_audit(const nh_cli *cli, int argc, char **argv)
 {
     audit_options o;
-    int rc = parse_audit_options(argc, argv, &o);
-    if (rc)
+    int rc;
+    if (parse_audit_options(argc, argv, &o, &rc))
         return rc;
     nh_system sys;
     const nh_preset *preset;
     nh_error err;
     nh_solver_kind kind;
     double q0[NH_MAX_DIM], v0[NH_MAX_DIM];
-    if (nh_cli_build_system(o.system, o.preset, o.params, o.n_params, &sys, &preset, &err) ||
-        audit_state(&o, &sys, preset, q0, v0, &err) ||
-        (nh_solver_kind_parse(o.solver, &kind) && nh_fail(&err, NH_ERR_INPUT, "unknown solver '%s'; allowed: kinsol, newton", o.solver))) {
+    if (nh_cli_build_system(cli, o.system, o.preset, o.params, o.n_params, &sys, &preset, &err) ||
+        audit_state(&o, &sys, preset, q0, v0, &err) || nh_cli_solver(o.solver, &kind, &err)) {
         fprintf(stderr, "nhens audit: %s\n", err.msg);
         return NH_EXIT_USAGE;
     }
@@ -163,12 +156,12 @@ int nh_cli_audit(int argc, char **argv)
     int failed = 0;
     if (o.n_methods) {
         for (int i = 0; i < o.n_methods; ++i)
-            failed |= audit_one(&o, &cfg, o.methods[i]);
+            failed |= audit_one(cli, &o, &cfg, o.methods[i]);
     } else {
-        for (int i = 0; i < nh_method_count(); ++i)
-            failed |= audit_one(&o, &cfg, nh_method_at(i)->name);
+        for (int i = 0; i < nh_registry_method_count(cli->registry); ++i)
+            failed |= audit_one(cli, &o, &cfg, nh_registry_method_at(cli->registry, i)->name);
         for (size_t i = 0; i < sizeof EXTRA_VARIANTS / sizeof EXTRA_VARIANTS[0]; ++i)
-            failed |= audit_one(&o, &cfg, EXTRA_VARIANTS[i]);
+            failed |= audit_one(cli, &o, &cfg, EXTRA_VARIANTS[i]);
     }
-    return failed ? NH_EXIT_ERROR : NH_EXIT_OK;
+    return failed & 2 ? NH_EXIT_USAGE : failed ? NH_EXIT_ERROR : NH_EXIT_OK;
 }

@@ -1,28 +1,55 @@
-/* Pieces shared by the subcommands: building a system instance from names given on the command line. */
+/* Pieces shared by the subcommands: the option-parsing policy and building a system instance from
+ * names given on the command line. */
 #include "cli.h"
 
 #include <string.h>
 
-int nh_cli_usage_error(const char *command, const char *usage, const char *fmt, const char *value)
+void nh_cli_print_help(const nh_option_table *table, FILE *out)
 {
-    fprintf(stderr, "nhens %s: ", command);
-    fprintf(stderr, fmt, value);
-    fprintf(stderr, "\n%s", usage);
-    return NH_EXIT_USAGE;
+    char buf[8192];
+    nh_options_format_help(table, buf, sizeof buf);
+    fputs(buf, out);
 }
 
-int nh_cli_build_system(const char *name, const char *preset_name, const char *const *params, int n_params,
-                        nh_system *sys, const nh_preset **preset, nh_error *err)
+int nh_cli_parse(const nh_option_table *table, int argc, char **argv, void *target, uint64_t *seen,
+                 const char **positional, int *n_positional, int *status)
 {
-    const nh_system_type *type = nh_system_find(name);
-    if (!type) {
-        char names[256] = "";
-        for (int i = 0; i < nh_system_count(); ++i) {
-            strncat(names, i ? ", " : "", sizeof names - strlen(names) - 1);
-            strncat(names, nh_system_at(i)->name, sizeof names - strlen(names) - 1);
-        }
-        return nh_fail(err, NH_ERR_INPUT, "unknown system '%s'; known systems: %s", name, names);
+    nh_error err;
+    int help, n_pos = 0;
+    const char *unused[1];
+    if (nh_options_parse(table, argc, argv, target, seen, positional ? positional : unused,
+                         n_positional ? n_positional : &n_pos, &help, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        *status = NH_EXIT_USAGE;
+        return 1;
     }
+    if (help) {
+        nh_cli_print_help(table, stdout);
+        *status = NH_EXIT_OK;
+        return 1;
+    }
+    return 0;
+}
+
+int nh_cli_given(const nh_option_table *table, uint64_t seen, const char *name)
+{
+    int idx = nh_options_index(table, name);
+    return idx >= 0 && (seen >> idx & 1u);
+}
+
+int nh_cli_solver(const char *name, nh_solver_kind *kind, nh_error *err)
+{
+    if (nh_solver_kind_parse(name, kind))
+        return nh_fail(err, NH_ERR_INPUT, "unknown solver '%s'; allowed: kinsol, newton", name);
+    return NH_OK;
+}
+
+int nh_cli_build_system(const nh_cli *cli, const char *name, const char *preset_name, const char *const *params,
+                        int n_params, nh_system *sys, const nh_preset **preset, nh_error *err)
+{
+    const nh_system_type *type = nh_registry_find_system_checked(cli->registry, name, err);
+    if (!type)
+        return NH_ERR_INPUT;
     *preset = NULL;
     if (preset_name && !(*preset = nh_system_find_preset(type, preset_name))) {
         char names[256] = "";
@@ -31,8 +58,7 @@ int nh_cli_build_system(const char *name, const char *preset_name, const char *c
             strncat(names, type->presets[i].name, sizeof names - strlen(names) - 1);
         }
         return nh_fail(err, NH_ERR_INPUT, "system %s has no preset '%s'; its presets are: %s", type->name,
-                       preset_name, names);
+                       preset_name, names[0] ? names : "(none)");
     }
     return nh_system_init(sys, type, *preset, params, n_params, err);
 }
-

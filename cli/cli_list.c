@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "nhens/method.h"
+#include "nhens/registry.h"
 #include "nhens/stats.h"
 #include "nhens/system.h"
 
@@ -12,30 +13,30 @@ static void print_params(FILE *out, int count, const nh_param_def *defs)
                 defs[i].min_value, defs[i].max_value, defs[i].integer ? " integer" : "", defs[i].help);
 }
 
-static void list_systems(FILE *out)
+static void list_systems(const nh_registry *reg, FILE *out)
 {
     fprintf(out, "Systems (--system NAME [--param k=v ...]):\n");
-    for (int i = 0; i < nh_system_count(); ++i) {
-        const nh_system_type *t = nh_system_at(i);
+    for (int i = 0; i < nh_registry_system_count(reg); ++i) {
+        const nh_system_type *t = nh_registry_system_at(reg, i);
         fprintf(out, "  %-10s %s\n", t->name, t->summary);
         fprintf(out, "      source: %s\n", t->reference);
         print_params(out, t->n_params, t->params);
         for (int p = 0; p < t->n_presets; ++p)
             fprintf(out, "      %-6s %-14s %s%s%s\n", nh_preset_is_shell(&t->presets[p]) ? "shell" : "preset",
-                    t->presets[p].name, t->presets[p].description, t->presets[p].param_overrides[0] ? "; sets " : "",
-                    t->presets[p].param_overrides);
+                    t->presets[p].name, t->presets[p].description,
+                    t->presets[p].param_overrides && t->presets[p].param_overrides[0] ? "; sets " : "",
+                    t->presets[p].param_overrides ? t->presets[p].param_overrides : "");
     }
 }
 
-static void list_methods(FILE *out)
+static void list_methods(const nh_registry *reg, FILE *out)
 {
     char flags[128];
     fprintf(out, "\nMethods (--method NAME[:k=v,...]); flags and order at the default parameters:\n");
-    for (int i = 0; i < nh_method_count(); ++i) {
-        const nh_method_type *t = nh_method_at(i);
-        nh_param_set defaults;
-        nh_params_defaults(&defaults, t->n_params, t->params);
-        nh_method_spec spec = {t, defaults};
+    for (int i = 0; i < nh_registry_method_count(reg); ++i) {
+        const nh_method_type *t = nh_registry_method_at(reg, i);
+        nh_method_spec spec;
+        nh_method_spec_defaults(&spec, t, reg);
         nh_method_flags_format(nh_method_spec_flags(&spec), flags, sizeof flags);
         fprintf(out, "  %-10s order %d  [%s]\n      %s\n      source: %s\n", t->name, nh_method_spec_order(&spec),
                 flags, t->summary, t->reference);
@@ -56,10 +57,17 @@ static void list_observers(FILE *out)
     fprintf(out, "\nSolvers (--solver): kinsol (SUNDIALS KINSOL, default), newton (built-in dense Newton)\n");
 }
 
-int nh_cli_list(FILE *out)
+const nh_option_table nh_cli_list_table = {"list", "", "systems, presets, methods, parameters, flags and observers",
+                                           NULL, 0, 0};
+
+int nh_cli_list(const nh_cli *cli, int argc, char **argv)
 {
-    list_systems(out);
-    list_methods(out);
-    list_observers(out);
+    uint64_t seen;
+    int status;
+    if (nh_cli_parse(&nh_cli_list_table, argc, argv, NULL, &seen, NULL, NULL, &status))
+        return status;
+    list_systems(cli->registry, stdout);
+    list_methods(cli->registry, stdout);
+    list_observers(stdout);
     return NH_EXIT_OK;
 }

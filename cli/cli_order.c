@@ -7,67 +7,60 @@
 #include "nhens/method.h"
 #include "nhens/reference.h"
 
-#include <getopt.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_STEP_SIZES = 16, MAX_ORDER_PARAMS = 16 };
+enum { MAX_STEP_SIZES = 16 };
 
 typedef struct order_options {
     const char *system, *method, *preset, *solver, *steps;
-    const char *params[MAX_ORDER_PARAMS];
-    int n_params, have_energy;
+    const char *params[NH_CLI_MAX_PARAMS];
+    int n_params;
     double T, energy, rtol;
-    unsigned long long seed;
+    uint64_t seed, seen;
 } order_options;
 
-static const char ORDER_USAGE[] =
-    "usage: nhens order --system S [--param k=v ...] --method M[:k=v,...] --T T --h H1,H2,...\n"
-    "                   (--preset P | --energy E [--seed S]) [--solver kinsol|newton] [--rtol R]\n";
+#define ORDER_OPT(name, kind, field, lo, hi, meta, help) {name, kind, offsetof(order_options, field), lo, hi, meta, help, 0, 0}
+static const nh_option ORDER_OPTIONS[] = {
+    ORDER_OPT("system", NH_OPTION_STRING, system, 0, 0, "S", "system (nhens list)"),
+    {"param", NH_OPTION_LIST, offsetof(order_options, params), 0, 0, "k=v", "system parameter",
+     offsetof(order_options, n_params), NH_CLI_MAX_PARAMS},
+    ORDER_OPT("method", NH_OPTION_STRING, method, 0, 0, "M[:k=v,...]", "method and its parameters"),
+    ORDER_OPT("T", NH_OPTION_DOUBLE, T, 1e-9, 1e6, "T", "horizon of every run"),
+    ORDER_OPT("h", NH_OPTION_STRING, steps, 0, 0, "H1,H2,...", "at least two step sizes, each dividing T"),
+    ORDER_OPT("preset", NH_OPTION_STRING, preset, 0, 0, "P", "a paper's initial state"),
+    ORDER_OPT("energy", NH_OPTION_DOUBLE, energy, -1e12, 1e12, "E", "start from a state on the energy shell H = E"),
+    ORDER_OPT("seed", NH_OPTION_U64, seed, 0, 0, "S", "seed of that state (default 1)"),
+    ORDER_OPT("solver", NH_OPTION_STRING, solver, 0, 0, "kinsol|newton", "nonlinear solver (default " NH_CLI_DEFAULT_SOLVER ")"),
+    ORDER_OPT("rtol", NH_OPTION_DOUBLE, rtol, 1e-15, 1e-3, "R", "CVODE tolerance of the reference (default 1e-13)"),
+};
 
-static int parse_order_options(int argc, char **argv, order_options *o)
+const nh_option_table nh_cli_order_table = {
+    "order", "--system S [--param k=v ...] --method M --T T --h H1,H2,... (--preset P | --energy E [--seed S])",
+    "convergence study of one method against CVODE: errors and observed orders", ORDER_OPTIONS,
+    sizeof ORDER_OPTIONS / sizeof ORDER_OPTIONS[0], 0};
+
+static int order_usage_error(const char *fmt, const char *value)
 {
-    static const struct option longopts[] = {
-        {"system", required_argument, 0, 0}, {"param", required_argument, 0, 0},
-        {"method", required_argument, 0, 0}, {"T", required_argument, 0, 0},
-        {"h", required_argument, 0, 0},      {"preset", required_argument, 0, 0},
-        {"energy", required_argument, 0, 0}, {"seed", required_argument, 0, 0},
-        {"solver", required_argument, 0, 0}, {"rtol", required_argument, 0, 0},
-        {0, 0, 0, 0}};
-    *o = (order_options){.solver = "kinsol", .rtol = 1e-13, .seed = 1, .T = NAN};
-    optind = 0;
-    opterr = 0;
-    int idx, c;
-    while ((c = getopt_long(argc, argv, "", longopts, &idx)) != -1) {
-        if (c != 0)
-            return nh_cli_usage_error("order", ORDER_USAGE, "unknown or incomplete option '%s'", argv[optind - 1]);
-        const char *name = longopts[idx].name;
-        double value = 0;
-        int numeric = !strcmp(name, "T") || !strcmp(name, "energy") || !strcmp(name, "rtol") || !strcmp(name, "seed");
-        if (numeric && nh_parse_double(optarg, &value))
-            return nh_cli_usage_error("order", ORDER_USAGE, "'%s' is not a finite number", optarg);
-        if (!strcmp(name, "system")) o->system = optarg;
-        else if (!strcmp(name, "method")) o->method = optarg;
-        else if (!strcmp(name, "preset")) o->preset = optarg;
-        else if (!strcmp(name, "solver")) o->solver = optarg;
-        else if (!strcmp(name, "h")) o->steps = optarg;
-        else if (!strcmp(name, "T")) o->T = value;
-        else if (!strcmp(name, "rtol")) o->rtol = value;
-        else if (!strcmp(name, "seed")) o->seed = (unsigned long long)value;
-        else if (!strcmp(name, "energy")) { o->energy = value; o->have_energy = 1; }
-        else if (o->n_params < MAX_ORDER_PARAMS) o->params[o->n_params++] = optarg;
-        else return nh_cli_usage_error("order", ORDER_USAGE, "too many --param options, last was '%s'", optarg);
-    }
-    if (optind < argc)
-        return nh_cli_usage_error("order", ORDER_USAGE, "unexpected argument '%s'", argv[optind]);
-    if (!o->system || !o->method || !o->steps || isnan(o->T))
-        return nh_cli_usage_error("order", ORDER_USAGE, "%s", "--system, --method, --T and --h are required");
-    if (!o->have_energy == !o->preset)
-        return nh_cli_usage_error("order", ORDER_USAGE, "%s", "give exactly one of --preset P or --energy E");
-    if (!(o->T > 0) || !(o->rtol > 0 && o->rtol < 1e-3))
-        return nh_cli_usage_error("order", ORDER_USAGE, "%s", "--T must be > 0 and --rtol in (0, 1e-3)");
-    return NH_EXIT_OK;
+    fprintf(stderr, "nhens order: ");
+    fprintf(stderr, fmt, value);
+    fprintf(stderr, " (nhens help order lists the options)\n");
+    return NH_EXIT_USAGE;
+}
+
+static int parse_order_options(int argc, char **argv, order_options *o, int *status)
+{
+    *o = (order_options){.solver = NH_CLI_DEFAULT_SOLVER, .rtol = 1e-13, .seed = 1};
+    if (nh_cli_parse(&nh_cli_order_table, argc, argv, o, &o->seen, NULL, NULL, status))
+        return 1;
+    const nh_option_table *t = &nh_cli_order_table;
+    if (!o->system || !o->method || !o->steps || !nh_cli_given(t, o->seen, "T"))
+        return *status = order_usage_error("%s", "--system, --method, --T and --h are required"), 1;
+    if (!nh_cli_given(t, o->seen, "energy") == !o->preset)
+        return *status = order_usage_error("%s", "give exactly one of --preset P or --energy E"), 1;
+    return 0;
 }
 
 /* "0.1,0.05" -> values; each h > 0 and T/h an integer. */
@@ -75,19 +68,22 @@ static int parse_step_sizes(const char *text, double T, double *h, int *count)
 {
     char buf[512], *save = NULL;
     if (strlen(text) >= sizeof buf)
-        return nh_cli_usage_error("order", ORDER_USAGE, "--h list too long: '%s'", text);
+        return order_usage_error("--h list too long: '%s'", text);
     strcpy(buf, text);
     *count = 0;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         double v;
-        if (*count == MAX_STEP_SIZES || nh_parse_double(tok, &v) || !(v > 0))
-            return nh_cli_usage_error("order", ORDER_USAGE, "step size '%s' must be a number > 0 (at most 16 of them)", tok);
+        if (*count == MAX_STEP_SIZES || nh_parse_double_in(tok, 1e-9, 1e6, &v))
+            return order_usage_error("step size '%s' must be a number in [1e-9, 1e6] (at most 16 of them)", tok);
         double steps = round(T / v);
-        if (steps < 1 || fabs(steps * v - T) > 1e-9 * T)
-            return nh_cli_usage_error("order", ORDER_USAGE, "step size '%s' does not divide T into a whole number of steps", tok);
+        if (steps < 1 || steps > 1e9 || fabs(steps * v - T) > 1e-9 * T)
+            return order_usage_error("step size '%s' does not divide T into a whole number of steps (1 to 1e9)", tok);
+        for (int k = 0; k < *count; ++k)
+            if (h[k] == v)
+                return order_usage_error("step size '%s' is given twice", tok);
         h[(*count)++] = v;
     }
-    return *count >= 2 ? NH_EXIT_OK : nh_cli_usage_error("order", ORDER_USAGE, "%s", "--h needs at least two step sizes");
+    return *count >= 2 ? NH_EXIT_OK : order_usage_error("%s", "--h needs at least two step sizes");
 }
 
 static int initial_order_state(const order_options *o, const nh_system *s, const nh_preset *p, double *q, double *v,
@@ -123,22 +119,21 @@ static double run_error(nh_stepper *st, const nh_system *s, const double *q0, co
     return err;
 }
 
-int nh_cli_order(int argc, char **argv)
+int nh_cli_order(const nh_cli *cli, int argc, char **argv)
 {
     order_options o;
     double h[MAX_STEP_SIZES], q0[NH_MAX_DIM], v0[NH_MAX_DIM], qr[NH_MAX_DIM], vr[NH_MAX_DIM];
-    int count, rc = parse_order_options(argc, argv, &o);
-    if (rc || (rc = parse_step_sizes(o.steps, o.T, h, &count)))
+    int count, rc;
+    if (parse_order_options(argc, argv, &o, &rc) || (rc = parse_step_sizes(o.steps, o.T, h, &count)))
         return rc;
     nh_system sys;
     nh_method_spec spec;
     nh_solver_kind kind;
     const nh_preset *preset;
     nh_error err;
-    if (nh_cli_build_system(o.system, o.preset, o.params, o.n_params, &sys, &preset, &err) ||
-        nh_method_spec_parse(&spec, o.method, &err) || nh_method_spec_check(&spec, &sys, &err) ||
-        initial_order_state(&o, &sys, preset, q0, v0, &err) ||
-        (nh_solver_kind_parse(o.solver, &kind) && nh_fail(&err, NH_ERR_INPUT, "unknown solver '%s'; allowed: kinsol, newton", o.solver))) {
+    if (nh_cli_build_system(cli, o.system, o.preset, o.params, o.n_params, &sys, &preset, &err) ||
+        nh_method_spec_parse(cli->registry, &spec, o.method, &err) || nh_method_spec_check(&spec, &sys, &err) ||
+        initial_order_state(&o, &sys, preset, q0, v0, &err) || nh_cli_solver(o.solver, &kind, &err)) {
         fprintf(stderr, "nhens order: %s\n", err.msg);
         return NH_EXIT_USAGE;
     }

@@ -6,120 +6,69 @@
 #include "nhens/output.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-enum { MAX_SYSTEM_PARAMS = 16, OUTPUT_ROWS_TARGET = 1000 };
+enum { OUTPUT_ROWS_TARGET = 1000 };
 
 typedef struct run_options {
     const char *system, *method, *preset, *out, *solver;
-    const char *params[MAX_SYSTEM_PARAMS];
-    int n_params;
+    const char *params[NH_CLI_MAX_PARAMS];
+    int n_params, quiet;
     double h, T, energy, fit_start, section, smooth;
-    int have_h, have_T, have_energy, have_section, quiet;
     long ensemble, every, threads;
-    unsigned long long seed;
+    uint64_t seed;
+    uint64_t seen;
 } run_options;
 
-static const char RUN_USAGE[] =
-    "usage: nhens run --system S [--param k=v ...] --method M[:k=v,...] --h H --T T\n"
-    "                 (--energy E | --preset P) [--ensemble N] [--seed S] [--threads K]\n"
-    "                 [--every J] [--solver kinsol|newton] [--fit-start F] [--section XI] [--smooth W] [--out DIR] [--quiet]\n";
+#define RUN_OPT(name, kind, field, lo, hi, meta, help) {name, kind, offsetof(run_options, field), lo, hi, meta, help, 0, 0}
+static const nh_option RUN_OPTIONS[] = {
+    RUN_OPT("system", NH_OPTION_STRING, system, 0, 0, "S", "system (nhens list)"),
+    {"param", NH_OPTION_LIST, offsetof(run_options, params), 0, 0, "k=v", "system parameter",
+     offsetof(run_options, n_params), NH_CLI_MAX_PARAMS},
+    RUN_OPT("method", NH_OPTION_STRING, method, 0, 0, "M[:k=v,...]", "method and its parameters"),
+    RUN_OPT("h", NH_OPTION_DOUBLE, h, 1e-12, 1e6, "H", "step size"),
+    RUN_OPT("T", NH_OPTION_DOUBLE, T, 1e-12, 1e12, "T", "horizon (a whole number of steps)"),
+    RUN_OPT("energy", NH_OPTION_DOUBLE, energy, -1e12, 1e12, "E", "sample N states on the energy shell H = E"),
+    RUN_OPT("preset", NH_OPTION_STRING, preset, 0, 0, "P", "a paper's initial state, or its energy shell"),
+    RUN_OPT("ensemble", NH_OPTION_LONG, ensemble, 1, 100000000, "N",
+            "trajectories (default: the shell preset's, 1 for a state, else 100)"),
+    RUN_OPT("seed", NH_OPTION_U64, seed, 0, 0, "S", "seed of every sampled state (default 1)"),
+    RUN_OPT("threads", NH_OPTION_LONG, threads, 1, 1024, "K", "OpenMP threads (default: the cores); results do not depend on it"),
+    RUN_OPT("every", NH_OPTION_LONG, every, 1, 2000000000, "J", "output every J steps (default: about 1000 rows)"),
+    RUN_OPT("solver", NH_OPTION_STRING, solver, 0, 0, "kinsol|newton", "nonlinear solver (default " NH_CLI_DEFAULT_SOLVER ")"),
+    RUN_OPT("fit-start", NH_OPTION_DOUBLE, fit_start, 0, 0.99, "F", "variance law fitted over [F T, T] (default 0.5)"),
+    RUN_OPT("section", NH_OPTION_DOUBLE, section, -1e6, 1e6, "XI", "driver section angle of the latitude (default xi(0))"),
+    RUN_OPT("smooth", NH_OPTION_DOUBLE, smooth, 0, 1e12, "W", "also write smoothed.csv, running mean over W time units"),
+    RUN_OPT("out", NH_OPTION_STRING, out, 0, 0, "DIR", "output folder (default nhens-out)"),
+    RUN_OPT("quiet", NH_OPTION_FLAG, quiet, 0, 0, NULL, "no progress line"),
+};
 
-void nh_cli_run_usage(FILE *out)
+const nh_option_table nh_cli_run_table = {
+    "run", "--system S [--param k=v ...] --method M[:k=v,...] --h H --T T (--energy E | --preset P) [options]",
+    "one ensemble study: DIR/timeseries.csv, DIR/summary.json and a printed summary", RUN_OPTIONS,
+    sizeof RUN_OPTIONS / sizeof RUN_OPTIONS[0], 0};
+
+static int usage_error(const char *message)
 {
-    fputs(RUN_USAGE, out);
+    fprintf(stderr, "nhens run: %s (nhens help run lists the options)\n", message);
+    return NH_EXIT_USAGE;
 }
 
-static int parse_number(const char *opt, const char *text, double *out)
+static int parse_run_options(int argc, char **argv, run_options *o, int *status)
 {
-    if (nh_parse_double(text, out)) {
-        fprintf(stderr, "nhens run: --%s '%s' is not a finite number\n", opt, text);
+    *o = (run_options){.out = "nhens-out", .solver = NH_CLI_DEFAULT_SOLVER, .fit_start = 0.5, .seed = 1};
+    if (nh_cli_parse(&nh_cli_run_table, argc, argv, o, &o->seen, NULL, NULL, status))
         return 1;
-    }
+    const nh_option_table *t = &nh_cli_run_table;
+    if (!o->system || !o->method || !nh_cli_given(t, o->seen, "h") || !nh_cli_given(t, o->seen, "T"))
+        return *status = usage_error("--system, --method, --h and --T are required"), 1;
+    if (!nh_cli_given(t, o->seen, "energy") == !o->preset)
+        return *status = usage_error("give exactly one of --energy E (ensemble on an energy shell) or --preset P"), 1;
     return 0;
-}
-
-static int parse_count(const char *opt, const char *text, long *out)
-{
-    if (nh_parse_long(text, out)) {
-        fprintf(stderr, "nhens run: --%s '%s' is not an integer\n", opt, text);
-        return 1;
-    }
-    return 0;
-}
-
-static int parse_seed(const char *text, unsigned long long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    if (!*text || *text == '-' || (*out = strtoull(text, &end, 0), errno != 0 || *end != '\0')) {
-        fprintf(stderr, "nhens run: --seed '%s' is not an unsigned 64-bit integer\n", text);
-        return 1;
-    }
-    return 0;
-}
-
-static int parse_option(run_options *o, const char *name, const char *arg)
-{
-    if (!strcmp(name, "system")) o->system = arg;
-    else if (!strcmp(name, "method")) o->method = arg;
-    else if (!strcmp(name, "preset")) o->preset = arg;
-    else if (!strcmp(name, "out")) o->out = arg;
-    else if (!strcmp(name, "solver")) o->solver = arg;
-    else if (!strcmp(name, "quiet")) o->quiet = 1;
-    else if (!strcmp(name, "param")) {
-        if (o->n_params == MAX_SYSTEM_PARAMS)
-            return nh_cli_usage_error("run", RUN_USAGE, "too many --param options (at most 16), last was '%s'", arg) != 0;
-        o->params[o->n_params++] = arg;
-    } else if (!strcmp(name, "h")) { o->have_h = 1; return parse_number(name, arg, &o->h); }
-    else if (!strcmp(name, "T")) { o->have_T = 1; return parse_number(name, arg, &o->T); }
-    else if (!strcmp(name, "energy")) { o->have_energy = 1; return parse_number(name, arg, &o->energy); }
-    else if (!strcmp(name, "fit-start")) return parse_number(name, arg, &o->fit_start);
-    else if (!strcmp(name, "section")) { o->have_section = 1; return parse_number(name, arg, &o->section); }
-    else if (!strcmp(name, "smooth")) return parse_number(name, arg, &o->smooth);
-    else if (!strcmp(name, "ensemble")) return parse_count(name, arg, &o->ensemble);
-    else if (!strcmp(name, "every")) return parse_count(name, arg, &o->every);
-    else if (!strcmp(name, "threads")) return parse_count(name, arg, &o->threads);
-    else if (!strcmp(name, "seed")) return parse_seed(arg, &o->seed);
-    return 0;
-}
-
-static int parse_run_options(int argc, char **argv, run_options *o)
-{
-    static const struct option longopts[] = {
-        {"system", required_argument, 0, 0}, {"param", required_argument, 0, 0},
-        {"method", required_argument, 0, 0}, {"h", required_argument, 0, 0},
-        {"T", required_argument, 0, 0},      {"energy", required_argument, 0, 0},
-        {"preset", required_argument, 0, 0}, {"ensemble", required_argument, 0, 0},
-        {"seed", required_argument, 0, 0},   {"threads", required_argument, 0, 0},
-        {"every", required_argument, 0, 0},  {"out", required_argument, 0, 0},
-        {"solver", required_argument, 0, 0}, {"fit-start", required_argument, 0, 0},
-        {"section", required_argument, 0, 0}, {"smooth", required_argument, 0, 0},
-        {"quiet", no_argument, 0, 0},        {0, 0, 0, 0}};
-    *o = (run_options){.out = "nhens-out", .solver = "kinsol", .fit_start = 0.5, .ensemble = -1,
-                       .every = 0, .threads = -1, .seed = 1};
-    optind = 0;
-    opterr = 0;
-    int idx = 0, c;
-    while ((c = getopt_long(argc, argv, "", longopts, &idx)) != -1) {
-        if (c != 0)
-            return nh_cli_usage_error("run", RUN_USAGE, "unknown or incomplete option '%s'", argv[optind - 1]);
-        if (parse_option(o, longopts[idx].name, optarg))
-            return NH_EXIT_USAGE;
-    }
-    if (optind < argc)
-        return nh_cli_usage_error("run", RUN_USAGE, "unexpected argument '%s'", argv[optind]);
-    if (!o->system || !o->method || !o->have_h || !o->have_T)
-        return nh_cli_usage_error("run", RUN_USAGE, "%s", "--system, --method, --h and --T are required");
-    if (!o->have_energy == !o->preset)
-        return nh_cli_usage_error("run", RUN_USAGE, "%s", "give exactly one of --energy E (ensemble on an energy shell) or --preset P");
-    if (o->smooth < 0)
-        return nh_cli_usage_error("run", RUN_USAGE, "%s", "--smooth W needs a window W >= 0 in time units");
-    return NH_EXIT_OK;
 }
 
 static void progress_line(long done, long total, void *ctx)
@@ -131,27 +80,32 @@ static void progress_line(long done, long total, void *ctx)
     fflush(stderr);
 }
 
-static int build_config(const run_options *o, nh_system *sys, nh_run_config *cfg, nh_error *err)
+static int build_config(const nh_cli *cli, const run_options *o, nh_system *sys, nh_run_config *cfg, nh_error *err)
 {
     const nh_preset *preset = NULL;
-    int rc = nh_cli_build_system(o->system, o->preset, o->params, o->n_params, sys, &preset, err);
+    const nh_option_table *t = &nh_cli_run_table;
+    int rc = nh_cli_build_system(cli, o->system, o->preset, o->params, o->n_params, sys, &preset, err);
     if (rc)
         return rc;
     *cfg = (nh_run_config){.system = sys, .h = o->h, .T = o->T, .energy = o->energy,
                            .seed = o->seed, .fit_window_start = o->fit_start, .section = o->section,
-                           .have_section = o->have_section};
+                           .have_section = nh_cli_given(t, o->seen, "section")};
     nh_run_config_use_preset(cfg, preset);
-    if ((rc = nh_method_spec_parse(&cfg->method, o->method, err)))
+    if ((rc = nh_method_spec_parse(cli->registry, &cfg->method, o->method, err)) ||
+        (rc = nh_cli_solver(o->solver, &cfg->solver, err)))
         return rc;
-    if (nh_solver_kind_parse(o->solver, &cfg->solver))
-        return nh_fail(err, NH_ERR_INPUT, "unknown solver '%s'; allowed: kinsol, newton", o->solver);
-    cfg->ensemble = o->ensemble >= 0 ? o->ensemble : cfg->shell_preset ? cfg->shell_preset->shell_ensemble : cfg->preset ? 1 : 100;
+    cfg->ensemble = nh_cli_given(t, o->seen, "ensemble") ? o->ensemble
+                    : cfg->shell_preset                  ? cfg->shell_preset->shell_ensemble
+                    : cfg->preset                        ? 1
+                                                         : 100;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (o->threads != -1 && (o->threads < 1 || o->threads > 1024))
-        return nh_fail(err, NH_ERR_INPUT, "threads=%ld must be in [1, 1024]", o->threads);
-    cfg->threads = (int)(o->threads != -1 ? o->threads : (cores > 0 ? cores : 1));
-    long steps = (o->h > 0 && o->T > 0) ? (long)floor(o->T / o->h + 1e-9) : 1;
-    cfg->every = o->every != 0 ? o->every : (steps / OUTPUT_ROWS_TARGET > 1 ? steps / OUTPUT_ROWS_TARGET : 1);
+    cfg->threads = (int)(nh_cli_given(t, o->seen, "threads") ? o->threads : (cores > 0 ? cores : 1));
+    double steps = floor(o->T / o->h + 1e-9);
+    if (!(steps >= 1 && steps <= 2e9))
+        return nh_fail(err, NH_ERR_INPUT, "T/h = %g steps; allowed: 1 to 2e9 steps", o->T / o->h);
+    long n_steps = (long)steps;
+    cfg->every = nh_cli_given(t, o->seen, "every") ? o->every
+                                                   : (n_steps / OUTPUT_ROWS_TARGET > 1 ? n_steps / OUTPUT_ROWS_TARGET : 1);
     if (isatty(STDERR_FILENO) && !o->quiet)
         cfg->progress = progress_line;
     return nh_run_validate(cfg, err);
@@ -202,17 +156,17 @@ static void print_summary(const nh_run_config *cfg, const nh_run_result *res, co
     printf("  wrote %s/timeseries.csv and %s/summary.json\n", out, out);
 }
 
-int nh_cli_run(int argc, char **argv)
+int nh_cli_run(const nh_cli *cli, int argc, char **argv)
 {
     run_options o;
-    int rc = parse_run_options(argc, argv, &o);
-    if (rc)
+    int rc;
+    if (parse_run_options(argc, argv, &o, &rc))
         return rc;
     nh_system sys;
     nh_run_config cfg;
     nh_run_result res;
     nh_error err;
-    if (build_config(&o, &sys, &cfg, &err)) {
+    if (build_config(cli, &o, &sys, &cfg, &err)) {
         fprintf(stderr, "nhens run: %s\n", err.msg);
         return NH_EXIT_USAGE;
     }

@@ -3,7 +3,9 @@
  * specs contain commas. */
 #include "experiment.h"
 
+#include "nhens/options.h"
 #include "nhens/params.h"
+#include "nhens/plugin.h"
 
 #include <ini.h>
 #include <math.h>
@@ -49,19 +51,27 @@ static int panel_key(nh_exp_panel *p, const char *name, const char *value, nh_er
         p->n_plot = split_list(value, tmp, NH_EXP_MAX_PLOTS);
         for (int i = 0; i < p->n_plot; ++i)
             snprintf(p->plot[i], sizeof p->plot[i], "%.63s", tmp[i]);
-    } else if (nh_parse_double(value, &d))
-        return nh_fail(err, NH_ERR_INPUT, "key %s: '%s' is not a number", name, value);
+    } else if (strcmp(name, "energy") && strcmp(name, "h") && strcmp(name, "T") && strcmp(name, "smooth") &&
+               strcmp(name, "section") && strcmp(name, "logy") && strcmp(name, "seed") && strcmp(name, "ensemble") &&
+               strcmp(name, "every"))
+        return nh_fail(err, NH_ERR_INPUT, "unknown key '%s'", name);
+    else if (strcmp(name, "seed") && strcmp(name, "ensemble") && strcmp(name, "every") && nh_parse_double(value, &d))
+        return nh_fail(err, NH_ERR_INPUT, "key %s: '%s' is not a finite number", name, value);
     else if (!strcmp(name, "energy")) { p->energy = d; p->have_energy = 1; p->preset[0] = '\0'; }
     else if (!strcmp(name, "h")) p->h = d;
     else if (!strcmp(name, "T")) p->T = d;
     else if (!strcmp(name, "smooth")) p->smooth = d;
     else if (!strcmp(name, "section")) { p->section = d; p->have_section = 1; }
     else if (!strcmp(name, "logy")) p->logy = d != 0;
-    else if (nh_parse_long(value, &l) || l < 0)
-        return nh_fail(err, NH_ERR_INPUT, "key %s: '%s' is not a non-negative integer", name, value);
+    else if (!strcmp(name, "seed")) {
+        uint64_t seed;
+        if (nh_parse_u64(value, &seed))
+            return nh_fail(err, NH_ERR_INPUT, "key seed: '%s' is not a decimal integer in [0, 2^64)", value);
+        p->seed = seed;
+    } else if (nh_parse_long_in(value, 1, 2000000000, &l))
+        return nh_fail(err, NH_ERR_INPUT, "key %s: '%s' is not a decimal integer in [1, 2e9]", name, value);
     else if (!strcmp(name, "ensemble")) p->ensemble = l;
     else if (!strcmp(name, "every")) p->every = l;
-    else if (!strcmp(name, "seed")) p->seed = (unsigned long long)l;
     else
         return nh_fail(err, NH_ERR_INPUT, "unknown key '%s'", name);
 #undef TEXT
@@ -98,6 +108,14 @@ static int handle(void *user, const char *section, const char *name, const char 
         else if (!strcmp(name, "figure")) snprintf(exp->figure, sizeof exp->figure, "%s", value);
         else if (!strcmp(name, "description")) append_text(exp->description, sizeof exp->description, value);
         else if (!strcmp(name, "expect")) append_text(exp->expect, sizeof exp->expect, value);
+        else if (!strcmp(name, "plugin")) {
+            if (exp->n_plugins == NH_EXP_MAX_PLUGINS || strlen(value) >= sizeof exp->plugins[0]) {
+                nh_fail(st->err, NH_ERR_INPUT, "plugin '%s': at most %d plugins, paths under %zu characters", value,
+                        NH_EXP_MAX_PLUGINS, sizeof exp->plugins[0]);
+                return 0;
+            }
+            snprintf(exp->plugins[exp->n_plugins++], sizeof exp->plugins[0], "%s", value);
+        }
         else if (panel_key(&exp->defaults, name, value, st->err)) return 0;
         return 1;
     }
@@ -125,9 +143,27 @@ static int check_panel(const nh_exp_panel *p, nh_error *err)
     return NH_OK;
 }
 
+int nh_experiment_load_plugins(const nh_experiment *exp, nh_registry *reg, nh_error *err)
+{
+    for (int i = 0; i < exp->n_plugins; ++i) {
+        char path[1200];
+        const char *name = exp->plugins[i];
+        if (name[0] == '/')
+            snprintf(path, sizeof path, "%s", name);
+        else
+            snprintf(path, sizeof path, "%s/%s", exp->directory, name);
+        int rc = nh_registry_load_plugin(reg, path, err);
+        if (rc)
+            return rc;
+    }
+    return NH_OK;
+}
+
 int nh_experiment_load(const char *path, nh_experiment *exp, nh_error *err)
 {
     memset(exp, 0, sizeof *exp);
+    const char *slash = strrchr(path, '/');
+    snprintf(exp->directory, sizeof exp->directory, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
     exp->defaults = (nh_exp_panel){.ensemble = 1, .every = 1, .seed = 1};
     snprintf(exp->defaults.plot[0], sizeof exp->defaults.plot[0], "dH_absmax");
     exp->defaults.n_plot = 1;

@@ -7,8 +7,9 @@
 #define NHENS_EXPERIMENT_H
 
 #include "nhens/core.h"
+#include "nhens/registry.h"
 
-enum { NH_EXP_MAX_PANELS = 8, NH_EXP_MAX_METHODS = 12, NH_EXP_MAX_PLOTS = 4 };
+enum { NH_EXP_MAX_PANELS = 8, NH_EXP_MAX_METHODS = 12, NH_EXP_MAX_PLOTS = 4, NH_EXP_MAX_PLUGINS = 4 };
 
 typedef struct nh_exp_panel {
     char name[64];
@@ -36,15 +37,19 @@ typedef struct nh_experiment {
     char figure[128];
     char description[2048];
     char expect[2048];
+    char plugins[NH_EXP_MAX_PLUGINS][512];   /* `plugin` keys: paths relative to the file's folder */
+    int n_plugins;
+    char directory[1024];                    /* folder of the experiment file */
     nh_exp_panel defaults;
     nh_exp_panel panels[NH_EXP_MAX_PANELS];
     int n_panels;
 } nh_experiment;
 
 int nh_experiment_load(const char *path, nh_experiment *exp, nh_error *err);
+/* Load the experiment's plugins into the registry. */
+int nh_experiment_load_plugins(const nh_experiment *exp, nh_registry *reg, nh_error *err);
 /* Scale horizons and ensemble sizes by 0 < scale <= 1 (ensembles keep at least one trajectory). */
 void nh_experiment_scale(nh_experiment *exp, double scale);
 
-int nh_cli_report(int argc, char **argv);
 
 #endif

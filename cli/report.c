@@ -8,7 +8,10 @@
 #include "nhens/output.h"
 
 #include <cjson/cJSON.h>
-#include <getopt.h>
+#include <errno.h>
+#include <spawn.h>
+#include <stddef.h>
+#include <sys/wait.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,11 +19,29 @@
 #include <sundials/sundials_config.h>
 #include <unistd.h>
 
+extern char **environ;
+
 typedef struct report_options {
-    const char *experiment, *out;
+    const char *experiment, *out, *solver;
     double scale;
-    int threads;
+    long threads;
+    nh_solver_kind solver_kind;
+    uint64_t seen;
 } report_options;
+
+static const nh_option REPORT_OPTIONS[] = {
+    {"out", NH_OPTION_STRING, offsetof(report_options, out), 0, 0, "DIR", "output folder (default results/NAME)", 0, 0},
+    {"scale", NH_OPTION_DOUBLE, offsetof(report_options, scale), 1e-6, 1, "F",
+     "scale horizons and ensembles by F (default 1)", 0, 0},
+    {"threads", NH_OPTION_LONG, offsetof(report_options, threads), 1, 1024, "K", "OpenMP threads (default: the cores)", 0, 0},
+    {"solver", NH_OPTION_STRING, offsetof(report_options, solver), 0, 0, "kinsol|newton",
+     "nonlinear solver (default " NH_CLI_DEFAULT_SOLVER ")", 0, 0},
+};
+
+const nh_option_table nh_cli_report_table = {
+    "report", "EXPERIMENT.ini [--out DIR] [--scale F] [--threads K] [--solver kinsol|newton]",
+    "run an experiment file: results, figures (gnuplot) and report.md", REPORT_OPTIONS,
+    sizeof REPORT_OPTIONS / sizeof REPORT_OPTIONS[0], 1};
 
 static uint64_t fnv1a(const char *text)
 {
@@ -68,23 +89,24 @@ static int split_params(char *buf, const char **list)
     return count;
 }
 
-static int run_one(const nh_exp_panel *p, int k, int threads, const char *dir, nh_error *err)
+static int run_one(const nh_cli *cli, const report_options *o, const nh_exp_panel *p, int k, const char *dir,
+                   nh_error *err)
 {
     char params[256];
     const char *list[16];
     snprintf(params, sizeof params, "%s", p->params);
     nh_system sys;
     const nh_preset *preset = NULL;
-    int rc = nh_cli_build_system(p->system, p->preset[0] ? p->preset : NULL, list, split_params(params, list), &sys,
-                                 &preset, err);
+    int rc = nh_cli_build_system(cli, p->system, p->preset[0] ? p->preset : NULL, list, split_params(params, list),
+                                 &sys, &preset, err);
     if (rc)
         return rc;
     nh_run_config cfg = {.system = &sys, .h = p->h, .T = p->T, .every = p->every, .ensemble = p->ensemble,
-                         .seed = p->seed, .threads = threads, .energy = p->energy, .fit_window_start = 0.5,
-                         .solver = NH_SOLVER_NEWTON, .section = p->section,
+                         .seed = p->seed, .threads = (int)o->threads, .energy = p->energy, .fit_window_start = 0.5,
+                         .solver = o->solver_kind, .section = p->section,
                          .have_section = p->have_section};
     nh_run_config_use_preset(&cfg, preset);
-    if ((rc = nh_method_spec_parse(&cfg.method, p->methods[k], err)))
+    if ((rc = nh_method_spec_parse(cli->registry, &cfg.method, p->methods[k], err)))
         return rc;
     nh_run_result res;
     if ((rc = nh_make_directory(dir, err)) || (rc = nh_run_ensemble(&cfg, &res, err)))
@@ -124,6 +146,20 @@ static double json_number(const cJSON *root, const char *object, const char *key
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
+/* gnuplot SCRIPT, started without a shell (an argument vector, nothing interpreted); 0 on exit 0. */
+static int run_gnuplot(const char *script)
+{
+    char *const args[] = {"gnuplot", (char *)script, NULL};
+    pid_t pid;
+    int status;
+    if (posix_spawnp(&pid, "gnuplot", NULL, NULL, args, environ) != 0)
+        return 1;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return 1;
+    return !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* One gnuplot script per panel: PNG and SVG of every plotted column against t, a curve per method. */
 static int plot_panel(const char *out, const nh_exp_panel *p)
 {
@@ -151,10 +187,9 @@ static int plot_panel(const char *out, const nh_exp_panel *p)
         }
         fprintf(g, "unset multiplot\n");
     }
-    fclose(g);
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "gnuplot '%s' 2>/dev/null", script);
-    return system(cmd) != 0;
+    if (fclose(g) != 0)
+        return 1;
+    return run_gnuplot(script);
 }
 
 static void table_row(FILE *md, const char *method, const cJSON *s)
@@ -213,39 +248,26 @@ static int write_markdown(const report_options *o, const nh_experiment *exp, int
     return 0;
 }
 
-static int parse_report_options(int argc, char **argv, report_options *o)
+static int parse_report_options(int argc, char **argv, report_options *o, int *status)
 {
-    static const struct option longopts[] = {{"out", required_argument, 0, 'o'}, {"scale", required_argument, 0, 's'},
-                                             {"threads", required_argument, 0, 't'}, {0, 0, 0, 0}};
-    *o = (report_options){.out = NULL, .scale = 1.0, .threads = (int)sysconf(_SC_NPROCESSORS_ONLN)};
-    optind = 0;
-    opterr = 0;
-    int c;
-    long threads;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        if (c == 'o')
-            o->out = optarg;
-        else if (c == 's' && !nh_parse_double(optarg, &o->scale) && o->scale > 0 && o->scale <= 1)
-            continue;
-        else if (c == 't' && !nh_parse_long(optarg, &threads) && threads >= 1 && threads <= 1024)
-            o->threads = (int)threads;
-        else {
-            fprintf(stderr, "nhens report: bad option '%s' (--out DIR, --scale F with 0 < F <= 1, --threads K >= 1)\n",
-                    argv[optind - 1]);
-            return NH_EXIT_USAGE;
-        }
+    const char *positional[1];
+    int n_positional;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    *o = (report_options){.scale = 1.0, .threads = cores > 0 ? cores : 1, .solver = NH_CLI_DEFAULT_SOLVER};
+    if (nh_cli_parse(&nh_cli_report_table, argc, argv, o, &o->seen, positional, &n_positional, status))
+        return 1;
+    nh_error err;
+    if (n_positional != 1 || nh_cli_solver(o->solver, &o->solver_kind, &err)) {
+        fprintf(stderr, "nhens report: %s (nhens help report lists the options)\n",
+                n_positional != 1 ? "give exactly one experiment file" : err.msg);
+        *status = NH_EXIT_USAGE;
+        return 1;
     }
-    if (optind != argc - 1) {
-        fprintf(stderr, "usage: nhens report EXPERIMENT.ini [--out DIR] [--scale F] [--threads K]\n");
-        return NH_EXIT_USAGE;
-    }
-    o->experiment = argv[optind];
-    if (o->threads < 1)
-        o->threads = 1;
-    return NH_EXIT_OK;
+    o->experiment = positional[0];
+    return 0;
 }
 
-static int run_panels(const report_options *o, const nh_experiment *exp)
+static int run_panels(const nh_cli *cli, const report_options *o, const nh_experiment *exp)
 {
     int failed = 0;
     for (int i = 0; i < exp->n_panels; ++i) {
@@ -259,7 +281,7 @@ static int run_panels(const report_options *o, const nh_experiment *exp)
             fprintf(stderr, "[%s %d/%d] %s: ", p->name, k + 1, p->n_methods, p->methods[k]);
             if (cached(dir, hash)) {
                 fprintf(stderr, "reused\n");
-            } else if (run_one(p, k, o->threads, dir, &err)) {
+            } else if (run_one(cli, o, p, k, dir, &err)) {
                 fprintf(stderr, "failed: %s\n", err.msg);
                 failed = 1;
                 continue;
@@ -284,15 +306,15 @@ static int run_panels(const report_options *o, const nh_experiment *exp)
     return failed;
 }
 
-int nh_cli_report(int argc, char **argv)
+int nh_cli_report(const nh_cli *cli, int argc, char **argv)
 {
     report_options o;
-    int rc = parse_report_options(argc, argv, &o);
-    if (rc)
+    int rc;
+    if (parse_report_options(argc, argv, &o, &rc))
         return rc;
     nh_experiment exp;
     nh_error err;
-    if (nh_experiment_load(o.experiment, &exp, &err)) {
+    if (nh_experiment_load(o.experiment, &exp, &err) || nh_experiment_load_plugins(&exp, cli->registry, &err)) {
         fprintf(stderr, "nhens report: %s\n", err.msg);
         return NH_EXIT_USAGE;
     }
@@ -309,7 +331,7 @@ int nh_cli_report(int argc, char **argv)
         fprintf(stderr, "nhens report: %s\n", err.msg);
         return NH_EXIT_ERROR;
     }
-    int failed = run_panels(&o, &exp);
+    int failed = run_panels(cli, &o, &exp);
     if (write_markdown(&o, &exp, argc, argv)) {
         fprintf(stderr, "nhens report: cannot write %s/report.md\n", o.out);
         return NH_EXIT_ERROR;

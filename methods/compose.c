@@ -371,7 +371,7 @@ static int adjoint_solver_dim(const nh_method_spec *self, const nh_system *sys)
 
 static long adjoint_workspace_size(const nh_method_spec *self, const nh_system *sys)
 {
-    return 2L * adjoint_solver_dim(self, sys);
+    return NH_FD_WORK(adjoint_solver_dim(self, sys));
 }
 
 const nh_method_type nh_method_adjoint = {

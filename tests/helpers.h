@@ -8,12 +8,25 @@
 #include <string.h>
 
 #include "nhens/method.h"
+#include "nhens/registry.h"
 #include "nhens/system.h"
+
+/* The built-in registry, created once per test process (each Criterion test runs in its own process). */
+static inline const nh_registry *test_registry(void)
+{
+    static nh_registry *reg;
+    if (!reg) {
+        nh_error err;
+        reg = nh_registry_create(&err);
+        cr_assert(reg != NULL, "%s", err.msg);
+    }
+    return reg;
+}
 
 static inline void make_system(nh_system *s, const char *name, const char *overrides, const char *preset)
 {
     nh_error err;
-    const nh_system_type *t = nh_system_find(name);
+    const nh_system_type *t = nh_registry_find_system(test_registry(), name);
     cr_assert(t != NULL, "system %s", name);
     /* "a=1,b=2" -> {"a=1", "b=2"} */
     char buf[256];
@@ -31,7 +44,7 @@ static inline void make_system(nh_system *s, const char *name, const char *overr
 static inline void make_method(nh_method_spec *spec, const char *text)
 {
     nh_error err;
-    cr_assert(nh_method_spec_parse(spec, text, &err) == NH_OK, "%s", err.msg);
+    cr_assert(nh_method_spec_parse(test_registry(), spec, text, &err) == NH_OK, "%s", err.msg);
 }
 
 /* Integrate `steps` steps of size h from (q, v) in place; returns the first non-zero step status. */

@@ -304,19 +304,19 @@ static int short_run(const nh_system *s, const nh_preset *preset, const nh_metho
 Test(ensemble, every_method_runs_every_preset_of_every_system)
 {
     int runs = 0, pairs = 0;
-    for (int k = 0; k < nh_system_count(); ++k) {
-        const nh_system_type *t = nh_system_at(k);
+    for (int k = 0; k < nh_registry_system_count(test_registry()); ++k) {
+        const nh_system_type *t = nh_registry_system_at(test_registry(), k);
         for (int p = -1; p < t->n_presets; ++p) {
             const nh_preset *preset = p >= 0 ? &t->presets[p] : NULL;
             nh_system s;
             nh_error err;
             cr_assert(eq(int, nh_system_init(&s, t, preset, NULL, 0, &err), NH_OK), "%s", err.msg);
-            for (int i = 0; i < nh_method_count(); ++i, ++pairs)
-                runs += short_run(&s, preset, nh_method_at(i));
+            for (int i = 0; i < nh_registry_method_count(test_registry()); ++i, ++pairs)
+                runs += short_run(&s, preset, nh_registry_method_at(test_registry(), i));
         }
     }
     /* every other pair runs; the sleigh is served by the M(q)-capable methods (rk4 and the D* family) */
-    cr_assert(runs >= pairs - 4 * nh_method_count() && runs > 0, "%d of %d pairs ran", runs, pairs);
+    cr_assert(runs >= pairs - 4 * nh_registry_method_count(test_registry()) && runs > 0, "%d of %d pairs ran", runs, pairs);
 }
 
 static double max_observed(const nh_run_result *res, const char *observer)

@@ -9,6 +9,9 @@
 #include "nhens/ensemble.h"
 #include "nhens/linalg.h"
 #include "nhens/reference.h"
+#include "qrdiff.h"
+
+#include <stdlib.h>
 
 typedef struct method_case {
     const char *spec;
@@ -54,13 +57,13 @@ enum { N_CASES = sizeof CASES / sizeof CASES[0] };
 
 Test(battery, every_registered_method_has_a_case)
 {
-    for (int i = 0; i < nh_method_count(); ++i) {
+    for (int i = 0; i < nh_registry_method_count(test_registry()); ++i) {
         int found = 0;
         for (int c = 0; c < N_CASES; ++c)
-            found |= strncmp(CASES[c].spec, nh_method_at(i)->name, strlen(nh_method_at(i)->name)) == 0 &&
-                     (CASES[c].spec[strlen(nh_method_at(i)->name)] == '\0' ||
-                      CASES[c].spec[strlen(nh_method_at(i)->name)] == ':');
-        cr_assert(found, "method %s is not in the conformance battery", nh_method_at(i)->name);
+            found |= strncmp(CASES[c].spec, nh_registry_method_at(test_registry(), i)->name, strlen(nh_registry_method_at(test_registry(), i)->name)) == 0 &&
+                     (CASES[c].spec[strlen(nh_registry_method_at(test_registry(), i)->name)] == '\0' ||
+                      CASES[c].spec[strlen(nh_registry_method_at(test_registry(), i)->name)] == ':');
+        cr_assert(found, "method %s is not in the conformance battery", nh_registry_method_at(test_registry(), i)->name);
     }
 }
 
@@ -339,11 +342,11 @@ Test(battery, methods_refuse_bad_parameters)
 {
     nh_method_spec m;
     nh_error err;
-    cr_assert(eq(int, nh_method_spec_parse(&m, "dla:alpha=2", &err), NH_ERR_INPUT));
+    cr_assert(eq(int, nh_method_spec_parse(test_registry(), &m, "dla:alpha=2", &err), NH_ERR_INPUT));
     cr_assert(strstr(err.msg, "alpha=2") != NULL, "%s", err.msg);
-    cr_assert(eq(int, nh_method_spec_parse(&m, "nosuch", &err), NH_ERR_INPUT));
+    cr_assert(eq(int, nh_method_spec_parse(test_registry(), &m, "nosuch", &err), NH_ERR_INPUT));
     cr_assert(strstr(err.msg, "dla01") != NULL, "lists the known methods: %s", err.msg);
-    cr_assert(eq(int, nh_method_spec_parse(&m, "lf:alpha=1", &err), NH_ERR_INPUT));
+    cr_assert(eq(int, nh_method_spec_parse(test_registry(), &m, "lf:alpha=1", &err), NH_ERR_INPUT));
 }
 
 static void one_step(const char *method, const nh_system *s, double h, double *q, double *v)
@@ -428,7 +431,7 @@ Test(structure, explicit_newmark_never_builds_a_solver)
     make_system(&s, "cvt", NULL, NULL);
     make_method(&m, "newmark:alpha=0");
     nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_KINSOL, &err);
-    cr_assert(st != NULL && st->solver == NULL, "F^{0,0,0} is explicit (seed 001 Prop. 3.9)");
+    cr_assert(st != NULL && nh_stepper_solver(st) == NULL, "F^{0,0,0} is explicit (seed 001 Prop. 3.9)");
     nh_stepper_free(st);
     make_method(&m, "newmark-psi");
     int reversible = (nh_method_spec_flags(&m) & NH_METHOD_REVERSIBLE) != 0;
@@ -493,20 +496,20 @@ Test(structure, qr_basis_spans_the_kernel_and_its_derivative_matches_differences
 {
     /* Algorithm 1 with fixed signs: A X = 0 to round-off, and dX against central differences of X
      * (step 1e-6: truncation 1e-12, rounding 1e-10, tolerance 1e-7 as for the systems' derivatives) */
-    for (int k = 0; k < nh_system_count(); ++k) {
+    for (int k = 0; k < nh_registry_system_count(test_registry()); ++k) {
         nh_system s;
-        make_system(&s, nh_system_at(k)->name, NULL, NULL);
+        make_system(&s, nh_registry_system_at(test_registry(), k)->name, NULL, NULL);
         nh_method_spec m;
         make_method(&m, "gonzalez-r");
         nh_pcg32 rng;
         nh_pcg32_seed(&rng, 3, k);
         double q[NH_MAX_DIM];
         s.type->sample_configuration(&s, &rng, q);
-        extern int nh_qr_kernel_basis(const nh_system *, const double *, double *, int, double *, double *);
         const int n = s.n, r = n - s.m;
         double signs[NH_MAX_CON], x[NH_MAX_DIM * NH_MAX_DIM], dx[NH_MAX_DIM * NH_MAX_DIM * NH_MAX_DIM];
         double xp[NH_MAX_DIM * NH_MAX_DIM], xm[NH_MAX_DIM * NH_MAX_DIM], a[NH_MAX_CON * NH_MAX_DIM];
-        cr_assert(eq(int, nh_qr_kernel_basis(&s, q, signs, 1, x, dx), 0));
+        nh_qr_work *qr = malloc(nh_qr_work_bytes());
+        cr_assert(eq(int, nh_qr_kernel_basis(&s, q, signs, 1, x, dx, qr), 0));
         s.type->constraint(&s, q, a);
         for (int c = 0; c < s.m; ++c)
             for (int b = 0; b < r; ++b) {
@@ -519,15 +522,16 @@ Test(structure, qr_basis_spans_the_kernel_and_its_derivative_matches_differences
             double qq[NH_MAX_DIM];
             memcpy(qq, q, sizeof qq);
             qq[j] = q[j] + 1e-6;
-            nh_qr_kernel_basis(&s, qq, signs, 0, xp, NULL);
+            nh_qr_kernel_basis(&s, qq, signs, 0, xp, NULL, qr);
             qq[j] = q[j] - 1e-6;
-            nh_qr_kernel_basis(&s, qq, signs, 0, xm, NULL);
+            nh_qr_kernel_basis(&s, qq, signs, 0, xm, NULL, qr);
             for (int e = 0; e < n * r; ++e) {
                 double fd = (xp[e] - xm[e]) / 2e-6;
                 cr_assert(fabs(fd - dx[e * n + j]) < 1e-7 * (1 + fabs(fd)), "%s dX[%d]/dq%d: %g vs %g", s.type->name,
                           e, j, dx[e * n + j], fd);
             }
         }
+        free(qr);
     }
 }
 

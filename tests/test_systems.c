@@ -146,11 +146,11 @@ Test(systems, derivatives_match_finite_differences)
             check_adapted_basis(&s, q);
             check_mass_matrix(&s, q);
         }
-        for (int i = 0; i < nh_system_count(); ++i)
-            covered[i] |= nh_system_at(i) == s.type;
+        for (int i = 0; i < nh_registry_system_count(test_registry()); ++i)
+            covered[i] |= nh_registry_system_at(test_registry(), i) == s.type;
     }
-    for (int i = 0; i < nh_system_count(); ++i)
-        cr_assert(covered[i], "system %s has no derivative check", nh_system_at(i)->name);
+    for (int i = 0; i < nh_registry_system_count(test_registry()); ++i)
+        cr_assert(covered[i], "system %s has no derivative check", nh_registry_system_at(test_registry(), i)->name);
 }
 
 static double preset_energy(const char *system, const char *preset, double *projection)
@@ -203,9 +203,9 @@ Test(systems, presets_produce_the_regime_they_are_named_after)
 
 Test(sampler, energy_shell_states_are_exact)
 {
-    for (int i = 0; i < nh_system_count(); ++i) {
+    for (int i = 0; i < nh_registry_system_count(test_registry()); ++i) {
         nh_system s;
-        make_system(&s, nh_system_at(i)->name, NULL, NULL);
+        make_system(&s, nh_registry_system_at(test_registry(), i)->name, NULL, NULL);
         double energy = s.type->minimum_energy(&s) + 2.0;
         nh_pcg32 rng;
         nh_pcg32_seed(&rng, 5, 6);
@@ -236,7 +236,7 @@ Test(systems, preset_parameter_conflict_is_refused)
     nh_system s;
     nh_error err;
     const char *over[1] = {"n=3"};
-    const nh_system_type *t = nh_system_find("quartic");
+    const nh_system_type *t = nh_registry_find_system(test_registry(), "quartic");
     cr_assert(eq(int, nh_system_init(&s, t, nh_system_find_preset(t, "seed001-fig1"), over, 1, &err), NH_ERR_INPUT));
     cr_assert(strstr(err.msg, "n=3") && strstr(err.msg, "n=2"), "message: %s", err.msg);
 }
@@ -246,9 +246,9 @@ Test(systems, dstar_form_is_the_full_vector_field)
     /* For (q, v) on D: the D* field Pi grad H must give q' = v and rho' = d/dt (X^T M v) along the
      * index-1 ODE, i.e. (sum_j v_j dX/dq_j)^T M v + X^T M a. Both are evaluated in closed form, so
      * they agree to round-off (1e-12 relative to terms of size |v|^2 + |grad V| ~ 10). */
-    for (int k = 0; k < nh_system_count(); ++k) {
+    for (int k = 0; k < nh_registry_system_count(test_registry()); ++k) {
         nh_system s;
-        make_system(&s, nh_system_at(k)->name, NULL, NULL);
+        make_system(&s, nh_registry_system_at(test_registry(), k)->name, NULL, NULL);
         if (!s.type->adapted_basis)
             continue;
         const int n = s.n, r = n - s.m;
@@ -318,7 +318,7 @@ Test(systems, rolling_disk_momenta_are_constant)
     nh_system s;
     nh_error err;
     const char *over[1] = {"r=0.7"};
-    cr_assert(eq(int, nh_system_init(&s, nh_system_find("disk"), NULL, over, 1, &err), NH_OK));
+    cr_assert(eq(int, nh_system_init(&s, nh_registry_find_system(test_registry(), "disk"), NULL, over, 1, &err), NH_OK));
     nh_pcg32 rng;
     nh_pcg32_seed(&rng, 4, 4);
     double q0[4], v0[4], q[4], v[4], x0[8], x1[8], dx[32], rho0[2], rho1[2], mv0[4], mv1[4];
@@ -420,9 +420,9 @@ Test(systems, coupled_systems_obey_the_reduced_equations)
      * satisfies y' = k0 v, v' = -k0^T y + k^T f with k0 = kappa k. u' by the chain rule from the index-1
      * field, with dk/dxi by central differences (step 1e-6: error ~1e-10; tolerance 1e-7). */
     int covered = 0;
-    for (int t = 0; t < nh_system_count(); ++t) {
+    for (int t = 0; t < nh_registry_system_count(test_registry()); ++t) {
         nh_system s;
-        make_system(&s, nh_system_at(t)->name, NULL, NULL);
+        make_system(&s, nh_registry_system_at(test_registry(), t)->name, NULL, NULL);
         if (!s.type->coupled_structure)
             continue;
         ++covered;
@@ -468,9 +468,9 @@ Test(systems, dstar_gradient_matches_differences_and_pi_is_skew)
     /* grad H against central differences of H (FD tolerance as for the other derivatives) and
      * a^T Pi b = -b^T Pi a for random a, b (round-off, 1e-13 of the products' size) for every system with a
      * D* form, at random zeta */
-    for (int t = 0; t < nh_system_count(); ++t) {
+    for (int t = 0; t < nh_registry_system_count(test_registry()); ++t) {
         nh_system s;
-        make_system(&s, nh_system_at(t)->name, NULL, NULL);
+        make_system(&s, nh_registry_system_at(test_registry(), t)->name, NULL, NULL);
         if (!s.type->adapted_basis)
             continue;
         const int dim = 2 * s.n - s.m;
