@@ -102,7 +102,8 @@ static int build_config(const nh_cli *cli, const run_options *o, nh_system *sys,
     cfg->threads = (int)(nh_cli_given(t, o->seen, "threads") ? o->threads : (cores > 0 ? cores : 1));
     double steps = floor(o->T / o->h + 1e-9);
     if (!(steps >= 1 && steps <= 2e9))
-        return nh_fail(err, NH_ERR_INPUT, "T/h = %g steps; allowed: 1 to 2e9 steps", o->T / o->h);
+        return nh_fail(err, NH_ERR_INPUT, "horizon T=%g with step h=%g gives %g steps; allowed: 1 to 2e9 steps", o->T,
+                       o->h, o->T / o->h);
     long n_steps = (long)steps;
     cfg->every = nh_cli_given(t, o->seen, "every") ? o->every
                                                    : (n_steps / OUTPUT_ROWS_TARGET > 1 ? n_steps / OUTPUT_ROWS_TARGET : 1);

@@ -161,6 +161,8 @@ void nh_method_spec_defaults(nh_method_spec *spec, const nh_method_type *type, c
 int nh_method_spec_parse(const nh_registry *reg, nh_method_spec *spec, const char *text, nh_error *err)
 {
     char name[64];
+    if (!reg)
+        return nh_fail(err, NH_ERR_INPUT, "method '%s': no registry to look it up in", text);
     const char *colon = strchr(text, ':');
     size_t len = colon ? (size_t)(colon - text) : strlen(text);
     if (len == 0 || len >= sizeof name)
@@ -201,7 +203,9 @@ static int serves(const nh_registry *reg, const nh_method_type *type, const nh_s
     nh_method_spec spec;
     nh_error ignored;
     nh_method_spec_defaults(&spec, type, reg);
-    return nh_method_spec_check(&spec, sys, &ignored) == NH_OK;
+    if (nh_method_flags_required(sys) & ~nh_method_spec_flags(&spec))
+        return 0;
+    return !type->accepts || type->accepts(&spec, sys, &ignored) == NH_OK;
 }
 
 void nh_registry_methods_serving(const nh_registry *reg, const nh_system *sys, char *buf, size_t len)

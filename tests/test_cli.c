@@ -43,10 +43,16 @@ Test(cli, bad_input_is_refused_with_the_value_and_what_is_allowed)
 {
     refused("run --system nosuch --method lf --h 0.1 --T 1 --energy 2", "unknown system 'nosuch'; known systems: quartic, cvt, knife");
     refused("run --system cvt --method nosuch --h 0.1 --T 1 --energy 2", "unknown method 'nosuch'");
-    refused("run --system cvt --method lf --h abc --T 1 --energy 2", "--h 'abc' is not a finite number");
-    refused("run --system cvt --method lf --h 0 --T 1 --energy 2", "h=0 must be");
+    refused("run --system cvt --method lf --h abc --T 1 --energy 2", "--h 'abc' must be a finite number in [1e-12, 1e+06]");
+    refused("run --system cvt --method lf --h 0 --T 1 --energy 2", "--h '0' must be a finite number in");
     refused("run --system cvt --method lf --h 0.1 --T 0.01 --energy 2", "T=0.01");
-    refused(BASE " --ensemble 0", "N=0");
+    refused("run --system cvt --method lf --h 0.1 --T 1 --energy 2 --ensemble 0", "--ensemble '0' must be a decimal integer in [1, 100000000]");
+    refused("run --system cvt --method lf --h 0.1 --T 1 --energy 2 --ensemble -5", "--ensemble '-5' must be a decimal integer");
+    refused(BASE " --ensemble 5", "--ensemble given twice");
+    refused(BASE " --every 0", "--every '0' must be a decimal integer in [1,");
+    refused(BASE " --seed 010", "--seed '010' must be a decimal integer");
+    refused("run --system cvt --method lf --h 0.1 --T 1e300 --energy 2", "--T '1e300' must be a finite number in");
+    refused(BASE " --h 0.1 --h 0.2", "--h given twice");
     refused("run --system cvt --method lf --h 0.1 --T 1 --energy -5", "energy -5 is unreachable");
     refused("run --system cvt --param eps=x --method lf --h 0.1 --T 1 --energy 2", "'x' is not a finite number");
     refused("run --system cvt --param nope=1 --method lf --h 0.1 --T 1 --energy 2", "no parameter 'nope'");
@@ -57,9 +63,13 @@ Test(cli, bad_input_is_refused_with_the_value_and_what_is_allowed)
     refused("run --system cvt --method lf --h 0.1 --T 1 --preset rotating --ensemble 5", "ensemble size must be 1");
     refused("run --system quartic --preset seed000-fig2 --param n=2 --method lf --h 0.1 --T 1", "contradicts the preset");
     refused(BASE " --solver foo", "unknown solver 'foo'; allowed: kinsol, newton");
-    refused(BASE " --bogus 1", "unknown or incomplete option");
+    refused(BASE " --bogus 1", "unknown option '--bogus'");
     refused(BASE " --seed -4", "--seed '-4'");
-    refused(BASE " --threads 0", "threads=0");
+    refused(BASE " --threads 0", "--threads '0' must be a decimal integer in [1, 1024]");
+    refused("order --system cvt --preset rotating --method dla --T 1 --h 0.1 --seed -4", "--seed '-4' must be");
+    refused("order --system cvt --preset rotating --method dla --T 1 --h 0.1,0.1", "given twice");
+    refused("audit --system cvt --preset rotating --method bogus", "unknown method 'bogus'");
+    refused("audit --system cvt --preset rotating --T-long 1e300", "--T-long '1e300' must be");
     cr_assert(eq(int, nhens("frobnicate"), 2));
     cr_assert(strstr(err_text, "unknown command 'frobnicate'") != NULL);
 }
@@ -157,10 +167,10 @@ Test(cli, report_refuses_a_bad_experiment_file_with_its_line)
     fclose(f);
     snprintf(args, sizeof args, "report %s --out /tmp/nhens-cli-exp-out", path);
     cr_assert(eq(int, nhens(args), 2));
-    cr_assert(strstr(err_text, ":3:") != NULL && strstr(err_text, "'fast' is not a number") != NULL, "%s", err_text);
+    cr_assert(strstr(err_text, ":3:") != NULL && strstr(err_text, "'fast' is not a finite number") != NULL, "%s", err_text);
     snprintf(args, sizeof args, "report %s --scale 2", path);
     cr_assert(eq(int, nhens(args), 2));
-    cr_assert(strstr(err_text, "0 < F <= 1") != NULL, "%s", err_text);
+    cr_assert(strstr(err_text, "--scale '2' must be a finite number in [1e-06, 1]") != NULL, "%s", err_text);
 }
 
 Test(cli, smooth_writes_a_running_mean)
@@ -186,5 +196,5 @@ Test(cli, smooth_writes_a_running_mean)
     }
     fclose(f);
     cr_assert(eq(int, rows, 51));
-    refused("run --system cvt --preset rotating --method lf --h 0.1 --T 5 --smooth -1", "--smooth W needs");
+    refused("run --system cvt --preset rotating --method lf --h 0.1 --T 5 --smooth -1", "--smooth '-1' must be a finite number in [0, 1e+12]");
 }

@@ -264,8 +264,7 @@ static int short_run(const nh_system *s, const nh_preset *preset, const nh_metho
 {
     nh_run_config cfg = {.system = s, .h = 0.05, .T = 0.5, .every = 1, .ensemble = 1, .seed = 3, .threads = 1,
                          .fit_window_start = 0.5, .solver = NH_SOLVER_NEWTON};
-    nh_params_defaults(&cfg.method.params, type->n_params, type->params);
-    cfg.method.type = type;
+    nh_method_spec_defaults(&cfg.method, type, test_registry());
     if (preset && nh_preset_is_shell(preset)) {
         cfg.energy = preset->shell_energy;
         cfg.ensemble = 2;
