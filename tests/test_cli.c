@@ -2,6 +2,7 @@
  * a non-zero exit, a good run writes whole files, a failed one writes none. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,4 +198,43 @@ Test(cli, smooth_writes_a_running_mean)
     fclose(f);
     cr_assert(eq(int, rows, 51));
     refused("run --system cvt --preset rotating --method lf --h 0.1 --T 5 --smooth -1", "--smooth '-1' must be a finite number in [0, 1e+12]");
+}
+
+Test(cli, plugin_method_runs_at_its_order_and_counts_its_solves)
+{
+    /* examples/suzuki_plugin.c: Suzuki's 5-stage composition of newmark (order 2 -> 4); the observed order
+     * between h = 0.05 and 0.025 on the rotating CVT is 4.02 (tolerance 0.15 as for the built-in orders) */
+    char args[1024], out[8192];
+    snprintf(args, sizeof args,
+             "%s --plugin %s order --system cvt --param eps=0.1 --preset rotating --method suzuki5 --T 2 "
+             "--h 0.1,0.05,0.025",
+             NHENS_CLI_PATH, NHENS_PLUGIN_PATH);
+    FILE *p = popen(args, "r");
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    cr_assert(eq(int, pclose(p), 0), "%s", out);
+    const char *last = strstr(out, "0.025");
+    double h, err, order;
+    long steps;
+    cr_assert(last && sscanf(last, "%lf %ld %lf %lf", &h, &steps, &err, &order) == 4, "%s", out);
+    cr_assert(fabs(order - 4.0) < 0.15, "observed order %g", order);
+    snprintf(args, sizeof args, "--plugin %s", NHENS_CLI_PATH);
+    cr_assert(eq(int, nhens(args), 2));
+    cr_assert(strstr(err_text, "cannot load plugin") || strstr(err_text, "not an nhens plugin"), "%s", err_text);
+    cr_assert(eq(int, nhens("--plugin nosuch.so list"), 2));
+    cr_assert(strstr(err_text, "must be a path") != NULL, "%s", err_text);
+}
+
+Test(cli, check_passes_on_a_builtin_system_and_every_command_has_help)
+{
+    cr_assert(eq(int, nhens("check --system sleigh --points 5"), 0), "%s", err_text);
+    const char *commands[] = {"list", "run", "order", "audit", "report", "check"};
+    for (int i = 0; i < 6; ++i) {
+        char args[64];
+        snprintf(args, sizeof args, "help %s", commands[i]);
+        cr_assert(eq(int, nhens(args), 0), "nhens %s", args);
+        snprintf(args, sizeof args, "%s --help", commands[i]);
+        cr_assert(eq(int, nhens(args), 0), "nhens %s", args);
+    }
+    cr_assert(eq(int, nhens("--version"), 0));
 }
