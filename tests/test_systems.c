@@ -8,6 +8,7 @@
 #include "nhens/ensemble.h"
 #include "nhens/linalg.h"
 #include "nhens/reference.h"
+#include "nhens/check.h"
 #include "nhens/dstar.h"
 
 /* One non-default parameter setting per system, so that parameter-dependent terms are checked too. */
@@ -18,134 +19,24 @@ static const char *const VARIANTS[][2] = {
     {"suslov", ""},
 };
 
-/* Central differences with step 1e-6 have truncation error ~1e-12 f''' and rounding error
- * ~1e-16 |f| / 1e-6 = 1e-10 |f|; 1e-7 (1 + |f'|) leaves three orders of margin and still catches a
- * wrong sign or a missing term (errors O(1)). */
+/* FD_STEP/FD_TOL as in engine/check.c: central differences of step 1e-6 (truncation ~1e-12, rounding
+ * ~1e-10 |f|) against a tolerance of 1e-7 (1 + |value|). */
 static const double FD_STEP = 1e-6, FD_TOL = 1e-7;
-
-static void check_point(const nh_system *s, const double *q)
-{
-    const int n = s->n, m = s->m;
-    double g[NH_MAX_DIM], hess[NH_MAX_DIM * NH_MAX_DIM], jv[NH_MAX_CON * NH_MAX_DIM], jm[NH_MAX_DIM * NH_MAX_DIM];
-    double gp[NH_MAX_DIM], gm[NH_MAX_DIM], ap[NH_MAX_CON * NH_MAX_DIM], am[NH_MAX_CON * NH_MAX_DIM], x[NH_MAX_DIM];
-    double u[NH_MAX_DIM], lam[NH_MAX_CON], aup[NH_MAX_CON], aum[NH_MAX_CON], atp[NH_MAX_DIM], atm[NH_MAX_DIM];
-    for (int i = 0; i < n; ++i)
-        u[i] = 0.3 + 0.7 * sin(1.0 + i);   /* arbitrary non-zero vectors to contract with */
-    for (int a = 0; a < m; ++a)
-        lam[a] = 1.3 - 0.4 * a;
-    s->type->potential_gradient(s, q, g);
-    s->type->potential_hessian(s, q, hess);
-    s->type->constraint_jacobian_velocity(s, q, u, jv);
-    s->type->constraint_jacobian_multiplier(s, q, lam, jm);
-    for (int j = 0; j < n; ++j) {
-        memcpy(x, q, sizeof(double) * n);
-        x[j] = q[j] + FD_STEP;
-        double vp = s->type->potential(s, x);
-        s->type->potential_gradient(s, x, gp);
-        s->type->constraint(s, x, ap);
-        x[j] = q[j] - FD_STEP;
-        double vm = s->type->potential(s, x);
-        s->type->potential_gradient(s, x, gm);
-        s->type->constraint(s, x, am);
-        double fd = (vp - vm) / (2 * FD_STEP);
-        cr_assert(fabs(fd - g[j]) <= FD_TOL * (1 + fabs(g[j])), "%s dV/dq%d: %g vs %g", s->type->name, j, g[j], fd);
-        for (int i = 0; i < n; ++i) {
-            double fdh = (gp[i] - gm[i]) / (2 * FD_STEP);
-            cr_assert(fabs(fdh - hess[i * n + j]) <= FD_TOL * (1 + fabs(fdh)), "%s H[%d][%d]: %g vs %g",
-                      s->type->name, i, j, hess[i * n + j], fdh);
-            cr_assert(eq(dbl, hess[i * n + j], hess[j * n + i]), "Hessian symmetric");
-        }
-        nh_matvec(m, n, ap, u, aup);
-        nh_matvec(m, n, am, u, aum);
-        nh_matvec_t(m, n, ap, lam, atp);
-        nh_matvec_t(m, n, am, lam, atm);
-        for (int a = 0; a < m; ++a) {
-            double fd_au = (aup[a] - aum[a]) / (2 * FD_STEP);
-            cr_assert(fabs(fd_au - jv[a * n + j]) <= FD_TOL * (1 + fabs(fd_au)), "%s d(Au)_%d/dq%d: %g vs %g",
-                      s->type->name, a, j, jv[a * n + j], fd_au);
-        }
-        for (int i = 0; i < n; ++i) {
-            double fd_at = (atp[i] - atm[i]) / (2 * FD_STEP);
-            cr_assert(fabs(fd_at - jm[i * n + j]) <= FD_TOL * (1 + fabs(fd_at)), "%s d(A^T lam)_%d/dq%d: %g vs %g",
-                      s->type->name, i, j, jm[i * n + j], fd_at);
-        }
-    }
-}
-
-/* dM/dq against central differences of M(q) (same tolerance), symmetric and positive definite. */
-static void check_mass_matrix(const nh_system *s, const double *q)
-{
-    if (!nh_has_variable_mass(s))
-        return;
-    const int n = s->n;
-    double m[NH_MAX_DIM * NH_MAX_DIM], dm[NH_MAX_DIM * NH_MAX_DIM * NH_MAX_DIM], mp[NH_MAX_DIM * NH_MAX_DIM];
-    double mm[NH_MAX_DIM * NH_MAX_DIM], qq[NH_MAX_DIM], chol[NH_MAX_DIM * NH_MAX_DIM], rhs[NH_MAX_DIM] = {1};
-    s->type->mass_matrix(s, q, m);
-    s->type->mass_matrix_derivative(s, q, dm);
-    memcpy(chol, m, sizeof chol);
-    cr_assert(eq(int, nh_spd_solve(n, chol, rhs), 0), "%s: M(q) is SPD", s->type->name);
-    for (int j = 0; j < n; ++j) {
-        memcpy(qq, q, sizeof(double) * n);
-        qq[j] = q[j] + FD_STEP;
-        s->type->mass_matrix(s, qq, mp);
-        qq[j] = q[j] - FD_STEP;
-        s->type->mass_matrix(s, qq, mm);
-        for (int e = 0; e < n * n; ++e) {
-            double fd = (mp[e] - mm[e]) / (2 * FD_STEP);
-            cr_assert(fabs(fd - dm[e * n + j]) <= FD_TOL * (1 + fabs(fd)), "%s dM[%d]/dq%d: %g vs %g", s->type->name,
-                      e, j, dm[e * n + j], fd);
-            cr_assert(eq(dbl, m[e], m[(e % n) * n + e / n]), "M symmetric");
-        }
-    }
-}
-
-/* The D* form: X_a in ker A (to round-off) and dX against central differences (tolerance as above). */
-static void check_adapted_basis(const nh_system *s, const double *q)
-{
-    if (!s->type->adapted_basis)
-        return;
-    const int n = s->n, m = s->m, r = n - m;
-    double x[NH_MAX_DIM * NH_MAX_DIM], dx[NH_MAX_DIM * NH_MAX_DIM * NH_MAX_DIM], a[NH_MAX_CON * NH_MAX_DIM];
-    double xp[NH_MAX_DIM * NH_MAX_DIM], xm[NH_MAX_DIM * NH_MAX_DIM], dummy[NH_MAX_DIM * NH_MAX_DIM * NH_MAX_DIM];
-    double qq[NH_MAX_DIM];
-    s->type->adapted_basis(s, q, x, dx);
-    s->type->constraint(s, q, a);
-    for (int c = 0; c < m; ++c)
-        for (int b = 0; b < r; ++b) {
-            double dot = 0;
-            for (int i = 0; i < n; ++i)
-                dot += a[c * n + i] * x[i * r + b];
-            cr_assert(fabs(dot) < 1e-14, "%s: (A X)[%d][%d] = %g", s->type->name, c, b, dot);
-        }
-    for (int j = 0; j < n; ++j) {
-        memcpy(qq, q, sizeof(double) * n);
-        qq[j] = q[j] + FD_STEP;
-        s->type->adapted_basis(s, qq, xp, dummy);
-        qq[j] = q[j] - FD_STEP;
-        s->type->adapted_basis(s, qq, xm, dummy);
-        for (int e = 0; e < n * r; ++e) {
-            double fd = (xp[e] - xm[e]) / (2 * FD_STEP);
-            cr_assert(fabs(fd - dx[e * n + j]) <= FD_TOL * (1 + fabs(fd)), "%s dX[%d]/dq%d: %g vs %g", s->type->name,
-                      e, j, dx[e * n + j], fd);
-        }
-    }
-}
 
 Test(systems, derivatives_match_finite_differences)
 {
+    /* nh_system_check (the checks of `nhens check`) on every system, two parameter settings where there are
+     * parameters, 20 random states each: every row that applies must pass its stated tolerance */
     int covered[16] = {0};
     for (size_t k = 0; k < sizeof VARIANTS / sizeof VARIANTS[0]; ++k) {
         nh_system s;
+        nh_check_report rep;
+        nh_error err;
         make_system(&s, VARIANTS[k][0], VARIANTS[k][1], NULL);
-        nh_pcg32 rng;
-        nh_pcg32_seed(&rng, 99, k);
-        for (int trial = 0; trial < 20; ++trial) {
-            double q[NH_MAX_DIM];
-            s.type->sample_configuration(&s, &rng, q);
-            check_point(&s, q);
-            check_adapted_basis(&s, q);
-            check_mass_matrix(&s, q);
-        }
+        cr_assert(eq(int, nh_system_check(&s, 20, 99 + k, &rep, &err), NH_OK), "%s", err.msg);
+        for (int r = 0; r < rep.n_rows; ++r)
+            cr_assert(rep.rows[r].passed, "%s(%s): %s: worst %g > %g", VARIANTS[k][0], VARIANTS[k][1],
+                      rep.rows[r].name, rep.rows[r].worst, rep.rows[r].tolerance);
         for (int i = 0; i < nh_registry_system_count(test_registry()); ++i)
             covered[i] |= nh_registry_system_at(test_registry(), i) == s.type;
     }
