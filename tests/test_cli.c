@@ -12,6 +12,7 @@
 
 #include "helpers.h"
 #include "nhens/method.h"
+#include "nhens/plugin.h"
 
 static char err_text[8192];
 
@@ -223,6 +224,68 @@ Test(cli, plugin_method_runs_at_its_order_and_counts_its_solves)
     cr_assert(strstr(err_text, "cannot load plugin") || strstr(err_text, "not an nhens plugin"), "%s", err_text);
     cr_assert(eq(int, nhens("--plugin nosuch.so list"), 2));
     cr_assert(strstr(err_text, "must be a path") != NULL, "%s", err_text);
+}
+
+/* Run `nhens ARGS` and capture its stdout into out (stderr into err_text); returns the exit code. */
+static int nhens_output(const char *args, char *out, size_t size)
+{
+    char cmd[2048], errpath[256];
+    snprintf(errpath, sizeof errpath, "/tmp/nhens-cli-%d.err", (int)getpid());
+    snprintf(cmd, sizeof cmd, "%s %s 2>%s", NHENS_CLI_PATH, args, errpath);
+    FILE *p = popen(cmd, "r");
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    FILE *f = fopen(errpath, "r");
+    n = f ? fread(err_text, 1, sizeof err_text - 1, f) : 0;
+    err_text[n] = '\0';
+    if (f)
+        fclose(f);
+    remove(errpath);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+#define SYSTEM_PLUGIN "--plugin " NHENS_SYSTEM_PLUGIN_PATH " "
+
+Test(cli, plugin_system_passes_check_runs_at_order_and_keeps_its_invariants)
+{
+    /* examples/contact_plugin.c: the contact oscillator with coupling 1/2 eps x^2 z^2 */
+    char out[8192];
+    cr_assert(eq(int, nhens_output(SYSTEM_PLUGIN "check --system contact-eps --param eps=2", out, sizeof out), 0),
+              "%s%s", out, err_text);
+    cr_assert(strstr(out, "all checks passed") && !strstr(out, "FAIL"), "%s", out);
+    /* DLA^{0,1} is order 2 (METHODS.md Sect. 2): observed 2.000 between h = 0.05 and 0.025; tolerance 0.15 as
+     * for the built-in order tests */
+    cr_assert(eq(int, nhens_output(SYSTEM_PLUGIN "order --system contact-eps --preset orbit --method dla01 --T 2 "
+                                                 "--h 0.1,0.05,0.025", out, sizeof out), 0), "%s", err_text);
+    const char *last = strstr(out, "0.025");
+    double h, err, order;
+    long steps;
+    cr_assert(last && sscanf(last, "%lf %ld %lf %lf", &h, &steps, &err, &order) == 4, "%s", out);
+    cr_assert(fabs(order - 2.0) < 0.15, "observed order %g", order);
+    /* Gonzalez' discrete gradient on 50 states of H = 1 over 1000 steps keeps H and A v = 0 to round-off:
+     * measured 4.9e-14 and 5.4e-16; the bounds allow 20x (Newton tolerance and accumulation) */
+    cr_assert(eq(int, nhens_output(SYSTEM_PLUGIN "run --system contact-eps --preset shell --ensemble 50 --method "
+                                                 "gonzalez --h 0.1 --T 100 --out /tmp/nhens-cli-contact", out,
+                                   sizeof out), 0), "%s", err_text);
+    double dh, dh_rel, drift;
+    const char *line = strstr(out, "max |dH| =");
+    cr_assert(line && sscanf(line, "max |dH| = %lf, max |dH|/|H0| = %lf, max |A(q)v| = %lf", &dh, &dh_rel, &drift) == 3,
+              "%s", out);
+    cr_assert(dh < 1e-12 && drift < 1e-14, "dH %g, drift %g", dh, drift);
+    cr_assert(strstr(out, "failed trajectories: 0") != NULL, "%s", out);
+    /* the plugin's system is refused without the plugin, by name */
+    refused("check --system contact-eps", "unknown system 'contact-eps'");
+}
+
+Test(cli, plugin_of_another_abi_is_refused_with_both_versions)
+{
+    char args[512];
+    snprintf(args, sizeof args, "--plugin %s list", NHENS_WRONG_ABI_PLUGIN_PATH);
+    int abi = NH_PLUGIN_ABI_VERSION;
+    char expect[128];
+    snprintf(expect, sizeof expect, "was built for nhens plugin ABI %d, and this nhens has ABI %d", abi + 1, abi);
+    refused(args, expect);
 }
 
 Test(cli, check_passes_on_a_builtin_system_and_every_command_has_help)

@@ -44,6 +44,32 @@ Test(systems, derivatives_match_finite_differences)
         cr_assert(covered[i], "system %s has no derivative check", nh_registry_system_at(test_registry(), i)->name);
 }
 
+/* hcvt's Hessian with one entry off by 1e-3: the error a sign or factor slip in a user's system makes */
+static void slightly_wrong_hessian(const nh_system *s, const double *q, double *h)
+{
+    nh_registry_find_system(test_registry(), "hcvt")->potential_hessian(s, q, h);
+    h[4] += 1e-3;
+}
+
+Test(systems, check_finds_a_wrong_derivative_and_names_it)
+{
+    nh_system s;
+    nh_check_report rep;
+    nh_error err;
+    make_system(&s, "hcvt", "", NULL);
+    nh_system_type broken = *s.type;
+    broken.potential_hessian = slightly_wrong_hessian;
+    s.type = &broken;
+    cr_assert(eq(int, nh_system_check(&s, 5, 7, &rep, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(int, rep.failed, 1));
+    for (int r = 0; r < rep.n_rows; ++r) {
+        int is_hessian = strstr(rep.rows[r].name, "Hessian") != NULL;
+        cr_assert(eq(int, rep.rows[r].passed, !is_hessian), "%s", rep.rows[r].name);
+        if (is_hessian) /* the relative error of an entry of size 1 off by 1e-3 */
+            cr_assert(rep.rows[r].worst > 5e-4 && rep.rows[r].worst < 2e-3, "%g", rep.rows[r].worst);
+    }
+}
+
 static double preset_energy(const char *system, const char *preset, double *projection)
 {
     nh_system s;
