@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install the build tree into a scratch prefix and build tests/consumer against it both ways a user
+# would: CMake (find_package(nhens), shared and static) and pkg-config (shared and --static). Each
+# consumer runs a small ensemble through the public API and must exit 0; the installed nhens must run.
+# usage: install_consumer.sh BUILD_DIR
+set -euo pipefail
+build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+
+cmake --install "$build" --prefix "$prefix" >/dev/null
+"$prefix/bin/nhens" --version
+
+cmake -S "$here/consumer" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$work/cmake-build" >/dev/null
+"$work/cmake-build/consumer"
+"$work/cmake-build/consumer_static"
+
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+libdir=$(pkg-config --variable=libdir nhens)
+cc -std=c17 -Wall -Wextra -Werror -o "$work/consumer_pc" "$here/consumer/consumer.c" \
+  $(pkg-config --cflags --libs nhens) -Wl,-rpath,"$libdir" -lm
+"$work/consumer_pc"
+# static: libnhens.a itself, then everything `pkg-config --static` says it needs (Libs.private)
+cc -std=c17 -Wall -Wextra -Werror -o "$work/consumer_pc_static" "$here/consumer/consumer.c" \
+  $(pkg-config --cflags nhens) "$libdir/libnhens.a" $(pkg-config --static --libs nhens | sed 's/-lnhens / /')
+"$work/consumer_pc_static"
+echo "install_consumer: all four consumers passed"
