@@ -15,7 +15,7 @@
 enum { OUTPUT_ROWS_TARGET = 1000 };
 
 typedef struct run_options {
-    const char *system, *method, *preset, *out, *solver;
+    const char *system, *method, *preset, *out, *solver, *observe;
     const char *params[NH_CLI_MAX_PARAMS];
     int n_params, quiet;
     double h, T, energy, fit_start, section, smooth;
@@ -43,6 +43,8 @@ static const nh_option RUN_OPTIONS[] = {
     RUN_OPT("fit-start", NH_OPTION_DOUBLE, fit_start, 0, 0.99, "F", "variance law fitted over [F T, T] (default 0.5)"),
     RUN_OPT("section", NH_OPTION_DOUBLE, section, -1e6, 1e6, "XI", "driver section angle of the latitude (default xi(0))"),
     RUN_OPT("smooth", NH_OPTION_DOUBLE, smooth, 0, 1e12, "W", "also write smoothed.csv, running mean over W time units"),
+    RUN_OPT("observe", NH_OPTION_STRING, observe, 0, 0, "O1,O2|all",
+            "observers to record (nhens list; default all that apply; the fitted dH always)"),
     RUN_OPT("out", NH_OPTION_STRING, out, 0, 0, "DIR", "output folder (default nhens-out)"),
     RUN_OPT("quiet", NH_OPTION_FLAG, quiet, 0, 0, NULL, "no progress line"),
 };
@@ -89,7 +91,7 @@ static int build_config(const nh_cli *cli, const run_options *o, nh_system *sys,
         return rc;
     *cfg = (nh_run_config){.system = sys, .h = o->h, .T = o->T, .energy = o->energy,
                            .seed = o->seed, .fit_window_start = o->fit_start, .section = o->section,
-                           .have_section = nh_cli_given(t, o->seen, "section")};
+                           .have_section = nh_cli_given(t, o->seen, "section"), .observe = o->observe};
     nh_run_config_use_preset(cfg, preset);
     if ((rc = nh_method_spec_parse(cli->registry, &cfg->method, o->method, err)) ||
         (rc = nh_cli_solver(o->solver, &cfg->solver, err)))
@@ -119,14 +121,19 @@ static void join_command(int argc, char **argv, char *buf, size_t len)
         used += (size_t)snprintf(buf + used, len - used, " %s", argv[i]);
 }
 
-/* max |value| of the observers beyond the three core ones, when they apply to the system */
+/* max |value| of the recorded observers: the core ones (every system) on one line, the others one a line */
 static void print_observer_extremes(const nh_run_result *res)
 {
-    for (int o = 3; o < nh_observer_count(); ++o) {
-        if (!(res->observer_mask & (1u << o)))
-            continue;
-        printf("  max |%s error| = %.3e\n", nh_observer_at(o)->name, nh_run_observer_max(res, o));
-    }
+    const char *sep = "  ";
+    for (int o = 0; o < nh_observer_count(); ++o)
+        if ((res->observer_mask & (1u << o)) && nh_observer_at(o)->applies == NULL) {
+            printf("%smax %s = %.3e", sep, nh_observer_at(o)->label, nh_run_observer_max(res, o));
+            sep = ", ";
+        }
+    putchar('\n');
+    for (int o = 0; o < nh_observer_count(); ++o)
+        if ((res->observer_mask & (1u << o)) && nh_observer_at(o)->applies != NULL)
+            printf("  max %s = %.3e\n", nh_observer_at(o)->label, nh_run_observer_max(res, o));
 }
 
 static void print_summary(const nh_run_config *cfg, const nh_run_result *res, const char *out)
@@ -144,8 +151,6 @@ static void print_summary(const nh_run_config *cfg, const nh_run_result *res, co
                cfg->shell_preset ? cfg->shell_preset->name : "");
     printf("  %ld steps in %.3f s (%.3g steps/s); failed trajectories: %ld\n", res->completed_steps,
            res->wall_seconds, res->steps_per_second, res->failed);
-    printf("  max |dH| = %.3e, max |dH|/|H0| = %.3e, max |A(q)v| = %.3e\n", nh_run_observer_max(res, 0),
-           nh_run_observer_max(res, 1), nh_run_observer_max(res, 2));
     print_observer_extremes(res);
     if (res->fit_ok && cfg->ensemble > 1)
         printf("  variance law on t in [%g, %g]: Var dH = a + C t with a = %.3e, C = %.3e, C/h^4 = %.3e; "

@@ -21,6 +21,7 @@ typedef struct worker {
     nh_stepper *stepper;
     block_stats block;
     double carried[NH_MAX_UNKNOWNS];
+    unsigned observer_mask;     /* the run's: which observers are recorded */
 } worker;
 
 static long step_count(const nh_run_config *cfg)
@@ -64,7 +65,10 @@ int nh_run_validate(const nh_run_config *cfg, nh_error *err)
                        "a preset is one initial condition, so the ensemble size must be 1 (got %ld); "
                        "use --energy for ensembles",
                        cfg->ensemble);
-    int rc = nh_method_spec_check(&cfg->method, cfg->system, err);
+    unsigned selected;
+    int rc = nh_observer_select(cfg->observe, &selected, err);
+    if (!rc)
+        rc = nh_method_spec_check(&cfg->method, cfg->system, err);
     if (rc)
         return rc;
     return cfg->preset ? NH_OK : nh_energy_shell_check(cfg->system, cfg->energy, err);
@@ -127,7 +131,7 @@ static int initial_state(const nh_run_config *cfg, long index, double *q, double
 static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long n_steps)
 {
     const nh_system *s = cfg->system;
-    double q[NH_MAX_DIM], v[NH_MAX_DIM], values[16];
+    double q[NH_MAX_DIM], v[NH_MAX_DIM], values[NH_MAX_OBSERVERS];
     nh_initial_values init;
     int rc = initial_state(cfg, index, q, v);
     if (rc == NH_OK)
@@ -144,9 +148,10 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long
         return;
     }
     nh_section_tracker section;
-    const int latitude = nh_observer_index("latitude"), nobs = nh_observer_count();
+    const int event = nh_observer_event(), nobs = nh_observer_count();
     double qa[NH_MAX_DIM], va[NH_MAX_DIM];
     nh_section_start(&section, s, q, v, cfg->have_section ? cfg->section : NAN);
+    section.active = section.active && event >= 0 && (w->observer_mask & (1u << event));
     for (long k = 1; k <= n_steps; ++k) {
         if (section.active) {
             memcpy(qa, q, (size_t)s->n * sizeof *q);
@@ -159,7 +164,7 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long
             nh_section_crossing(&section, s, qa, va, q, v, (k - 1) * cfg->h, cfg->h, &t_cross, &lat_error)) {
             long bin = lround(t_cross / (cfg->h * cfg->every));
             if (bin >= 0 && bin * cfg->every <= n_steps && isfinite(lat_error))
-                nh_accum_add(&w->block.acc[bin * nobs + latitude], lat_error);
+                nh_accum_add(&w->block.acc[bin * nobs + event], lat_error);
         }
         if (rc == NH_OK && k % cfg->every == 0) {
             nh_observe(s, q, v, &init, values);
@@ -199,9 +204,10 @@ static void merge_block(nh_run_result *res, const block_stats *b)
     res->completed_steps += b->steps;
 }
 
-static int worker_init(worker *w, const nh_run_config *cfg, long n_out, nh_error *err)
+static int worker_init(worker *w, const nh_run_config *cfg, long n_out, unsigned observer_mask, nh_error *err)
 {
     memset(w, 0, sizeof *w);
+    w->observer_mask = observer_mask;
     w->block.acc = calloc((size_t)n_out * nh_observer_count(), sizeof *w->block.acc);
     w->block.live = calloc((size_t)n_out, sizeof *w->block.live);
     if (!w->block.acc || !w->block.live)
@@ -231,7 +237,7 @@ static void finish_result(const nh_run_config *cfg, nh_run_result *res)
     if (!var)
         return;
     for (long k = 0; k < res->n_out; ++k)
-        var[k] = nh_accum_variance(nh_run_accum(res, k, 0));
+        var[k] = nh_accum_variance(nh_run_accum(res, k, nh_observer_fitted()));
     res->fit_ok = nh_variance_fit_compute(res->time, var, res->n_out, cfg->fit_window_start * cfg->T, cfg->h,
                                           nh_method_spec_order(&cfg->method), &res->fit) == 0;
     free(var);
@@ -251,7 +257,9 @@ int nh_run_ensemble(const nh_run_config *cfg, nh_run_result *res, nh_error *err)
     const long n_blocks = (cfg->ensemble + NH_BLOCK_SIZE - 1) / NH_BLOCK_SIZE;
     res->n_steps = n_steps;
     res->n_out = n_out;
-    res->observer_mask = nh_observer_mask(cfg->system);
+    unsigned selected;
+    nh_observer_select(cfg->observe, &selected, err); /* validated above */
+    res->observer_mask = nh_observer_mask(cfg->system) & selected;
     if (result_alloc(res, n_out)) {
         nh_run_result_free(res);
         return nh_fail(err, NH_ERR_NOMEM, "out of memory for %ld output times", n_out);
@@ -266,7 +274,7 @@ int nh_run_ensemble(const nh_run_config *cfg, nh_run_result *res, nh_error *err)
     {
         worker w;
         nh_error local_err;
-        int ok = worker_init(&w, cfg, n_out, &local_err) == NH_OK;
+        int ok = worker_init(&w, cfg, n_out, res->observer_mask, &local_err) == NH_OK;
         if (!ok) {
 #pragma omp atomic write
             setup_failed = 1;

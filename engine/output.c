@@ -74,7 +74,8 @@ static int timeseries_body(FILE *f, const void *data)
     for (int i = 0; i < nh_observer_count(); ++i)
         for (int c = 0; c < nh_observer_at(i)->n_columns && (res->observer_mask & (1u << i)); ++c)
             fprintf(f, ",%s", nh_observer_at(i)->columns[c].name);
-    fprintf(f, ",dH_var_scaled\n");
+    const int fitted = nh_observer_fitted();
+    fprintf(f, ",%s_var_scaled\n", nh_observer_at(fitted)->name);
     for (long k = 0; k < res->n_out; ++k) {
         fprintf(f, "%.17g,%ld", res->time[k], res->live[k]);
         for (int i = 0; i < nh_observer_count(); ++i) {
@@ -87,7 +88,7 @@ static int timeseries_body(FILE *f, const void *data)
                     fprintf(f, ",%.17g", column_value(a, o->columns[c].kind));
             }
         }
-        fprintf(f, ",%.17g\n", nh_accum_variance(nh_run_accum(res, k, 0)) / res->variance_scale);
+        fprintf(f, ",%.17g\n", nh_accum_variance(nh_run_accum(res, k, fitted)) / res->variance_scale);
     }
     return 0;
 }
@@ -160,19 +161,20 @@ static void add_failures(cJSON *root, const nh_run_result *res)
     }
 }
 
-/* mean max |latitude error| over the first and the last tenth of the output bins holding crossings */
-static void add_latitude_drift(cJSON *ext, const nh_run_result *res)
+/* mean max |error| of the event observer over the first and the last tenth of the output bins holding
+ * crossings: the drift of the latitude integral */
+static void add_event_drift(cJSON *ext, const nh_run_result *res)
 {
-    const int lat = nh_observer_index("latitude");
-    if (lat < 0 || !(res->observer_mask & (1u << lat)))
+    const int ev = nh_observer_event();
+    if (ev < 0 || !(res->observer_mask & (1u << ev)))
         return;
     long bins = 0;
     for (long k = 0; k < res->n_out; ++k)
-        bins += nh_run_accum(res, k, lat)->count > 0;
+        bins += nh_run_accum(res, k, ev)->count > 0;
     long tenth = bins / 10, seen = 0, n_first = 0, n_last = 0;
     double first = 0, last = 0;
     for (long k = 0; k < res->n_out && tenth > 0; ++k) {
-        const nh_accum *a = nh_run_accum(res, k, lat);
+        const nh_accum *a = nh_run_accum(res, k, ev);
         if (a->count == 0)
             continue;
         if (seen < tenth)
@@ -181,8 +183,19 @@ static void add_latitude_drift(cJSON *ext, const nh_run_result *res)
             last += a->absmax, ++n_last;
         ++seen;
     }
-    cJSON_AddNumberToObject(ext, "latitude_first_tenth", n_first ? first / n_first : NAN);
-    cJSON_AddNumberToObject(ext, "latitude_last_tenth", n_last ? last / n_last : NAN);
+    char key[96];
+    snprintf(key, sizeof key, "%s_first_tenth", nh_observer_at(ev)->name);
+    cJSON_AddNumberToObject(ext, key, n_first ? first / n_first : NAN);
+    snprintf(key, sizeof key, "%s_last_tenth", nh_observer_at(ev)->name);
+    cJSON_AddNumberToObject(ext, key, n_last ? last / n_last : NAN);
+}
+
+/* max |value| of every recorded observer, core (every system) or system-specific */
+static void add_observer_extremes(cJSON *ext, const nh_run_result *res, int core)
+{
+    for (int o = 0; o < nh_observer_count(); ++o)
+        if ((res->observer_mask & (1u << o)) && (nh_observer_at(o)->applies == NULL) == core)
+            cJSON_AddNumberToObject(ext, nh_observer_at(o)->extreme_key, nh_run_observer_max(res, o));
 }
 
 static void add_results(cJSON *root, const nh_run_result *res)
@@ -199,19 +212,14 @@ static void add_results(cJSON *root, const nh_run_result *res)
     cJSON_AddNumberToObject(fit, "C_scaled", res->fit.C_scaled);
     cJSON_AddNumberToObject(fit, "p", res->fit.p);
     cJSON *ext = cJSON_AddObjectToObject(root, "extremes");
-    cJSON_AddNumberToObject(ext, "dH_absmax", nh_run_observer_max(res, 0));
-    cJSON_AddNumberToObject(ext, "rel_energy_absmax", nh_run_observer_max(res, 1));
-    cJSON_AddNumberToObject(ext, "constraint_max", nh_run_observer_max(res, 2));
-    cJSON_AddNumberToObject(ext, "final_dH_var", nh_accum_variance(nh_run_accum(res, res->n_out - 1, 0)));
+    const int fitted = nh_observer_fitted();
+    char key[96];
+    add_observer_extremes(ext, res, 1);
+    snprintf(key, sizeof key, "final_%s_var", nh_observer_at(fitted)->name);
+    cJSON_AddNumberToObject(ext, key, nh_accum_variance(nh_run_accum(res, res->n_out - 1, fitted)));
     cJSON_AddNumberToObject(ext, "final_n_live", (double)res->live[res->n_out - 1]);
-    for (int o = 3; o < nh_observer_count(); ++o) {
-        if (!(res->observer_mask & (1u << o)))
-            continue;
-        char key[96];
-        snprintf(key, sizeof key, "%s_absmax", nh_observer_at(o)->name);
-        cJSON_AddNumberToObject(ext, key, nh_run_observer_max(res, o));
-    }
-    add_latitude_drift(ext, res);
+    add_observer_extremes(ext, res, 0);
+    add_event_drift(ext, res);
     cJSON_AddNumberToObject(root, "preset_velocity_projection", res->preset_projection);
     cJSON *perf = cJSON_AddObjectToObject(root, "performance");
     cJSON_AddNumberToObject(perf, "wall_seconds", res->wall_seconds);

@@ -4,9 +4,9 @@
 #include "nhens/reference.h"
 #include "nhens/stats.h"
 
-#include <string.h>
-
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 static double energy_error(const nh_system *s, const double *q, const double *v, const nh_initial_values *init)
 {
@@ -45,20 +45,25 @@ static int has_driver(const nh_system *s)
 
 static const nh_observer observers[] = {
     {"dH", "energy error H(t) - H(0)", energy_error, 3,
-     {{"dH_mean", NH_STAT_MEAN}, {"dH_var", NH_STAT_VARIANCE}, {"dH_absmax", NH_STAT_ABSMAX}}, NULL, 0},
+     {{"dH_mean", NH_STAT_MEAN}, {"dH_var", NH_STAT_VARIANCE}, {"dH_absmax", NH_STAT_ABSMAX}}, NULL, 0, 1, "|dH|",
+     "dH_absmax"},
     {"rel_energy", "relative energy error (H(t) - H(0)) / |H(0)| (divided by 1 if H(0) = 0)",
-     relative_energy_error, 1, {{"rel_energy_absmax", NH_STAT_ABSMAX}}, NULL, 0},
+     relative_energy_error, 1, {{"rel_energy_absmax", NH_STAT_ABSMAX}}, NULL, 0, 0, "|dH|/|H0|", "rel_energy_absmax"},
     {"constraint", "constraint residual |A(q) v|", constraint_residual, 2,
-     {{"constraint_max", NH_STAT_ABSMAX}, {"constraint_rms", NH_STAT_RMS}}, NULL, 0},
+     {{"constraint_max", NH_STAT_ABSMAX}, {"constraint_rms", NH_STAT_RMS}}, NULL, 0, 0, "|A(q)v|", "constraint_max"},
     {"driver_energy", "driver energy error h(t) - h(0), seed 004 eq. 7 (coupled systems)", driver_energy_error, 2,
-     {{"driver_dE_mean", NH_STAT_MEAN}, {"driver_dE_absmax", NH_STAT_ABSMAX}}, has_driver, 0},
+     {{"driver_dE_mean", NH_STAT_MEAN}, {"driver_dE_absmax", NH_STAT_ABSMAX}}, has_driver, 0, 0,
+     "|driver_energy error|", "driver_energy_absmax"},
     {"passenger_energy", "passenger energy error E(t) - E(0), seed 004 eq. 6 (coupled systems)",
      passenger_energy_error, 2, {{"passenger_dE_mean", NH_STAT_MEAN}, {"passenger_dE_absmax", NH_STAT_ABSMAX}},
-     has_driver, 0},
+     has_driver, 0, 0, "|passenger_energy error|", "passenger_energy_absmax"},
     {"latitude", "latitude error at the driver's Poincare section (seed 004 Sect. 3.2, Fig. 8; cvt, hcvt); "
      "binned to the nearest output time, nan where no crossing fell", NULL, 2,
-     {{"latitude_mean", NH_STAT_MEAN}, {"latitude_absmax", NH_STAT_ABSMAX}}, nh_has_latitude, 1},
+     {{"latitude_mean", NH_STAT_MEAN}, {"latitude_absmax", NH_STAT_ABSMAX}}, nh_has_latitude, 1, 0,
+     "|latitude error|", "latitude_absmax"},
 };
+
+_Static_assert(sizeof observers / sizeof observers[0] <= NH_MAX_OBSERVERS, "raise NH_MAX_OBSERVERS");
 
 int nh_observer_index(const char *name)
 {
@@ -66,6 +71,55 @@ int nh_observer_index(const char *name)
         if (strcmp(observers[i].name, name) == 0)
             return i;
     return -1;
+}
+
+int nh_observer_fitted(void)
+{
+    for (int i = 0; i < nh_observer_count(); ++i)
+        if (observers[i].fitted)
+            return i;
+    __builtin_unreachable(); /* the table has one */
+}
+
+int nh_observer_event(void)
+{
+    for (int i = 0; i < nh_observer_count(); ++i)
+        if (observers[i].event)
+            return i;
+    return -1;
+}
+
+static void observer_names(char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < nh_observer_count() && used < len; ++i)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", observers[i].name);
+}
+
+int nh_observer_select(const char *list, unsigned *mask, nh_error *err)
+{
+    *mask = 0;
+    if (!list || strcmp(list, "all") == 0) {
+        *mask = (1u << nh_observer_count()) - 1u;
+        return NH_OK;
+    }
+    char names[512];
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        int found = -1;
+        for (int i = 0; i < nh_observer_count() && found < 0; ++i)
+            if (strlen(observers[i].name) == len && strncmp(observers[i].name, p, len) == 0)
+                found = i;
+        if (found < 0) {
+            observer_names(names, sizeof names);
+            return nh_fail(err, NH_ERR_INPUT, "unknown observer '%.*s'; known observers: all, %s", (int)len, p, names);
+        }
+        *mask |= 1u << found;
+        p += len + (p[len] == ',');
+    }
+    *mask |= 1u << nh_observer_fitted();
+    return NH_OK;
 }
 
 unsigned nh_observer_mask(const nh_system *s)

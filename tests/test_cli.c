@@ -278,6 +278,21 @@ Test(cli, plugin_system_passes_check_runs_at_order_and_keeps_its_invariants)
     refused("check --system contact-eps", "unknown system 'contact-eps'");
 }
 
+Test(cli, observers_are_selected_by_name)
+{
+    /* --observe constraint on the CVT (which has driver, passenger and latitude observers too): only the
+     * fitted dH and the constraint are recorded, in the table's order */
+    cr_assert(eq(int, nhens("run --system cvt --preset rotating --method lf --h 0.1 --T 1 --observe constraint "
+                            "--out /tmp/nhens-cli-observe"), 0), "%s", err_text);
+    FILE *f = fopen("/tmp/nhens-cli-observe/timeseries.csv", "r");
+    char header[512];
+    cr_assert(f && fgets(header, sizeof header, f));
+    fclose(f);
+    cr_assert(eq(str, header, "t,n_live,dH_mean,dH_var,dH_absmax,constraint_max,constraint_rms,dH_var_scaled\n"));
+    refused("run --system cvt --preset rotating --method lf --h 0.1 --T 1 --observe constraint,nope",
+            "unknown observer 'nope'; known observers: all, dH, rel_energy, constraint");
+}
+
 Test(cli, plugin_of_another_abi_is_refused_with_both_versions)
 {
     char args[512];

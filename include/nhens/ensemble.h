@@ -41,6 +41,7 @@ typedef struct nh_run_config {
     double fit_window_start;    /* fraction of T where the variance fit starts (0.5) */
     double section;             /* driver section angle for the latitude; NAN (or 0 with !have_section): xi(0) */
     int have_section;
+    const char *observe;        /* comma-separated observer names to record; NULL: all that apply */
     void (*progress)(long done, long total, void *ctx);
     void *progress_ctx;
 } nh_run_config;

@@ -35,22 +35,36 @@ typedef struct nh_column {
     nh_stat_kind kind;
 } nh_column;
 
-/* An observer maps a state to one number; its columns say which statistics are written. */
+/* An observer maps a state to one number; its columns say which statistics are written. The table in
+ * stats/observers.c is the only place that names observers: everything else looks them up by name
+ * (user selections) or by role (the fitted and the event observer) and writes what the table says. */
 typedef struct nh_observer {
     const char *name;
     const char *help;
     double (*value)(const nh_system *s, const double *q, const double *v, const nh_initial_values *init);
     int n_columns;
     nh_column columns[4];
-    int (*applies)(const nh_system *s);   /* NULL: every system */
+    int (*applies)(const nh_system *s);   /* NULL: every system (a core observer) */
     int event;                            /* sampled at Poincare crossings by the driver, not at output times */
+    int fitted;                           /* the variance law (seed 000 Fig. 2) is fitted to this one */
+    const char *label;                    /* "|dH|": how a summary names max |value| */
+    const char *extreme_key;              /* summary.json "extremes" key of max |value| */
 } nh_observer;
+
+enum { NH_MAX_OBSERVERS = 16 };
 
 /* Index of the observer named `name`, or -1. */
 int nh_observer_index(const char *name);
+/* Index of the observer the variance law is fitted to (there is exactly one). */
+int nh_observer_fitted(void);
+/* Index of the event (Poincare-section) observer, or -1 if the table has none. */
+int nh_observer_event(void);
 
 /* Bit i set when observer i applies to the system; only those are sampled and written. */
 unsigned nh_observer_mask(const nh_system *s);
+/* Mask of the comma-separated observer names in `list` ("all" or NULL: every observer). The fitted
+ * observer is always included. An unknown name is refused with the list of known ones. */
+int nh_observer_select(const char *list, unsigned *mask, nh_error *err);
 
 int nh_observer_count(void);
 const nh_observer *nh_observer_at(int i);
