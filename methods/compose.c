@@ -141,7 +141,7 @@ static int psi_create(nh_stepper *st, nh_error *err)
 const nh_method_type nh_method_newmark_psi = {
     .name = "newmark-psi",
     .summary = "Psi_h = F^{0,0,1}_{h/2} o F^{0,0,0}_{h/2}, the symmetric Newmark composition (seed 001 eq. 19)",
-    .reference = "Anahory Simoes et al. 2022 Prop. 3.8; METHODS.md Sect. 6",
+    .reference = "Anahory Simoes et al. 2022 Prop. 3.8; docs/METHODS.md Sect. 6",
     .fixed_flags = NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE,
     .fixed_order = 2,
     .step = composition_step,

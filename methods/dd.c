@@ -1,5 +1,5 @@
 /* Discrete-derivative (energy-preserving) method of Betsch 2006 as written in seed 004 App. A.3,
- * with the Gonzalez discrete gradient (the one that reproduces seed 004 Figs. 7-8; METHODS.md
+ * with the Gonzalez discrete gradient (the one that reproduces seed 004 Figs. 7-8; docs/METHODS.md
  * Sect. 4). Order 2, symmetric, reversible, energy exact; the constraint holds at the midpoint only,
  * so A(q_k) v_k = O(h^2) at the outputs (it does not claim constraint preservation).
  *   q1 = q0 + h/2 (v0 + v1),   q_bar = (q0 + q1)/2

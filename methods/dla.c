@@ -1,11 +1,11 @@
 /* DLA^alpha of Cortes-Martinez 2001 as written in seed 004 App. A.1 eq. 27 (alpha = 1/2 is eq. 28);
- * METHODS.md Sect. 1. Order 1 for alpha != 1/2, 2 for alpha = 1/2 (then symmetric and reversible);
+ * docs/METHODS.md Sect. 1. Order 1 for alpha != 1/2, 2 for alpha = 1/2 (then symmetric and reversible);
  * constraint exact at the outputs.
  *   Q = q0 + (1-alpha) h v0
  *   M (v1 - v0) = -h [alpha grad V(q0) + (1-alpha) grad V(q1)] + h A(Q)^T lam
  *   q1 = Q + alpha h v1,   A(q1) v1 = 0
  * Unknowns (v1, lam), n + m equations, solved through the engine's solver with the analytic
- * Jacobian of METHODS.md Sect. 1. */
+ * Jacobian of docs/METHODS.md Sect. 1. */
 #include "common.h"
 
 #include <string.h>
@@ -109,7 +109,7 @@ static int dla_step_fn(nh_stepper *st, double h, double *q, double *v, double *c
 /* I-DLA: the midpoint discrete Lagrangian L_d = h L((Q0+Q1)/2, (Q1-Q0)/h) with the midpoint discrete
  * constraint A((Q0+Q1)/2)(Q1-Q0) = 0 (seed 000 Sect. 4.1.3 after McLachlan-Perlmutter 2006). In the
  * one-step variables q_k = (Q_k+Q_{k+1})/2, v_k = (Q_{k+1}-Q_k)/h its DLA equations are exactly
- * DLA^{1/2} (METHODS.md Sect. 2), so it shares this step. */
+ * DLA^{1/2} (docs/METHODS.md Sect. 2), so it shares this step. */
 static int idla_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
 {
     (void)carried;
@@ -148,7 +148,7 @@ const nh_method_type nh_method_dla = {
 const nh_method_type nh_method_idla = {
     .name = "idla",
     .summary = "I-DLA: implicit reversible DLA, midpoint discrete Lagrangian and constraint (seed 000 Sect. 4.1.3)",
-    .reference = "McLachlan-Perlmutter 2006; Celledoni et al. 2019 Sect. 4.1.3; METHODS.md Sect. 2",
+    .reference = "McLachlan-Perlmutter 2006; Celledoni et al. 2019 Sect. 4.1.3; docs/METHODS.md Sect. 2",
     .fixed_flags = NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE,
     .fixed_order = 2,
     .solver_dim = dla_solver_dim,

@@ -1,10 +1,10 @@
 /* DLA^{0,1} of McLachlan-Perlmutter 2006 ("SI-DLA" of seed 000), seed 004 App. A.1 eq. 29;
- * METHODS.md Sect. 2. Order 2, symmetric, reversible, constraint exact.
+ * docs/METHODS.md Sect. 2. Order 2, symmetric, reversible, constraint exact.
  *   q_half = q0 + h/2 v0,   w = v0 - h M^-1 grad V(q_half)
  *   v1 = w + h M^-1 A(q_half)^T lam,   q1 = q_half + h/2 v1,   A(q1) v1 = 0
  * For CVT-type systems A(q1) does not depend on lam and the step is one m x m linear solve
  *   lam = -(1/h) [A(q1) M^-1 A(q_half)^T]^-1 A(q1) w   (non-symmetric: LU);
- * otherwise the m equations in lam go through the engine's solver (METHODS.md Sect. 9 row 4). */
+ * otherwise the m equations in lam go through the engine's solver (docs/METHODS.md Sect. 9 row 4). */
 #include "common.h"
 
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Generating-function integrators of seed 003 (de Leon, Martin de Diego, Santamaria-Merino 2004),
- * in the one-step (q, p) form of METHODS.md Sect. 7 (p = M v is the engine's velocity state):
+ * in the one-step (q, p) form of docs/METHODS.md Sect. 7 (p = M v is the engine's velocity state):
  *   v_01 = (q1 - q0)/h,  q_a = (1 - alpha) q0 + alpha q1,
  *   F = -grad V(q_a) + A(q_a)^T lambda*(q_a, v_01)       (S_alpha^h of eq. 25 and the discretised
  *                                                          constraint forces; lambda* in closed form)
@@ -13,9 +13,9 @@
  *                            p_k+1 = P_q_k+1^T D2 S(q_k, q_k+1). Constraint exact; our reading, and
  *                            only first order (the position update carries no constraint force).
  * Starting from (q0, v0) on D with p0 = M v0 is the initial condition phi~(q0, q1) = 0. Seed 003
- * eq. 27 has the wrong overall sign of lambda (METHODS.md Sect. 9 row 11); lambda* is the engine's.
+ * eq. 27 has the wrong overall sign of lambda (docs/METHODS.md Sect. 9 row 11); lambda* is the engine's.
  * The Jacobian is by finite differences (it needs the q- and v-derivatives of lambda*, i.e. second
- * derivatives of A; METHODS.md: differences suffice), so Newton converges to the same round-off. */
+ * derivatives of A; docs/METHODS.md: differences suffice), so Newton converges to the same round-off. */
 #include "common.h"
 
 #include <string.h>
@@ -136,7 +136,7 @@ static long genfun_workspace_size(const nh_method_spec *self, const nh_system *s
 const nh_method_type nh_method_genfun = {
     .name = "genfun",
     .summary = "generating-function integrator S_alpha^h of seed 003 (Sect. 4; variant 5 = Sect. 5.1)",
-    .reference = "de Leon, Martin de Diego, Santamaria-Merino 2004 eqs. 25, 33; METHODS.md Sect. 7",
+    .reference = "de Leon, Martin de Diego, Santamaria-Merino 2004 eqs. 25, 33; docs/METHODS.md Sect. 7",
     .n_params = 2,
     .params = genfun_params,
     .flags = genfun_flags,

@@ -1,7 +1,7 @@
 /* Nonholonomic leap-frog of McLachlan-Perlmutter 2006 Sect. 5.1 / Ferraro-Iglesias-de Diego 2008,
- * seed 004 App. A.2 eq. 30 with the corrections of METHODS.md Sect. 3 (A(q0), lam_30 = -lam), in
+ * seed 004 App. A.2 eq. 30 with the corrections of docs/METHODS.md Sect. 3 (A(q0), lam_30 = -lam), in
  * velocity-Verlet form. Order 2, reversible on D x R^m, constraint exact; one m x m SPD solve per
- * step for any A(q). The multiplier is genuine state: it starts at lambda*(q0, v0) (METHODS.md
+ * step for any A(q). The multiplier is genuine state: it starts at lambda*(q0, v0) (docs/METHODS.md
  * Sect. 3: any O(1) error there leaves a permanent period-2 oscillation in lam).
  *   v_half = v + h/2 M^-1(-grad V(q) + A(q)^T lam)
  *   q1 = q + h v_half,   w = v_half - h/2 M^-1 grad V(q1)
@@ -50,7 +50,7 @@ static int lf_step(nh_stepper *st, double h, double *q, double *v, double *lam)
 const nh_method_type nh_method_leapfrog = {
     .name = "lf",
     .summary = "nonholonomic leap-frog, velocity-Verlet form (seed 004 eq. 30, corrected)",
-    .reference = "McLachlan-Perlmutter 2006 Sect. 5.1; Modin-Verdier 2020 App. A.2; METHODS.md Sect. 3",
+    .reference = "McLachlan-Perlmutter 2006 Sect. 5.1; Modin-Verdier 2020 App. A.2; docs/METHODS.md Sect. 3",
     .fixed_flags = NH_METHOD_LINEARLY_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE |
            NH_METHOD_CARRIES_STATE,
     .fixed_order = 2,

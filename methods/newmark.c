@@ -1,13 +1,13 @@
 /* Nonholonomic Newmark F^{beta,beta',alpha} of seed 001 Def. 3.1 with the discrete constraints
  * (15) Phi = A((1-alpha) q0 + alpha q1)(q1 - q0)/h or (16) [(1-alpha) A(q0) + alpha A(q1)](q1 - q0)/h;
- * METHODS.md Sect. 6 (gamma = 1/2 + beta - beta' corrects seed 001's misprint). With
+ * docs/METHODS.md Sect. 6 (gamma = 1/2 + beta - beta' corrects seed 001's misprint). With
  * Gamma(q, lam) = M^-1(-grad V(q) + A(q)^T lam):
  *   q1 = q0 + h v0 + h^2/2 [(1-2 beta) Gamma(q0, lam) + 2 beta Gamma(q1, lam')]
  *   q0 = q1 - h v1 + h^2/2 [2 beta' Gamma(q0, lam) + (1-2 beta') Gamma(q1, lam')]
  *   0 = Phi_alpha(q0, q1),   0 = A(q1) v1
  * Unknowns (q1, v1, lam, lam'), fresh every step. Order 2 and reversible iff beta = beta' and
  * alpha = 1/2, else order 1. beta + beta' = 1/2 is refused (Remark 3.3: the lam and lam' columns of
- * the Jacobian become parallel). F^{0,0,0} is explicit (Prop. 3.9, METHODS.md form with two
+ * the Jacobian become parallel). F^{0,0,0} is explicit (Prop. 3.9, docs/METHODS.md form with two
  * projections) and never calls the solver. */
 #include "common.h"
 
@@ -232,7 +232,7 @@ static long newmark_workspace_size(const nh_method_spec *self, const nh_system *
 const nh_method_type nh_method_newmark = {
     .name = "newmark",
     .summary = "nonholonomic Newmark F^{beta,beta',alpha} (seed 001 Def. 3.1; explicit for 0,0,0)",
-    .reference = "Anahory Simoes et al. 2022 Def. 3.1, eqs. 15-16, Prop. 3.9; METHODS.md Sect. 6",
+    .reference = "Anahory Simoes et al. 2022 Def. 3.1, eqs. 15-16, Prop. 3.9; docs/METHODS.md Sect. 6",
     .n_params = 4,
     .params = newmark_params,
     .flags = newmark_flags,

@@ -1,5 +1,5 @@
 /* Classical fourth-order Runge-Kutta on the index-1 ODE q' = v, M v' = -grad V + A^T lambda*(q, v),
- * the multiplier eliminated in closed form (METHODS.md Sect. 0). The baseline users compare with:
+ * the multiplier eliminated in closed form (docs/METHODS.md Sect. 0). The baseline users compare with:
  * order 4, explicit, neither constraint nor energy preserving, not reversible. */
 #include "common.h"
 

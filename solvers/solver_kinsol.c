@@ -1,6 +1,6 @@
 /* SUNDIALS KINSOL backend: one SUNContext and one full solver set (KINSOL memory, vectors, dense
  * matrix, dense linear solver) per instance, created once per worker and reused. Settings from
- * TOOLCHAIN.md: strategy KIN_NONE, full Newton (max setup calls 1), tolerances at round-off,
+ * docs/TOOLCHAIN.md: strategy KIN_NONE, full Newton (max setup calls 1), tolerances at round-off,
  * silent error handler; KIN_STEP_LT_STPTOL is accepted only if the residual passes the shared
  * stall test. */
 #include "solver_internal.h"

@@ -126,7 +126,7 @@ Test(cli, order_study_prints_errors_and_orders)
     size_t n = fread(buf, 1, sizeof buf - 1, p);
     buf[n] = '\0';
     cr_assert(eq(int, pclose(p), 0));
-    /* METHODS.md Sect. 8: DLA^{0,1} errors 9.42e-03 and 2.32e-03, order 2.02 */
+    /* docs/METHODS.md Sect. 8: DLA^{0,1} errors 9.42e-03 and 2.32e-03, order 2.02 */
     cr_assert(strstr(buf, "9.41") != NULL && strstr(buf, "2.32") != NULL && strstr(buf, "2.01") != NULL, "%s", buf);
 
     cr_assert(eq(int, nhens("order --system cvt --method dla01 --T 2 --h 0.3 --preset rotating"), 2));
@@ -142,7 +142,7 @@ Test(cli, audit_prints_a_row_per_method)
     size_t n = fread(buf, 1, sizeof buf - 1, p);
     buf[n] = '\0';
     cr_assert(eq(int, pclose(p), 0));
-    /* every registered method has a row, and the DLA^{1/2} row carries its METHODS.md error 7.34e-3 */
+    /* every registered method has a row, and the DLA^{1/2} row carries its docs/METHODS.md error 7.34e-3 */
     for (int i = 0; i < nh_registry_method_count(test_registry()); ++i)
         cr_assert(strstr(buf, nh_registry_method_at(test_registry(), i)->name) != NULL, "no row for %s:\n%s", nh_registry_method_at(test_registry(), i)->name, buf);
     cr_assert(strstr(buf, "7.345e-03") != NULL, "%s", buf);
@@ -254,7 +254,7 @@ Test(cli, plugin_system_passes_check_runs_at_order_and_keeps_its_invariants)
     cr_assert(eq(int, nhens_output(SYSTEM_PLUGIN "check --system contact-eps --param eps=2", out, sizeof out), 0),
               "%s%s", out, err_text);
     cr_assert(strstr(out, "all checks passed") && !strstr(out, "FAIL"), "%s", out);
-    /* DLA^{0,1} is order 2 (METHODS.md Sect. 2): observed 2.000 between h = 0.05 and 0.025; tolerance 0.15 as
+    /* DLA^{0,1} is order 2 (docs/METHODS.md Sect. 2): observed 2.000 between h = 0.05 and 0.025; tolerance 0.15 as
      * for the built-in order tests */
     cr_assert(eq(int, nhens_output(SYSTEM_PLUGIN "order --system contact-eps --preset orbit --method dla01 --T 2 "
                                                  "--h 0.1,0.05,0.025", out, sizeof out), 0), "%s", err_text);

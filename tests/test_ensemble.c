@@ -326,7 +326,7 @@ static double max_observed(const nh_run_result *res, const char *observer)
 
 Test(ensemble, driver_energy_errors_match_methods_sheet)
 {
-    /* METHODS.md Sect. 8, long runs (h = 0.1, T = 300, rotating driver, eps = 0): max driver-energy error
+    /* docs/METHODS.md Sect. 8, long runs (h = 0.1, T = 300, rotating driver, eps = 0): max driver-energy error
      * 8.4e-3 (DLA^{0,1}), 6.1e-4 (DD-Gonzalez), 1.7e-2 (LF). Two printed digits: agree within 6%. The
      * passenger energy is H - h, so its error is bounded by |dH| + |dh|. */
     const char *methods[] = {"dla01", "dd", "lf"};
@@ -342,7 +342,7 @@ Test(ensemble, driver_energy_errors_match_methods_sheet)
         nh_error err;
         cr_assert(eq(int, nh_run_ensemble(&cfg, &res, &err), NH_OK), "%s", err.msg);
         double driver = max_observed(&res, "driver_energy"), passenger = max_observed(&res, "passenger_energy");
-        cr_assert(fabs(driver / expected[i] - 1) < 0.06, "%s: driver error %g, METHODS.md %g", methods[i], driver,
+        cr_assert(fabs(driver / expected[i] - 1) < 0.06, "%s: driver error %g, docs/METHODS.md %g", methods[i], driver,
                   expected[i]);
         cr_assert(passenger <= max_observed(&res, "dH") + driver + 1e-15, "%s: passenger %g", methods[i], passenger);
         nh_run_result_free(&res);

@@ -1,5 +1,5 @@
 /* The conformance battery: every registered method on reference problems with known answers.
- * Orders against a CVODE reference, the step-size errors of METHODS.md Sect. 8 (an independent
+ * Orders against a CVODE reference, the step-size errors of docs/METHODS.md Sect. 8 (an independent
  * implementation), constraint and energy behaviour, reversibility and structural identities. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -16,7 +16,7 @@
 typedef struct method_case {
     const char *spec;
     int order;
-    double reference_error_h01;   /* METHODS.md Sect. 8, CVT eps = 0.1, rotating, T = 2, h = 0.1 */
+    double reference_error_h01;   /* docs/METHODS.md Sect. 8, CVT eps = 0.1, rotating, T = 2, h = 0.1 */
     int slow;                     /* finite-difference Newton matrix: ~100 us/step, shorter long runs */
 } method_case;
 
@@ -100,14 +100,14 @@ Test(battery, observed_orders_and_reference_errors)
             e[k] = error_at_t2(&m, 0.1 / (1 << k), NH_SOLVER_NEWTON);
         for (int k = 1; k < 4; ++k) {
             double p = log2(e[k - 1] / e[k]);
-            /* METHODS.md measures orders within 0.06 of the formal order; the coarsest pair of a
+            /* docs/METHODS.md measures orders within 0.06 of the formal order; the coarsest pair of a
              * first-order method may be pre-asymptotic (adjoint of DLA^0.4: 1.20), hence 0.25 there */
             cr_assert(fabs(p - CASES[c].order) < (k == 1 ? 0.25 : 0.15), "%s: observed order %.3f between h=%g and h=%g (errors %g, %g)",
                       CASES[c].spec, p, 0.1 / (1 << (k - 1)), 0.1 / (1 << k), e[k - 1], e[k]);
         }
-        /* METHODS.md prints 3 digits of an independent implementation: agree within 1.5% */
+        /* docs/METHODS.md prints 3 digits of an independent implementation: agree within 1.5% */
         if (!isnan(CASES[c].reference_error_h01))
-            cr_assert(fabs(e[0] / CASES[c].reference_error_h01 - 1.0) < 0.015, "%s: error %g at h = 0.1, METHODS.md %g",
+            cr_assert(fabs(e[0] / CASES[c].reference_error_h01 - 1.0) < 0.015, "%s: error %g at h = 0.1, docs/METHODS.md %g",
                       CASES[c].spec, e[0], CASES[c].reference_error_h01);
     }
 }
@@ -122,7 +122,7 @@ static void shell_state(nh_system *s, const char *system, const char *over, doub
 }
 
 /* Max |A(q) v| over 500 steps of h = 0.1 from a state on the shell (500 steps: F^{0,0,1} alone pumps
- * energy exponentially and fails after ~1500, METHODS.md Sect. 6). */
+ * energy exponentially and fails after ~1500, docs/METHODS.md Sect. 6). */
 static double constraint_run(const nh_method_spec *m, const char *system, const char *over, double energy)
 {
     nh_system s;
@@ -216,14 +216,14 @@ Test(battery, energy_preserved_to_round_off_where_claimed)
 
 Test(battery, reversible_methods_have_bounded_energy_error_on_the_reversible_cvt)
 {
-    /* METHODS.md Sect. 8, eps = 0, h = 0.1, T = 300: max |dH| between 1.7e-2 and 5.4e-2 and the mean
+    /* docs/METHODS.md Sect. 8, eps = 0, h = 0.1, T = 300: max |dH| between 1.7e-2 and 5.4e-2 and the mean
      * error of the last tenth equal to the first tenth's (no drift) for DLA^1/2, DLA^{0,1}, LF. */
     for (int c = 0; c < N_CASES; ++c) {
         nh_method_spec m;
         make_method(&m, CASES[c].spec);
         unsigned f = nh_method_spec_flags(&m);
         /* reversible KAM needs the trajectory on D: seed 003's Sect. 4 method is reversible but leaves
-         * D by O(h^2) and its energy then changes at the rate lam . (A v) (METHODS.md Sect. 7) */
+         * D by O(h^2) and its energy then changes at the rate lam . (A v) (docs/METHODS.md Sect. 7) */
         unsigned needed = NH_METHOD_REVERSIBLE | NH_METHOD_PRESERVES_CONSTRAINT;
         if ((f & needed) != needed || (f & NH_METHOD_PRESERVES_ENERGY))
             continue;
@@ -238,7 +238,7 @@ Test(battery, reversible_methods_have_bounded_energy_error_on_the_reversible_cvt
 
 Test(battery, dla_04_damps_the_passenger)
 {
-    /* METHODS.md Sect. 8: DLA^0.4 loses the passenger energy (1.0) almost entirely by T = 300 */
+    /* docs/METHODS.md Sect. 8: DLA^0.4 loses the passenger energy (1.0) almost entirely by T = 300 */
     nh_method_spec m;
     nh_system s;
     double q[NH_MAX_DIM], v[NH_MAX_DIM], max_err, first, last;
@@ -266,10 +266,10 @@ Test(battery, reversibility_where_claimed_and_its_failure_for_dla_04)
         nh_method_spec m;
         make_method(&m, CASES[c].spec);
         double d = reversibility_defect(&m, &s, q, v, 0.1);
-        /* reversible: solver residuals ~1e-15 of O(1) terms, METHODS.md measures ~1e-16 */
+        /* reversible: solver residuals ~1e-15 of O(1) terms, docs/METHODS.md measures ~1e-16 */
         if (nh_method_spec_flags(&m) & NH_METHOD_REVERSIBLE)
             cr_assert(d < 1e-13, "%s: reversibility defect %g", CASES[c].spec, d);
-        else /* DLA^0.4: O(h^2) defect, 1.8e-3 in METHODS.md; RK4: O(h^5), measured 2e-7 */
+        else /* DLA^0.4: O(h^2) defect, 1.8e-3 in docs/METHODS.md; RK4: O(h^5), measured 2e-7 */
             cr_assert(d > 1e-10, "%s is not reversible; defect %g should be visible", CASES[c].spec, d);
     }
 }
@@ -296,7 +296,7 @@ Test(battery, kinsol_and_newton_give_the_same_trajectories)
 
 Test(structure, dla01_is_dla1_after_dla0_with_half_steps)
 {
-    /* METHODS.md Sect. 2: DLA^{0,1}_h = DLA^1_{h/2} o DLA^0_{h/2}, agreement to round-off */
+    /* docs/METHODS.md Sect. 2: DLA^{0,1}_h = DLA^1_{h/2} o DLA^0_{h/2}, agreement to round-off */
     nh_method_spec m01, m0, m1;
     nh_system s;
     double q[NH_MAX_DIM], v[NH_MAX_DIM], q2[NH_MAX_DIM], v2[NH_MAX_DIM];
@@ -334,7 +334,7 @@ Test(structure, dd_keeps_the_midpoint_constraint_but_not_the_endpoint_one)
         worst_end = fmax(worst_end, nh_constraint_residual(&s, q, v));
     }
     cr_assert(worst_mid < 1e-14, "midpoint constraint %g", worst_mid);
-    /* METHODS.md Sect. 4: O(h^2) endpoint violation, 2.3e-2 at h = 0.1 */
+    /* docs/METHODS.md Sect. 4: O(h^2) endpoint violation, 2.3e-2 at h = 0.1 */
     cr_assert(worst_end > 1e-3 && worst_end < 0.1, "endpoint constraint %g", worst_end);
 }
 
@@ -371,7 +371,7 @@ static double step_difference(const char *a, const char *b, const nh_system *s, 
 
 Test(structure, adjoints_are_the_methods_the_papers_name)
 {
-    /* METHODS.md Sect. 1: (DLA^alpha)* = DLA^{1-alpha}; Sect. 6: (F^{0,0,0})* = F^{0,0,1} (7e-16).
+    /* docs/METHODS.md Sect. 1: (DLA^alpha)* = DLA^{1-alpha}; Sect. 6: (F^{0,0,0})* = F^{0,0,1} (7e-16).
      * The adjoint solves Phi_{-h}(x1) = x0 to the solver's floor: agreement to 1e-13. */
     nh_system s;
     double q[NH_MAX_DIM], v[NH_MAX_DIM];
@@ -384,7 +384,7 @@ Test(structure, adjoints_are_the_methods_the_papers_name)
 
 Test(structure, spark2_is_newmark_half_with_the_averaged_constraint)
 {
-    /* Written out, the s = 2 Lobatto IIIA-B SPARK step (METHODS.md Sect. 5) is F^{0,0,1/2} with seed
+    /* Written out, the s = 2 Lobatto IIIA-B SPARK step (docs/METHODS.md Sect. 5) is F^{0,0,1/2} with seed
      * 001's constraint (16): V = v0 + h/2 Gamma(q0, L1) makes q1 = q0 + h v0 + h^2/2 Gamma(q0, L1),
      * 1/2 [A(q0) + A(q1)] V = 0 is (16) at alpha = 1/2, and v1 = V + h/2 Gamma(q1, L2). */
     nh_system s;
@@ -396,7 +396,7 @@ Test(structure, spark2_is_newmark_half_with_the_averaged_constraint)
 
 Test(structure, newmark_half_positions_are_dla01_nodes)
 {
-    /* seed 001 Prop. 3.6 / METHODS.md Sect. 6: F^{0,0,1/2} and DLA^{0,1} generate the same node
+    /* seed 001 Prop. 3.6 / docs/METHODS.md Sect. 6: F^{0,0,1/2} and DLA^{0,1} generate the same node
      * sequence. Start DLA^{0,1} from the state its node recursion gives for the first two Newmark
      * positions, ((q0 + q1)/2, (q1 - q0)/h), and compare its nodes q + h/2 v with Newmark's q_k. */
     nh_system s;
@@ -419,7 +419,7 @@ Test(structure, newmark_half_positions_are_dla01_nodes)
         for (int i = 0; i < s.n; ++i)
             worst = fmax(worst, fabs(qd[i] + 0.5 * h * vd[i] - qn[i]));
     }
-    /* METHODS.md: 4.3e-14 over 100 steps on the CVT */
+    /* docs/METHODS.md: 4.3e-14 over 100 steps on the CVT */
     cr_assert(worst < 1e-12, "node difference %g", worst);
 }
 

@@ -1,4 +1,4 @@
-/* PCG32 known answers (TOOLCHAIN.md, from the published reference) and a long-stream comparison
+/* PCG32 known answers (docs/TOOLCHAIN.md, from the published reference) and a long-stream comparison
  * with Debian's pcg-cpp. All comparisons are exact: a random-number generator is right or wrong. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>

@@ -1,5 +1,5 @@
 /* Mechanical systems: a const descriptor (vtable) per system plus an instance built from parameter
- * overrides. Conventions (DESIGN.md): L = 1/2 v^T M v - V(q), constraints A(q) v = 0, equations
+ * overrides. Conventions (docs/DESIGN.md): L = 1/2 v^T M v - V(q), constraints A(q) v = 0, equations
  * M v' = -grad V + A^T lambda. M is constant and diagonal for every system that sets `mass`
  * (NULL means the identity). Matrices are row-major. The derivative of A enters only through two
  * contractions, which each system writes out sparsely:
@@ -35,7 +35,7 @@ static inline int nh_preset_is_shell(const nh_preset *p)
 
 enum nh_system_flags {
     /* A depends only on coordinates that the constraint force does not move ("CVT-type",
-     * METHODS.md Sect. 0): DLA^{0,1} is then linearly implicit. */
+     * docs/METHODS.md Sect. 0): DLA^{0,1} is then linearly implicit. */
     NH_SYS_CVT_TYPE = 1u << 0
 };
 
