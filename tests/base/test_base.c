@@ -1,0 +1,55 @@
+/* Layer base: parameter sets and their messages, dense linear algebra. (PCG: test_pcg.c.) */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <math.h>
+#include <string.h>
+
+#include "nhens/linalg.h"
+#include "nhens/params.h"
+
+static const nh_param_def DEFS[] = {
+    {"alpha", 0.5, 0.0, 1.0, 0, "a weight", NULL},
+    {"n", 3, 2, 15, 1, "a count", NULL},
+};
+
+Test(params, overrides_and_messages)
+{
+    nh_param_set set;
+    nh_error err;
+    nh_params_defaults(&set, 2, DEFS);
+    cr_assert(eq(int, nh_params_apply_list(&set, "alpha=0.25,n=4", "m", &err), NH_OK));
+    cr_assert(eq(dbl, set.value[0], 0.25));
+    cr_assert(eq(dbl, set.value[1], 4.0));
+    cr_assert(eq(int, nh_params_apply(&set, "alpha=1.5", "m", &err), NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "alpha=1.5") && strstr(err.msg, "[0, 1]"), "message: %s", err.msg);
+    cr_assert(eq(int, nh_params_apply(&set, "n=2.5", "m", &err), NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "integer") != NULL, "message: %s", err.msg);
+    cr_assert(eq(int, nh_params_apply(&set, "beta=1", "m", &err), NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "beta") && strstr(err.msg, "alpha, n"), "message: %s", err.msg);
+    cr_assert(eq(int, nh_params_apply(&set, "alpha=nan", "m", &err), NH_ERR_INPUT));
+    cr_assert(eq(int, nh_params_apply(&set, "alpha", "m", &err), NH_ERR_INPUT));
+}
+
+Test(linalg, lu_solves_a_pivoting_system)
+{
+    /* exact answer (1, 2, 3); the zero leading entry forces a row exchange */
+    double a[9] = {0, 2, 1, 1, 1, 1, 2, 1, 0}, b[3] = {7, 6, 4};
+    int piv[3];
+    cr_assert(eq(int, nh_lu_factor(3, a, piv), 0));
+    nh_lu_solve(3, a, piv, b);
+    for (int i = 0; i < 3; ++i)
+        cr_assert(ieee_ulp_eq(dbl, b[i], i + 1.0, 8));
+    double singular[4] = {1, 2, 2, 4};
+    cr_assert(eq(int, nh_lu_factor(2, singular, piv), 1));
+}
+
+Test(linalg, spd_solve)
+{
+    double c[4] = {4, 2, 2, 3}, b[2] = {10, 8}; /* solution (1.75, 1.5) */
+    cr_assert(eq(int, nh_spd_solve(2, c, b), 0));
+    cr_assert(ieee_ulp_eq(dbl, b[0], 1.75, 8));
+    cr_assert(ieee_ulp_eq(dbl, b[1], 1.5, 8));
+    double notspd[4] = {1, 2, 2, 1}, r[2] = {1, 1};
+    cr_assert(eq(int, nh_spd_solve(2, notspd, r), 1));
+}
+

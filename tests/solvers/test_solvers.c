@@ -1,0 +1,110 @@
+/* Layer solvers: both nonlinear solver backends converge to round-off and report failure, and the
+ * shared finite-difference Jacobian rule. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <math.h>
+#include <string.h>
+
+#include "nhens/solver.h"
+
+/* F(x) = (x0^2 + x1^2 - 4, x0 - x1): root (sqrt 2, sqrt 2). */
+static int circle_residual(const double *x, double *r, void *ctx)
+{
+    (void)ctx;
+    r[0] = x[0] * x[0] + x[1] * x[1] - 4.0;
+    r[1] = x[0] - x[1];
+    return 0;
+}
+
+static int circle_jacobian(const double *x, double *j, void *ctx)
+{
+    (void)ctx;
+    j[0] = 2 * x[0];
+    j[1] = 2 * x[1];
+    j[2] = 1;
+    j[3] = -1;
+    return 0;
+}
+
+static void solve_circle(nh_solver_kind kind)
+{
+    nh_error err;
+    nh_solver *s = nh_solver_create(kind, 2, &err);
+    cr_assert(s != NULL, "%s", err.msg);
+    nh_nonlinear_problem pb = {2, circle_residual, circle_jacobian, NULL, 4.0, 0};
+    double x[2] = {1.0, 1.2};
+    cr_assert(eq(int, nh_solver_solve(s, &pb, x), NH_OK));
+    /* the convergence test stops at ~1e-15 relative residual: the root to a few ulp */
+    cr_assert(ieee_ulp_eq(dbl, x[0], sqrt(2.0), 4));
+    cr_assert(ieee_ulp_eq(dbl, x[1], sqrt(2.0), 4));
+    nh_solver_stats st = nh_solver_get_stats(s);
+    cr_assert(st.solves == 1 && st.iterations >= 3 && st.iterations <= 8, "iterations %ld", st.iterations);
+    nh_solver_free(s);
+}
+
+Test(solver, kinsol_converges_to_round_off)
+{
+    solve_circle(NH_SOLVER_KINSOL);
+}
+
+Test(solver, newton_converges_to_round_off)
+{
+    solve_circle(NH_SOLVER_NEWTON);
+}
+
+/* No real root: x^2 + 1 = 0. Both backends must report failure, not hang or return garbage. */
+static int no_root_residual(const double *x, double *r, void *ctx)
+{
+    (void)ctx;
+    r[0] = x[0] * x[0] + 1.0;
+    return 0;
+}
+
+static int no_root_jacobian(const double *x, double *j, void *ctx)
+{
+    (void)ctx;
+    j[0] = 2 * x[0];
+    return 0;
+}
+
+Test(solver, both_backends_report_no_convergence)
+{
+    for (int kind = 0; kind < 2; ++kind) {
+        nh_error err;
+        nh_solver *s = nh_solver_create((nh_solver_kind)kind, 1, &err);
+        nh_nonlinear_problem pb = {1, no_root_residual, no_root_jacobian, NULL, 1.0, 0};
+        double x[1] = {0.3};
+        cr_assert(eq(int, nh_solver_solve(s, &pb, x), NH_STEP_NO_CONVERGENCE), "backend %d", kind);
+        cr_assert(eq(long, nh_solver_get_stats(s).failures, 1L));
+        nh_solver_free(s);
+    }
+}
+
+
+Test(fdjac, matches_the_analytic_jacobian_to_the_forward_difference_error)
+{
+    /* forward differences of step d_j = NH_FD_STEP max(1, |x_j|): for the quadratic row the error is exactly
+     * (F'' / 2) d_j = d_j (1e-7 at x0 = 0.7, 3e-7 at x1 = -3), for the linear row rounding only
+     * (|F| eps / d ~ 1e-9); tolerance 1e-8 on each, which the documented step rule meets and any
+     * other step (or a central rule) does not */
+    const double x[2] = {0.7, -3.0};
+    const double expected_error[4] = {NH_FD_STEP, 3.0 * NH_FD_STEP, 0.0, 0.0};
+    double fd[4], exact[4], work[NH_FD_WORK(2)];
+    cr_assert(eq(int, nh_fd_jacobian(2, circle_residual, NULL, x, fd, work), 0));
+    circle_jacobian(x, exact, NULL);
+    for (int i = 0; i < 4; ++i)
+        cr_assert(fabs(fd[i] - exact[i] - expected_error[i]) < 1e-8, "entry %d: %.12g vs %.12g", i, fd[i], exact[i]);
+}
+
+static int failing_residual(const double *x, double *r, void *ctx)
+{
+    (void)ctx;
+    r[0] = x[0];
+    return x[0] > 1.0; /* F cannot be evaluated beyond 1 */
+}
+
+Test(fdjac, reports_a_failed_evaluation)
+{
+    double x[1] = {1.0 - 1e-9}, jac[1], work[NH_FD_WORK(1)];
+    cr_assert(eq(int, nh_fd_jacobian(1, failing_residual, NULL, x, jac, work), 1));
+}
