@@ -249,11 +249,13 @@ static int nhens_output(const char *args, char *out, size_t size)
 
 Test(cli, plugin_system_passes_check_runs_at_order_and_keeps_its_invariants)
 {
-    /* examples/contact_plugin.c: the contact oscillator with coupling 1/2 eps x^2 z^2 */
+    /* examples/contact_plugin.c: the contact oscillator on R^{2k+1} with coupling 1/2 eps z^2 |x|^2 */
     char out[8192];
     cr_assert(eq(int, nhens_output(SYSTEM_PLUGIN "check --system contact-eps --param eps=2", out, sizeof out), 0),
               "%s%s", out, err_text);
     cr_assert(strstr(out, "all checks passed") && !strstr(out, "FAIL"), "%s", out);
+    cr_assert(eq(int, nhens_output(SYSTEM_PLUGIN "check --system contact-eps --param k=3 --points 5", out, sizeof out),
+                 0), "n = 7: %s%s", out, err_text);
     /* DLA^{0,1} is order 2 (docs/METHODS.md Sect. 2): observed 2.000 between h = 0.05 and 0.025; tolerance 0.15 as
      * for the built-in order tests */
     cr_assert(eq(int, nhens_output(SYSTEM_PLUGIN "order --system contact-eps --preset orbit --method dla01 --T 2 "
