@@ -7,11 +7,13 @@
 #include "nhens/params.h"
 #include "nhens/plugin.h"
 
+#include <ctype.h>
 #include <ini.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 typedef struct load_state {
     nh_experiment *exp;
@@ -19,19 +21,44 @@ typedef struct load_state {
     int failed;
 } load_state;
 
-static int split_list(const char *value, char (*out)[128], int max)
+/* Words that become folder names or reach a gnuplot script (panel names, methods, plotted columns): a
+ * safe alphabet (letters, digits, ._- and `extra`), 1 to max - 1 characters, no leading dot. */
+static int check_word(const char *what, const char *value, size_t max, const char *extra, nh_error *err)
+{
+    size_t len = strlen(value);
+    if (len == 0 || len >= max || value[0] == '.')
+        return nh_fail(err, NH_ERR_INPUT, "%s '%.80s' must have 1 to %zu characters and not start with '.'", what, value,
+                       max - 1);
+    for (const char *c = value; *c; ++c)
+        if (!isalnum((unsigned char)*c) && !strchr("._-", *c) && !strchr(extra, *c))
+            return nh_fail(err, NH_ERR_INPUT, "%s '%.80s': character 0x%02x is not allowed; allowed: letters, digits, ._-%s",
+                           what, value, (unsigned char)*c, extra);
+    return NH_OK;
+}
+
+/* A ';'-separated list into at most `max` words of `check_word`'s alphabet; more items, or an item that
+ * does not fit, is refused (nothing is dropped or cut). Returns the count, or -1 with err set. */
+static int split_list(const char *key, const char *value, char (*out)[128], int max, size_t item_max,
+                      const char *extra, nh_error *err)
 {
     char buf[1024];
     int count = 0;
+    if (strlen(value) >= sizeof buf)
+        return nh_fail(err, NH_ERR_INPUT, "key %s: the list is longer than %zu characters", key, sizeof buf - 1), -1;
     snprintf(buf, sizeof buf, "%s", value);
-    for (char *save = NULL, *tok = strtok_r(buf, ";", &save); tok && count < max; tok = strtok_r(NULL, ";", &save)) {
+    for (char *save = NULL, *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
         while (*tok == ' ')
             ++tok;
         size_t len = strlen(tok);
         while (len && tok[len - 1] == ' ')
             tok[--len] = '\0';
-        if (len)
-            snprintf(out[count++], 128, "%.127s", tok);
+        if (!len)
+            continue;
+        if (count == max)
+            return nh_fail(err, NH_ERR_INPUT, "key %s: more than %d items", key, max), -1;
+        if (check_word(key, tok, item_max, extra, err))
+            return -1;
+        snprintf(out[count++], 128, "%s", tok);
     }
     return count;
 }
@@ -40,17 +67,26 @@ static int panel_key(nh_exp_panel *p, const char *name, const char *value, nh_er
 {
     double d;
     long l;
-#define TEXT(field) snprintf(p->field, sizeof p->field, "%s", value)
+#define TEXT(field)                                                                                              \
+    do {                                                                                                         \
+        if (strlen(value) >= sizeof p->field)                                                                    \
+            return nh_fail(err, NH_ERR_INPUT, "key %s: the value has more than %zu characters", name,            \
+                           sizeof p->field - 1);                                                                 \
+        memcpy(p->field, value, strlen(value) + 1);                                                              \
+    } while (0)
     if (!strcmp(name, "system")) TEXT(system);
     else if (!strcmp(name, "params")) TEXT(params);
     else if (!strcmp(name, "preset")) { TEXT(preset); p->have_energy = 0; }
     else if (!strcmp(name, "title")) TEXT(title);
-    else if (!strcmp(name, "methods")) p->n_methods = split_list(value, p->methods, NH_EXP_MAX_METHODS);
-    else if (!strcmp(name, "plot")) {
+    else if (!strcmp(name, "methods")) {
+        if ((p->n_methods = split_list(name, value, p->methods, NH_EXP_MAX_METHODS, 128, ":=,/+", err)) < 0)
+            return NH_ERR_INPUT;
+    } else if (!strcmp(name, "plot")) {
         char tmp[NH_EXP_MAX_PLOTS][128];
-        p->n_plot = split_list(value, tmp, NH_EXP_MAX_PLOTS);
+        if ((p->n_plot = split_list(name, value, tmp, NH_EXP_MAX_PLOTS, sizeof p->plot[0], "", err)) < 0)
+            return NH_ERR_INPUT;
         for (int i = 0; i < p->n_plot; ++i)
-            snprintf(p->plot[i], sizeof p->plot[i], "%.63s", tmp[i]);
+            snprintf(p->plot[i], sizeof p->plot[i], "%.*s", (int)sizeof p->plot[i] - 1, tmp[i]); /* fits: checked above */
     } else if (strcmp(name, "energy") && strcmp(name, "h") && strcmp(name, "T") && strcmp(name, "smooth") &&
                strcmp(name, "section") && strcmp(name, "logy") && strcmp(name, "seed") && strcmp(name, "ensemble") &&
                strcmp(name, "every"))
@@ -86,11 +122,17 @@ static void append_text(char *field, size_t size, const char *value)
     snprintf(field + used, size - used, "%s%s", used ? " " : "", value);
 }
 
-static nh_exp_panel *panel_for(nh_experiment *exp, const char *name)
+/* The panel of that name (a repeated section continues it); names that differ only in case would share
+ * a folder on a case-insensitive file system and are refused (NULL with *clash set). */
+static nh_exp_panel *panel_for(nh_experiment *exp, const char *name, int *clash)
 {
-    for (int i = 0; i < exp->n_panels; ++i)
+    *clash = 0;
+    for (int i = 0; i < exp->n_panels; ++i) {
         if (!strcmp(exp->panels[i].name, name))
             return &exp->panels[i];
+        if (!strcasecmp(exp->panels[i].name, name))
+            return *clash = 1, NULL;
+    }
     if (exp->n_panels == NH_EXP_MAX_PANELS)
         return NULL;
     nh_exp_panel *p = &exp->panels[exp->n_panels++];
@@ -123,9 +165,15 @@ static int handle(void *user, const char *section, const char *name, const char 
         nh_fail(st->err, NH_ERR_INPUT, "unknown section [%s]; allowed: [experiment], [panel NAME]", section);
         return 0;
     }
-    nh_exp_panel *p = panel_for(exp, section + 6);
+    if (check_word("panel name", section + 6, NH_EXP_NAME_MAX, "", st->err))
+        return 0;
+    int clash;
+    nh_exp_panel *p = panel_for(exp, section + 6, &clash);
     if (!p) {
-        nh_fail(st->err, NH_ERR_INPUT, "more than %d panels", NH_EXP_MAX_PANELS);
+        if (clash)
+            nh_fail(st->err, NH_ERR_INPUT, "panel name '%s' differs from another panel's only in case", section + 6);
+        else
+            nh_fail(st->err, NH_ERR_INPUT, "more than %d panels", NH_EXP_MAX_PANELS);
         return 0;
     }
     return panel_key(p, name, value, st->err) == NH_OK;

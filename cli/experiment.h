@@ -9,10 +9,10 @@
 #include "nhens/core.h"
 #include "nhens/registry.h"
 
-enum { NH_EXP_MAX_PANELS = 8, NH_EXP_MAX_METHODS = 12, NH_EXP_MAX_PLOTS = 4, NH_EXP_MAX_PLUGINS = 4 };
+enum { NH_EXP_MAX_PANELS = 8, NH_EXP_MAX_METHODS = 12, NH_EXP_MAX_PLOTS = 4, NH_EXP_MAX_PLUGINS = 4, NH_EXP_NAME_MAX = 41 };
 
 typedef struct nh_exp_panel {
-    char name[64];
+    char name[64];              /* [A-Za-z0-9._-], at most NH_EXP_NAME_MAX - 1, no leading dot: a folder name */
     char title[256];
     char system[64];
     char params[256];           /* "k=v,k=v" */

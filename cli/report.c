@@ -160,10 +160,45 @@ static int run_gnuplot(const char *script)
     return !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* A gnuplot string literal: single quotes, in which gnuplot expands nothing; a quote is doubled and
+ * control characters (which would end the command) become spaces. Every text from an experiment file or
+ * the command line reaches a script only through this. */
+static void gp_string(FILE *g, const char *prefix, const char *text, const char *suffix)
+{
+    fputc('\'', g);
+    for (const char *part[3] = {prefix, text, suffix}, **s = part; s < part + 3; ++s)
+        for (const char *c = *s; *c; ++c) {
+            if (*c == '\'')
+                fputs("''", g);
+            else
+                fputc((unsigned char)*c < 0x20 ? ' ' : *c, g);
+        }
+    fputc('\'', g);
+}
+
+static void plot_column(FILE *g, const char *out, const nh_exp_panel *p, int c, const char *file)
+{
+    fprintf(g, "%s\nset xlabel 't'\nset ylabel ", p->logy ? "set logscale y" : "unset logscale y");
+    gp_string(g, "", p->plot[c], p->smooth > 0 ? " (running mean)" : "");
+    fputs("\nplot ", g);
+    for (int k = 0; k < p->n_methods; ++k) {
+        char dir[1024], data[1100];
+        run_dir(out, p, k, dir, sizeof dir);
+        snprintf(data, sizeof data, "%s/%s", dir, file);
+        fputs(k ? ", " : "", g);
+        gp_string(g, "", data, "");
+        fputs(" using 't':", g);
+        gp_string(g, "", p->plot[c], "");
+        fputs(" with lines lw 1.5 title ", g);
+        gp_string(g, "", p->methods[k], "");
+    }
+    fputc('\n', g);
+}
+
 /* One gnuplot script per panel: PNG and SVG of every plotted column against t, a curve per method. */
 static int plot_panel(const char *out, const nh_exp_panel *p)
 {
-    char script[1024];
+    char script[1024], figure[1100];
     snprintf(script, sizeof script, "%s/%s/plot.gp", out, p->name);
     FILE *g = fopen(script, "w");
     if (!g)
@@ -171,20 +206,15 @@ static int plot_panel(const char *out, const nh_exp_panel *p)
     const char *file = p->smooth > 0 ? "smoothed.csv" : "timeseries.csv";
     for (int term = 0; term < 2; ++term) {
         fprintf(g, term ? "set terminal svg size 900,%d\n" : "set terminal pngcairo size 900,%d\n", 320 * p->n_plot);
-        fprintf(g, "set output '%s/%s.%s'\nset datafile separator ','\nset key outside right noenhanced\nset grid\nset termoption noenhanced\n", out, p->name,
-                term ? "svg" : "png");
-        fprintf(g, "set multiplot layout %d,1 title \"%s\"\n", p->n_plot, p->title[0] ? p->title : p->name);
-        for (int c = 0; c < p->n_plot; ++c) {
-            fprintf(g, "%s\nset xlabel 't'\nset ylabel '%s%s'\nplot ", p->logy ? "set logscale y" : "unset logscale y",
-                    p->plot[c], p->smooth > 0 ? " (running mean)" : "");
-            for (int k = 0; k < p->n_methods; ++k) {
-                char dir[1024];
-                run_dir(".", p, k, dir, sizeof dir);
-                fprintf(g, "%s'%s/%s/%s' using 't':'%s' with lines lw 1.5 title '%s'", k ? ", " : "", out,
-                        dir + 2, file, p->plot[c], p->methods[k]);
-            }
-            fputc('\n', g);
-        }
+        snprintf(figure, sizeof figure, "%s/%s.%s", out, p->name, term ? "svg" : "png");
+        fputs("set output ", g);
+        gp_string(g, "", figure, "");
+        fprintf(g, "\nset datafile separator ','\nset key outside right noenhanced\nset grid\nset termoption noenhanced\n");
+        fprintf(g, "set multiplot layout %d,1 title ", p->n_plot);
+        gp_string(g, "", p->title[0] ? p->title : p->name, "");
+        fputc('\n', g);
+        for (int c = 0; c < p->n_plot; ++c)
+            plot_column(g, out, p, c, file);
         fprintf(g, "unset multiplot\n");
     }
     if (fclose(g) != 0)

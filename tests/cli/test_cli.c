@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -293,6 +294,57 @@ Test(cli, observers_are_selected_by_name)
     cr_assert(eq(str, header, "t,n_live,dH_mean,dH_var,dH_absmax,constraint_max,constraint_rms,dH_var_scaled\n"));
     refused("run --system cvt --preset rotating --method lf --h 0.1 --T 1 --observe constraint,nope",
             "unknown observer 'nope'; known observers: all, dH, rel_energy, constraint");
+}
+
+/* Entries of `dir` other than . and .. */
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int count = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        count += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d)
+        closedir(d);
+    return count;
+}
+
+Test(cli, hostile_experiment_files_execute_nothing_and_write_nothing_outside_out)
+{
+    /* tests/cli/hostile/: shell and gnuplot code in panel names, columns, methods and titles, panels that
+     * climb out of --out, and lists or names the parser cannot hold. Files named NN_* must be refused
+     * (exit 2, the file and line named) before anything is written; ok_* files run (their titles are
+     * quoted, never interpreted). In every case the marker file the payloads touch must not exist and
+     * the scratch folder holds at most --out. */
+    const char *marker = "/tmp/nhens-pwned";
+    DIR *d = opendir(NHENS_HOSTILE_DIR);
+    cr_assert(d != NULL);
+    int refused_files = 0, accepted_files = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strstr(e->d_name, ".ini"))
+            continue;
+        char scratch[128], args[1024], expect[512];
+        snprintf(scratch, sizeof scratch, "/tmp/nhens-hostile-%d", (int)getpid());
+        snprintf(args, sizeof args, "rm -rf %s && mkdir -p %s", scratch, scratch);
+        cr_assert(eq(int, system(args), 0));
+        remove(marker);
+        snprintf(args, sizeof args, "report %s/%s --out %s/out --scale 1", NHENS_HOSTILE_DIR, e->d_name, scratch);
+        int code = nhens(args);
+        int ok = strncmp(e->d_name, "ok_", 3) == 0;
+        if (ok) {
+            cr_assert(eq(int, code, 0), "%s: exit %d: %s", e->d_name, code, err_text);
+            ++accepted_files;
+        } else {
+            snprintf(expect, sizeof expect, "%s/%s:", NHENS_HOSTILE_DIR, e->d_name);
+            cr_assert(eq(int, code, 2), "%s: exit %d: %s", e->d_name, code, err_text);
+            cr_assert(strstr(err_text, expect) != NULL, "%s: no file:line in %s", e->d_name, err_text);
+            cr_assert(eq(int, entries(scratch), 0), "%s: wrote before refusing", e->d_name);
+            ++refused_files;
+        }
+        cr_assert(access(marker, F_OK) != 0, "%s executed its payload", e->d_name);
+        cr_assert(entries(scratch) <= 1, "%s wrote outside --out", e->d_name);
+    }
+    closedir(d);
+    cr_assert(refused_files >= 9 && accepted_files >= 1, "%d refused, %d accepted", refused_files, accepted_files);
 }
 
 Test(cli, plugin_of_another_abi_is_refused_with_both_versions)
