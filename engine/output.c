@@ -149,8 +149,7 @@ static void add_failures(cJSON *root, const nh_run_result *res)
     cJSON *by = cJSON_AddObjectToObject(f, "by_reason");
     for (int s = 1; s < 8; ++s)
         if (res->failures_by_status[s])
-            cJSON_AddNumberToObject(by, s == NH_SAMPLE_REJECTED ? "energy shell sampling failed" : nh_status_name(s),
-                                    (double)res->failures_by_status[s]);
+            cJSON_AddNumberToObject(by, nh_status_name(s), (double)res->failures_by_status[s]);
     cJSON *first = cJSON_AddArrayToObject(f, "first");
     for (int i = 0; i < res->n_reported; ++i) {
         cJSON *e = cJSON_CreateObject();

@@ -21,6 +21,7 @@ enum {
     NH_STEP_NO_CONVERGENCE = 1,
     NH_STEP_NONFINITE = 2,
     NH_STEP_SINGULAR = 3,
+    NH_SAMPLE_REJECTED = 4,     /* no initial state could be drawn on the energy shell */
     NH_ERR_INPUT = -1,
     NH_ERR_NOMEM = -2,
     NH_ERR_IO = -3,

@@ -15,8 +15,6 @@
 
 enum { NH_BLOCK_SIZE = 8, NH_MAX_REPORTED_FAILURES = 16, NH_SAMPLE_MAX_TRIES = 100000 };
 
-/* Reason code for a trajectory whose initial state could not be drawn (beyond the step codes). */
-#define NH_SAMPLE_REJECTED 4
 
 /* Energy-shell sampler: q from the system's configuration distribution (rejecting V(q) >= E),
  * v a Gaussian vector projected M-orthogonally onto ker A(q), scaled so that H(q, v) = E. */

@@ -53,3 +53,14 @@ Test(linalg, spd_solve)
     cr_assert(eq(int, nh_spd_solve(2, notspd, r), 1));
 }
 
+
+Test(core, every_status_has_a_name)
+{
+    /* every code a step, a sample or a setup can return is named in failure reports */
+    const int codes[] = {NH_OK, NH_STEP_NO_CONVERGENCE, NH_STEP_NONFINITE, NH_STEP_SINGULAR, NH_SAMPLE_REJECTED,
+                         NH_ERR_INPUT, NH_ERR_NOMEM, NH_ERR_IO, NH_ERR_SOLVER};
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; ++i)
+        cr_assert(strcmp(nh_status_name(codes[i]), "unknown status") != 0, "code %d", codes[i]);
+    cr_assert(eq(str, (char *)nh_status_name(NH_SAMPLE_REJECTED), "energy shell sampling failed"));
+    cr_assert(eq(str, (char *)nh_status_name(77), "unknown status"));
+}
