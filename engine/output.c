@@ -260,72 +260,106 @@ int nh_write_summary(const char *dir, const nh_run_config *cfg, const nh_run_res
     return rc;
 }
 
-/* Running mean over a centred window of `window` time units: DIR/smoothed.csv (same columns); rows
- * without any finite value in the window stay nan (gnuplot leaves them out). */
-int nh_write_smoothed(const char *dir, double window, nh_error *err)
+enum { SMOOTH_MAX_COLUMNS = 64 };
+
+/* A timeseries read back for smoothing: rows x cols values, and per column prefix sums of its finite
+ * values and their counts (long double: a window's sum is a difference of prefix sums, and the extra
+ * precision keeps that difference at double round-off however long the series). */
+typedef struct smoothing {
+    char header[4096];
+    int rows, cols;
+    double window;
+    double *data;
+    long double *sum;   /* (rows + 1) x cols */
+    long *count;        /* (rows + 1) x cols */
+} smoothing;
+
+static int read_series(FILE *in, smoothing *sm)
 {
-    char path[1200], line[4096];
-    snprintf(path, sizeof path, "%s/timeseries.csv", dir);
-    FILE *in = fopen(path, "r");
-    if (!in)
-        return nh_fail(err, NH_ERR_IO, "cannot read %s", path);
-    int cols = 0, rows = 0, cap = 1024;
-    double *data = malloc(sizeof(double) * (size_t)cap * 32);
-    char header[4096] = "";
-    if (!fgets(header, sizeof header, in) || !data) {
-        fclose(in);
-        free(data);
-        return nh_fail(err, NH_ERR_IO, "%s is empty", path);
-    }
+    char line[8192];
+    int cap = 0;
+    if (!fgets(sm->header, sizeof sm->header, in))
+        return 1;
     while (fgets(line, sizeof line, in)) {
-        if (rows == cap) {
-            cap *= 2;
-            double *grown = realloc(data, sizeof(double) * (size_t)cap * 32);
-            if (!grown) {
-                free(data);
-                fclose(in);
-                return nh_fail(err, NH_ERR_NOMEM, "out of memory smoothing %s", path);
-            }
-            data = grown;
+        if (sm->rows == cap) {
+            cap = cap ? 2 * cap : 1024;
+            double *grown = realloc(sm->data, sizeof(double) * (size_t)cap * SMOOTH_MAX_COLUMNS);
+            if (!grown)
+                return 1;
+            sm->data = grown;
         }
         int c = 0;
-        for (char *save = NULL, *tok = strtok_r(line, ",", &save); tok && c < 32; tok = strtok_r(NULL, ",", &save))
-            data[(size_t)rows * 32 + c++] = strtod(tok, NULL);
-        cols = c;
-        ++rows;
+        for (char *save = NULL, *tok = strtok_r(line, ",", &save); tok && c < SMOOTH_MAX_COLUMNS;
+             tok = strtok_r(NULL, ",", &save))
+            sm->data[(size_t)sm->rows * SMOOTH_MAX_COLUMNS + c++] = strtod(tok, NULL);
+        sm->cols = c;
+        ++sm->rows;
     }
-    fclose(in);
-    snprintf(path, sizeof path, "%s/smoothed.csv", dir);
-    FILE *out = fopen(path, "w");
-    if (!out) {
-        free(data);
-        return nh_fail(err, NH_ERR_IO, "cannot write %s", path);
-    }
-    fputs(header, out);
-    for (int r = 0, lo = 0, hi = 0; r < rows; ++r) {
-        double t = data[(size_t)r * 32];
-        while (data[(size_t)lo * 32] < t - 0.5 * window)
+    return sm->rows == 0;
+}
+
+static int prefix_sums(smoothing *sm)
+{
+    const size_t cells = (size_t)(sm->rows + 1) * SMOOTH_MAX_COLUMNS;
+    sm->sum = calloc(cells, sizeof *sm->sum);
+    sm->count = calloc(cells, sizeof *sm->count);
+    if (!sm->sum || !sm->count)
+        return 1;
+    for (int r = 0; r < sm->rows; ++r)
+        for (int c = 0; c < sm->cols; ++c) {
+            const double x = sm->data[(size_t)r * SMOOTH_MAX_COLUMNS + c];
+            const size_t at = (size_t)r * SMOOTH_MAX_COLUMNS + c, next = at + SMOOTH_MAX_COLUMNS;
+            sm->sum[next] = sm->sum[at] + (isfinite(x) ? x : 0.0L);
+            sm->count[next] = sm->count[at] + (isfinite(x) != 0);
+        }
+    return 0;
+}
+
+/* Each row: t, then per column the mean of the finite values with t' in [t - W/2, t + W/2] (event
+ * columns have gaps), or nan if there is none. O(rows x cols): the window's ends only move forward. */
+static int smoothed_body(FILE *out, const void *data)
+{
+    const smoothing *sm = data;
+    const double *t = sm->data;
+    fputs(sm->header, out);
+    for (int r = 0, lo = 0, hi = 0; r < sm->rows; ++r) {
+        const double now = t[(size_t)r * SMOOTH_MAX_COLUMNS];
+        while (t[(size_t)lo * SMOOTH_MAX_COLUMNS] < now - 0.5 * sm->window)
             ++lo;
-        while (hi + 1 < rows && data[(size_t)(hi + 1) * 32] <= t + 0.5 * window)
+        while (hi + 1 < sm->rows && t[(size_t)(hi + 1) * SMOOTH_MAX_COLUMNS] <= now + 0.5 * sm->window)
             ++hi;
-        fprintf(out, "%.17g", t);
-        for (int c = 1; c < cols; ++c) {   /* mean of the finite values: event columns have gaps (nan) */
-            double sum = 0;
-            int count = 0;
-            for (int j = lo; j <= hi; ++j)
-                if (isfinite(data[(size_t)j * 32 + c])) {
-                    sum += data[(size_t)j * 32 + c];
-                    ++count;
-                }
-            if (count)
-                fprintf(out, ",%.17g", sum / count);
+        fprintf(out, "%.17g", now);
+        for (int c = 1; c < sm->cols; ++c) {
+            const size_t top = (size_t)(hi + 1) * SMOOTH_MAX_COLUMNS + c, bottom = (size_t)lo * SMOOTH_MAX_COLUMNS + c;
+            const long n = sm->count[top] - sm->count[bottom];
+            if (n)
+                fprintf(out, ",%.17g", (double)((sm->sum[top] - sm->sum[bottom]) / n));
             else
                 fprintf(out, ",nan");
         }
         fputc('\n', out);
     }
-    fclose(out);
-    free(data);
     return 0;
+}
+
+/* Running mean over a centred window of `window` time units: DIR/smoothed.csv (same columns), written
+ * whole or not at all. */
+int nh_write_smoothed(const char *dir, double window, nh_error *err)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/timeseries.csv", dir);
+    FILE *in = fopen(path, "r");
+    if (!in)
+        return nh_fail(err, NH_ERR_IO, "cannot read %s", path);
+    smoothing sm = {.window = window};
+    int bad = read_series(in, &sm);
+    fclose(in);
+    int rc = bad ? nh_fail(err, NH_ERR_IO, "%s is empty or unreadable", path)
+             : prefix_sums(&sm) ? nh_fail(err, NH_ERR_NOMEM, "out of memory smoothing %s", path)
+                                : write_atomically(dir, "smoothed.csv", smoothed_body, &sm, err);
+    free(sm.data);
+    free(sm.sum);
+    free(sm.count);
+    return rc;
 }
 
