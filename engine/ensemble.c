@@ -48,6 +48,11 @@ int nh_run_validate(const nh_run_config *cfg, nh_error *err)
         return nh_fail(err, NH_ERR_INPUT, "step size h=%g must be a finite number > 0", cfg->h);
     if (!(cfg->T >= cfg->h) || !isfinite(cfg->T))
         return nh_fail(err, NH_ERR_INPUT, "horizon T=%g must be finite and at least the step size h=%g", cfg->T, cfg->h);
+    const double steps = cfg->T / cfg->h;
+    if (steps <= 2e9 && fabs(steps - nearbyint(steps)) > 1e-9 * steps)
+        return nh_fail(err, NH_ERR_INPUT,
+                       "horizon T=%g is not a whole number of steps h=%g (T/h = %.6g); use T=%.10g or T=%.10g", cfg->T,
+                       cfg->h, steps, floor(steps) * cfg->h, ceil(steps) * cfg->h);
     if (step_count(cfg) > 2000000000L)
         return nh_fail(err, NH_ERR_INPUT, "T/h = %g steps is more than the allowed 2e9", cfg->T / cfg->h);
     if (cfg->ensemble < 1)

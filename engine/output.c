@@ -266,7 +266,7 @@ enum { SMOOTH_MAX_COLUMNS = 64 };
  * values and their counts (long double: a window's sum is a difference of prefix sums, and the extra
  * precision keeps that difference at double round-off however long the series). */
 typedef struct smoothing {
-    char header[4096];
+    char header[2048];  /* our own timeseries: at most ~25 columns of ~25 characters */
     int rows, cols;
     double window;
     double *data;
@@ -276,7 +276,7 @@ typedef struct smoothing {
 
 static int read_series(FILE *in, smoothing *sm)
 {
-    char line[8192];
+    char line[4096];
     int cap = 0;
     if (!fgets(sm->header, sizeof sm->header, in))
         return 1;
