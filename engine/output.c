@@ -30,6 +30,14 @@ int nh_make_directory(const char *path, nh_error *err)
     struct stat st;
     if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
         return nh_fail(err, NH_ERR_IO, "output path '%s' exists and is not a directory", buf);
+    /* writable? found out now, before any work, by creating and removing a probe file */
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/.nhens-probe.%ld", buf, (long)getpid());
+    FILE *f = fopen(probe, "w");
+    if (!f)
+        return nh_fail(err, NH_ERR_IO, "output directory '%s' is not writable: %s", buf, strerror(errno));
+    fclose(f);
+    remove(probe);
     return NH_OK;
 }
 

@@ -49,6 +49,8 @@ Test(cli, bad_input_is_refused_with_the_value_and_what_is_allowed)
     refused("run --system cvt --method lf --h abc --T 1 --energy 2", "--h 'abc' must be a finite number in [1e-12, 1e+06]");
     refused("run --system cvt --method lf --h 0 --T 1 --energy 2", "--h '0' must be a finite number in");
     refused("run --system cvt --method lf --h 0.1 --T 0.01 --energy 2", "T=0.01");
+    cr_assert(eq(int, nhens("run --system cvt --preset rotating --method lf --h 0.1 --T 1 --out /proc/self"), 1));
+    cr_assert(strstr(err_text, "output directory '/proc/self' is not writable") != NULL, "%s", err_text);
     refused("run --system cvt --preset rotating --method lf --h 0.3 --T 1", "horizon T=1 is not a whole number of steps h=0.3 (T/h = 3.33333); use T=0.9 or T=1.2");
     refused("run --system cvt --method lf --h 0.1 --T 1 --energy 2 --ensemble 0", "--ensemble '0' must be a decimal integer in [1, 100000000]");
     refused("run --system cvt --method lf --h 0.1 --T 1 --energy 2 --ensemble -5", "--ensemble '-5' must be a decimal integer");
