@@ -4,6 +4,14 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+void nh_join_names(const char *const *names, int n, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used < len; ++i)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", names[i]);
+}
+
 int nh_fail(nh_error *err, int code, const char *fmt, ...)
 {
     if (err) {

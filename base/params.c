@@ -49,9 +49,10 @@ static void list_names(const nh_param_set *set, char *buf, size_t len)
         snprintf(buf, len, "none");
         return;
     }
-    size_t used = 0;
-    for (int i = 0; i < set->count && used < len; ++i)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", set->defs[i].name);
+    const char *names[NH_MAX_PARAMS];
+    for (int i = 0; i < set->count; ++i)
+        names[i] = set->defs[i].name;
+    nh_join_names(names, set->count, buf, len);
 }
 
 static int check_range(const nh_param_def *def, double v, const char *owner, nh_error *err)

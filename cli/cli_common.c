@@ -52,11 +52,12 @@ int nh_cli_build_system(const nh_cli *cli, const char *name, const char *preset_
         return NH_ERR_INPUT;
     *preset = NULL;
     if (preset_name && !(*preset = nh_system_find_preset(type, preset_name))) {
-        char names[256] = "";
-        for (int i = 0; i < type->n_presets; ++i) {
-            strncat(names, i ? ", " : "", sizeof names - strlen(names) - 1);
-            strncat(names, type->presets[i].name, sizeof names - strlen(names) - 1);
-        }
+        char names[256];
+        const char *list[32];
+        const int n = type->n_presets < 32 ? type->n_presets : 32;
+        for (int i = 0; i < n; ++i)
+            list[i] = type->presets[i].name;
+        nh_join_names(list, n, names, sizeof names);
         return nh_fail(err, NH_ERR_INPUT, "system %s has no preset '%s'; its presets are: %s", type->name,
                        preset_name, names[0] ? names : "(none)");
     }

@@ -163,15 +163,14 @@ static int run_gnuplot(const char *script)
 /* A gnuplot string literal: single quotes, in which gnuplot expands nothing; a quote is doubled and
  * control characters (which would end the command) become spaces. Every text from an experiment file or
  * the command line reaches a script only through this. */
-static void gp_string(FILE *g, const char *prefix, const char *text, const char *suffix)
+static void gp_string(FILE *g, const char *text, const char *suffix)
 {
     fputc('\'', g);
-    for (const char *part[3] = {prefix, text, suffix}, **s = part; s < part + 3; ++s)
+    for (const char *part[2] = {text, suffix}, **s = part; s < part + 2; ++s)
         for (const char *c = *s; *c; ++c) {
             if (*c == '\'')
-                fputs("''", g);
-            else
-                fputc((unsigned char)*c < 0x20 ? ' ' : *c, g);
+                fputc('\'', g);
+            fputc((unsigned char)*c < 0x20 ? ' ' : *c, g);
         }
     fputc('\'', g);
 }
@@ -179,18 +178,18 @@ static void gp_string(FILE *g, const char *prefix, const char *text, const char 
 static void plot_column(FILE *g, const char *out, const nh_exp_panel *p, int c, const char *file)
 {
     fprintf(g, "%s\nset xlabel 't'\nset ylabel ", p->logy ? "set logscale y" : "unset logscale y");
-    gp_string(g, "", p->plot[c], p->smooth > 0 ? " (running mean)" : "");
+    gp_string(g, p->plot[c], p->smooth > 0 ? " (running mean)" : "");
     fputs("\nplot ", g);
     for (int k = 0; k < p->n_methods; ++k) {
         char dir[1024], data[1100];
         run_dir(out, p, k, dir, sizeof dir);
         snprintf(data, sizeof data, "%s/%s", dir, file);
         fputs(k ? ", " : "", g);
-        gp_string(g, "", data, "");
+        gp_string(g, data, "");
         fputs(" using 't':", g);
-        gp_string(g, "", p->plot[c], "");
+        gp_string(g, p->plot[c], "");
         fputs(" with lines lw 1.5 title ", g);
-        gp_string(g, "", p->methods[k], "");
+        gp_string(g, p->methods[k], "");
     }
     fputc('\n', g);
 }
@@ -208,10 +207,10 @@ static int plot_panel(const char *out, const nh_exp_panel *p)
         fprintf(g, term ? "set terminal svg size 900,%d\n" : "set terminal pngcairo size 900,%d\n", 320 * p->n_plot);
         snprintf(figure, sizeof figure, "%s/%s.%s", out, p->name, term ? "svg" : "png");
         fputs("set output ", g);
-        gp_string(g, "", figure, "");
+        gp_string(g, figure, "");
         fprintf(g, "\nset datafile separator ','\nset key outside right noenhanced\nset grid\nset termoption noenhanced\n");
         fprintf(g, "set multiplot layout %d,1 title ", p->n_plot);
-        gp_string(g, "", p->title[0] ? p->title : p->name, "");
+        gp_string(g, p->title[0] ? p->title : p->name, "");
         fputc('\n', g);
         for (int c = 0; c < p->n_plot; ++c)
             plot_column(g, out, p, c, file);
@@ -229,8 +228,11 @@ static void observer_headers(FILE *md)
     for (int o = 0; o < nh_observer_count(); ++o) {
         const nh_observer *obs = nh_observer_at(o);
         fputs(obs->event ? " " : " max ", md);
-        for (const char *c = obs->label; *c; ++c)   /* a | inside a cell must be escaped */
-            fputs(*c == '|' ? "\\|" : (char[]){*c, 0}, md);
+        for (const char *c = obs->label; *c; ++c) {   /* a | inside a cell must be escaped */
+            if (*c == '|')
+                fputc('\\', md);
+            fputc(*c, md);
+        }
         fputs(obs->event ? " drift (first → last tenth) |" : " |", md);
     }
 }

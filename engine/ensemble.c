@@ -241,8 +241,9 @@ static void finish_result(const nh_run_config *cfg, nh_run_result *res)
     res->variance_scale = pow(cfg->h, 2 * nh_method_spec_order(&cfg->method));
     if (!var)
         return;
+    const int fitted = nh_observer_fitted();
     for (long k = 0; k < res->n_out; ++k)
-        var[k] = nh_accum_variance(nh_run_accum(res, k, nh_observer_fitted()));
+        var[k] = nh_accum_variance(nh_run_accum(res, k, fitted));
     res->fit_ok = nh_variance_fit_compute(res->time, var, res->n_out, cfg->fit_window_start * cfg->T, cfg->h,
                                           nh_method_spec_order(&cfg->method), &res->fit) == 0;
     free(var);

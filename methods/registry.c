@@ -110,15 +110,6 @@ const nh_system_type *nh_registry_find_system(const nh_registry *reg, const char
     return NULL;
 }
 
-/* "a, b, c" of n names */
-static void join_names(const char *const *names, int n, char *buf, size_t len)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < n && used < len; ++i)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", names[i]);
-}
-
 const nh_system_type *nh_registry_find_system_checked(const nh_registry *reg, const char *name, nh_error *err)
 {
     const nh_system_type *type = nh_registry_find_system(reg, name);
@@ -127,7 +118,7 @@ const nh_system_type *nh_registry_find_system_checked(const nh_registry *reg, co
         char list[2048];
         for (int i = 0; i < reg->n_systems; ++i)
             names[i] = reg->systems[i]->name;
-        join_names(names, reg->n_systems, list, sizeof list);
+        nh_join_names(names, reg->n_systems, list, sizeof list);
         nh_fail(err, NH_ERR_INPUT, "unknown system '%s'; known systems: %s", name, list);
     }
     return type;
@@ -175,7 +166,7 @@ int nh_method_spec_parse(const nh_registry *reg, nh_method_spec *spec, const cha
         char list[2048];
         for (int i = 0; i < reg->n_methods; ++i)
             names[i] = reg->methods[i]->name;
-        join_names(names, reg->n_methods, list, sizeof list);
+        nh_join_names(names, reg->n_methods, list, sizeof list);
         return nh_fail(err, NH_ERR_INPUT, "unknown method '%s'; known methods: %s", name, list);
     }
     nh_method_spec_defaults(spec, type, reg);
@@ -215,7 +206,7 @@ void nh_registry_methods_serving(const nh_registry *reg, const nh_system *sys, c
     for (int i = 0; i < reg->n_methods; ++i)
         if (serves(reg, reg->methods[i], sys))
             names[n++] = reg->methods[i]->name;
-    join_names(names, n, buf, len);
+    nh_join_names(names, n, buf, len);
 }
 
 static int refuse_unserved(const nh_method_spec *spec, const nh_system *sys, unsigned missing, nh_error *err)

@@ -91,10 +91,10 @@ int nh_observer_event(void)
 
 static void observer_names(char *buf, size_t len)
 {
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < nh_observer_count() && used < len; ++i)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", observers[i].name);
+    const char *names[NH_MAX_OBSERVERS];
+    for (int i = 0; i < nh_observer_count(); ++i)
+        names[i] = observers[i].name;
+    nh_join_names(names, nh_observer_count(), buf, len);
 }
 
 int nh_observer_select(const char *list, unsigned *mask, nh_error *err)

@@ -35,6 +35,10 @@ typedef struct nh_error {
 /* printf-style; returns the code passed in so callers can write `return nh_fail(err, NH_ERR_INPUT, ...)`. */
 int nh_fail(nh_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* "a, b, c": the n names joined into buf (cut to len - 1 characters); the one list format of every
+ * "known ...:" message. */
+void nh_join_names(const char *const *names, int n, char *buf, size_t len);
+
 /* Human name of a step status (for failure reports). */
 const char *nh_status_name(int status);
 

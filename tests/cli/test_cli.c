@@ -17,20 +17,33 @@
 
 static char err_text[8192];
 
-/* Run `nhens ARGS`, return its exit code; stderr goes to err_text. */
-static int nhens(const char *args)
+/* Run `nhens ARGS`: stdout into out (cut to size - 1, the rest read and dropped), stderr into err_text;
+ * returns the exit code (-1 if it did not exit). */
+static int nhens_output(const char *args, char *out, size_t size)
 {
-    char cmd[2048], errpath[256];
+    char cmd[2048], errpath[256], rest[4096];
     snprintf(errpath, sizeof errpath, "/tmp/nhens-cli-%d.err", (int)getpid());
-    snprintf(cmd, sizeof cmd, "%s %s >/dev/null 2>%s", NHENS_CLI_PATH, args, errpath);
-    int status = system(cmd);
+    snprintf(cmd, sizeof cmd, "%s %s 2>%s", NHENS_CLI_PATH, args, errpath);
+    FILE *p = popen(cmd, "r");
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = '\0';
+    while (fread(rest, 1, sizeof rest, p) > 0)
+        ;
+    int status = pclose(p);
     FILE *f = fopen(errpath, "r");
-    size_t n = f ? fread(err_text, 1, sizeof err_text - 1, f) : 0;
+    n = f ? fread(err_text, 1, sizeof err_text - 1, f) : 0;
     err_text[n] = '\0';
     if (f)
         fclose(f);
     remove(errpath);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Run `nhens ARGS`, return its exit code; stdout is dropped, stderr goes to err_text. */
+static int nhens(const char *args)
+{
+    char out[1];
+    return nhens_output(args, out, sizeof out);
 }
 
 static void refused(const char *args, const char *expect)
@@ -124,12 +137,9 @@ Test(cli, unwritable_output_leaves_no_files)
 
 Test(cli, order_study_prints_errors_and_orders)
 {
-    FILE *p = popen(NHENS_CLI_PATH " order --system cvt --param eps=0.1 --preset rotating --method dla01 --T 2"
-                    " --h 0.1,0.05 --solver newton", "r");
     char buf[4096];
-    size_t n = fread(buf, 1, sizeof buf - 1, p);
-    buf[n] = '\0';
-    cr_assert(eq(int, pclose(p), 0));
+    cr_assert(eq(int, nhens_output("order --system cvt --param eps=0.1 --preset rotating --method dla01 --T 2"
+                                   " --h 0.1,0.05 --solver newton", buf, sizeof buf), 0));
     /* docs/METHODS.md Sect. 8: DLA^{0,1} errors 9.42e-03 and 2.32e-03, order 2.02 */
     cr_assert(strstr(buf, "9.41") != NULL && strstr(buf, "2.32") != NULL && strstr(buf, "2.01") != NULL, "%s", buf);
 
@@ -141,11 +151,8 @@ Test(cli, order_study_prints_errors_and_orders)
 
 Test(cli, audit_prints_a_row_per_method)
 {
-    FILE *p = popen(NHENS_CLI_PATH " audit --system cvt --param eps=0.1 --preset rotating --T-long 10", "r");
     char buf[16384];
-    size_t n = fread(buf, 1, sizeof buf - 1, p);
-    buf[n] = '\0';
-    cr_assert(eq(int, pclose(p), 0));
+    cr_assert(eq(int, nhens_output("audit --system cvt --param eps=0.1 --preset rotating --T-long 10", buf, sizeof buf), 0));
     /* every registered method has a row, and the DLA^{1/2} row carries its docs/METHODS.md error 7.34e-3 */
     for (int i = 0; i < nh_registry_method_count(test_registry()); ++i)
         cr_assert(strstr(buf, nh_registry_method_at(test_registry(), i)->name) != NULL, "no row for %s:\n%s", nh_registry_method_at(test_registry(), i)->name, buf);
@@ -154,11 +161,8 @@ Test(cli, audit_prints_a_row_per_method)
 
 Test(cli, list_shows_every_system_and_method)
 {
-    FILE *p = popen(NHENS_CLI_PATH " list", "r");
     char buf[65536];
-    size_t n = fread(buf, 1, sizeof buf - 1, p);
-    buf[n] = '\0';
-    cr_assert(eq(int, pclose(p), 0));
+    cr_assert(eq(int, nhens_output("list", buf, sizeof buf), 0));
     const char *names[] = {"quartic", "cvt", "knife", "dla ", "dla01", "lf ", "dd ", "rk4", "alpha", "eps", "rotating"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
         cr_assert(strstr(buf, names[i]) != NULL, "nhens list lacks %s", names[i]);
@@ -211,13 +215,10 @@ Test(cli, plugin_method_runs_at_its_order_and_counts_its_solves)
      * between h = 0.05 and 0.025 on the rotating CVT is 4.02 (tolerance 0.15 as for the built-in orders) */
     char args[1024], out[8192];
     snprintf(args, sizeof args,
-             "%s --plugin %s order --system cvt --param eps=0.1 --preset rotating --method suzuki5 --T 2 "
+             "--plugin %s order --system cvt --param eps=0.1 --preset rotating --method suzuki5 --T 2 "
              "--h 0.1,0.05,0.025",
-             NHENS_CLI_PATH, NHENS_PLUGIN_PATH);
-    FILE *p = popen(args, "r");
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    cr_assert(eq(int, pclose(p), 0), "%s", out);
+             NHENS_PLUGIN_PATH);
+    cr_assert(eq(int, nhens_output(args, out, sizeof out), 0), "%s", out);
     const char *last = strstr(out, "0.025");
     double h, err, order;
     long steps;
@@ -228,25 +229,6 @@ Test(cli, plugin_method_runs_at_its_order_and_counts_its_solves)
     cr_assert(strstr(err_text, "cannot load plugin") || strstr(err_text, "not an nhens plugin"), "%s", err_text);
     cr_assert(eq(int, nhens("--plugin nosuch.so list"), 2));
     cr_assert(strstr(err_text, "must be a path") != NULL, "%s", err_text);
-}
-
-/* Run `nhens ARGS` and capture its stdout into out (stderr into err_text); returns the exit code. */
-static int nhens_output(const char *args, char *out, size_t size)
-{
-    char cmd[2048], errpath[256];
-    snprintf(errpath, sizeof errpath, "/tmp/nhens-cli-%d.err", (int)getpid());
-    snprintf(cmd, sizeof cmd, "%s %s 2>%s", NHENS_CLI_PATH, args, errpath);
-    FILE *p = popen(cmd, "r");
-    size_t n = fread(out, 1, size - 1, p);
-    out[n] = '\0';
-    int status = pclose(p);
-    FILE *f = fopen(errpath, "r");
-    n = f ? fread(err_text, 1, sizeof err_text - 1, f) : 0;
-    err_text[n] = '\0';
-    if (f)
-        fclose(f);
-    remove(errpath);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 #define SYSTEM_PLUGIN "--plugin " NHENS_SYSTEM_PLUGIN_PATH " "
