@@ -24,6 +24,12 @@ typedef struct nh_cli {
 
 int nh_cli_main(int argc, char **argv);
 
+/* cli/interrupt.c: graceful SIGINT/SIGTERM. nh_cli_interrupted fits nh_run_config.interrupted;
+ * nh_cli_interrupt_status is 128 + the signal received, or 0. */
+void nh_cli_catch_interrupts(void);
+int nh_cli_interrupted(void *ctx);
+int nh_cli_interrupt_status(void);
+
 /* nh_options_parse plus the CLI's policy: --help prints the table's help (returns 1, *status 0);
  * an error prints the message (returns 1, *status NH_EXIT_USAGE); 0: go on. */
 int nh_cli_parse(const nh_option_table *table, int argc, char **argv, void *target, uint64_t *seen,

@@ -1,7 +1,9 @@
-/* `nhens run`: parse and validate options into an nh_run_config, run the ensemble, write
- * DIR/timeseries.csv and DIR/summary.json, print a short human summary. */
+/* `nhens run`: parse and validate options into an nh_run_config, run the ensemble (interruptible,
+ * checkpointed, resumable), commit DIR/timeseries.csv, DIR/summary.json (and DIR/smoothed.csv) as one
+ * set, print a short human summary. */
 #include "cli.h"
 
+#include "nhens/checkpoint.h"
 #include "nhens/ensemble.h"
 #include "nhens/output.h"
 
@@ -10,15 +12,18 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { OUTPUT_ROWS_TARGET = 1000 };
+#define NH_BLOCK_SIZE_TEXT "8"
+_Static_assert(NH_BLOCK_SIZE == 8, "NH_BLOCK_SIZE_TEXT must spell NH_BLOCK_SIZE");
 
 typedef struct run_options {
-    const char *system, *method, *preset, *out, *solver, *observe;
+    const char *system, *method, *preset, *out, *solver, *observe, *checkpoint, *resume;
     const char *params[NH_CLI_MAX_PARAMS];
     int n_params, quiet;
-    double h, T, energy, fit_start, section, smooth;
+    double h, T, energy, fit_start, section, smooth, checkpoint_every;
     long ensemble, every, threads;
     uint64_t seed;
     uint64_t seen;
@@ -47,10 +52,19 @@ static const nh_option RUN_OPTIONS[] = {
             "observers to record (nhens list; default all that apply; the fitted dH always)"),
     RUN_OPT("out", NH_OPTION_STRING, out, 0, 0, "DIR", "output folder (default nhens-out)"),
     RUN_OPT("quiet", NH_OPTION_FLAG, quiet, 0, 0, NULL, "no progress line"),
+    RUN_OPT("checkpoint", NH_OPTION_STRING, checkpoint, 0, 0, "FILE",
+            "save the merged statistics to FILE every --checkpoint-every seconds and when interrupted "
+            "(removed when the run completes)"),
+    RUN_OPT("checkpoint-every", NH_OPTION_DOUBLE, checkpoint_every, 0, 1e6, "S",
+            "seconds between checkpoints (default 60; 0: after every block of " NH_BLOCK_SIZE_TEXT " trajectories)"),
+    RUN_OPT("resume", NH_OPTION_STRING, resume, 0, 0, "FILE",
+            "finish the run saved in checkpoint FILE, bitwise as if never interrupted (with it only --threads, "
+            "--quiet, --checkpoint and --checkpoint-every may be given)"),
 };
 
 const nh_option_table nh_cli_run_table = {
-    "run", "--system S [--param k=v ...] --method M[:k=v,...] --h H --T T (--energy E | --preset P) [options]",
+    "run", "--system S [--param k=v ...] --method M[:k=v,...] --h H --T T (--energy E | --preset P) [options]\n"
+    "       nhens run --resume FILE [--threads K] [--checkpoint FILE] [--checkpoint-every S] [--quiet]",
     "one ensemble study: DIR/timeseries.csv, DIR/summary.json and a printed summary", RUN_OPTIONS,
     sizeof RUN_OPTIONS / sizeof RUN_OPTIONS[0], 0};
 
@@ -62,10 +76,13 @@ static int usage_error(const char *message)
 
 static int parse_run_options(int argc, char **argv, run_options *o, int *status)
 {
-    *o = (run_options){.out = "nhens-out", .solver = NH_CLI_DEFAULT_SOLVER, .fit_start = 0.5, .seed = 1};
+    *o = (run_options){.out = "nhens-out", .solver = NH_CLI_DEFAULT_SOLVER, .fit_start = 0.5, .seed = 1,
+                       .checkpoint_every = 60};
     if (nh_cli_parse(&nh_cli_run_table, argc, argv, o, &o->seen, NULL, NULL, status))
         return 1;
     const nh_option_table *t = &nh_cli_run_table;
+    if (o->resume)
+        return 0;
     if (!o->system || !o->method || !nh_cli_given(t, o->seen, "h") || !nh_cli_given(t, o->seen, "T"))
         return *status = usage_error("--system, --method, --h and --T are required"), 1;
     if (!nh_cli_given(t, o->seen, "energy") == !o->preset)
@@ -162,38 +179,175 @@ static void print_summary(const nh_run_config *cfg, const nh_run_result *res, co
     printf("  wrote %s/timeseries.csv and %s/summary.json\n", out, out);
 }
 
+/* --resume FILE: the run's own options come from the checkpoint; the resume command line may only choose
+ * threads, progress and further checkpoints. On success *ck owns the strings o now points into. */
+static int resume_options(run_options *o, nh_checkpoint **ck, int *n_args, char ***args)
+{
+    const nh_option_table *t = &nh_cli_run_table;
+    const char *allowed[] = {"resume", "threads", "quiet", "checkpoint", "checkpoint-every"};
+    uint64_t allowed_bits = 0;
+    for (int i = 0; i < 5; ++i)
+        allowed_bits |= 1ULL << nh_options_index(t, allowed[i]);
+    if (o->seen & ~allowed_bits)
+        return usage_error("with --resume FILE the run's options come from FILE; only --threads, --quiet, "
+                           "--checkpoint and --checkpoint-every may be given");
+    nh_error err;
+    if (!(*ck = nh_checkpoint_load(o->resume, &err))) {
+        fprintf(stderr, "nhens run: %s\n", err.msg);
+        return NH_EXIT_USAGE;
+    }
+    const run_options given = *o;
+    int status;
+    *n_args = nh_checkpoint_args(*ck, args);
+    if (*n_args < 1 || parse_run_options(*n_args, *args, o, &status) || o->resume) {
+        fprintf(stderr, "nhens run: checkpoint '%s' does not hold the options of a run\n", given.resume);
+        return NH_EXIT_USAGE;
+    }
+    if (nh_cli_given(t, given.seen, "threads"))
+        o->threads = given.threads, o->seen |= 1ULL << nh_options_index(t, "threads");
+    if (nh_cli_given(t, given.seen, "checkpoint-every"))
+        o->checkpoint_every = given.checkpoint_every;
+    o->checkpoint = given.checkpoint ? given.checkpoint : given.resume;
+    o->quiet = given.quiet;
+    o->resume = given.resume;
+    return NH_EXIT_OK;
+}
+
+/* What the engine's hooks need: where and how often to checkpoint, and how to rebuild the run. */
+typedef struct run_control {
+    const nh_run_config *cfg;
+    const char *path;
+    double every, last;
+    int n_args;
+    char **args;
+    int warned;
+} run_control;
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void save_checkpoint(run_control *ctl, const nh_run_result *res)
+{
+    nh_error err;
+    if (nh_checkpoint_save(ctl->path, ctl->cfg, res, ctl->n_args, ctl->args, &err) && !ctl->warned++)
+        fprintf(stderr, "nhens run: warning: checkpoint not saved: %s\n", err.msg);
+    ctl->last = seconds_now();
+}
+
+static void on_merged(const nh_run_result *partial, long next_block, void *ctx)
+{
+    (void)next_block;
+    run_control *ctl = ctx;
+    if (ctl->path && seconds_now() - ctl->last >= ctl->every)
+        save_checkpoint(ctl, partial);
+}
+
+/* The ensemble from the start or from the checkpoint; an interrupted run brings its checkpoint up to date. */
+static int compute(run_control *ctl, const nh_checkpoint *ck, nh_run_result *res, nh_error *err)
+{
+    int rc = nh_run_result_init(ctl->cfg, res, err);
+    if (!rc && ck)
+        rc = nh_checkpoint_restore(ck, ctl->cfg, res, err);
+    if (!rc)
+        rc = nh_run_ensemble_continue(ctl->cfg, res, err);
+    if (rc) {
+        nh_run_result_free(res);
+        return rc;
+    }
+    if (ctl->path && !res->complete)
+        save_checkpoint(ctl, res);
+    return NH_OK;
+}
+
+/* timeseries.csv, summary.json and smoothed.csv committed together into out. */
+static int write_outputs(const run_options *o, const nh_run_config *cfg, const nh_run_result *res,
+                         const char *command, nh_error *err)
+{
+    nh_output_set set;
+    int rc = nh_output_set_begin(&set, o->out, err);
+    if (rc)
+        return rc;
+    rc = nh_write_timeseries(set.stage, res, err);
+    if (!rc)
+        rc = nh_write_summary(set.stage, cfg, res, command, err);
+    if (!rc && o->smooth > 0)
+        rc = nh_write_smoothed(set.stage, o->smooth, err);
+    if (rc) {
+        nh_output_set_abort(&set);
+        return rc;
+    }
+    return nh_output_set_commit(&set, err);
+}
+
+static int run_status(const nh_run_result *res)
+{
+    if (nh_cli_interrupt_status())
+        return nh_cli_interrupt_status();
+    return res->failed ? NH_EXIT_FAILED_TRAJECTORIES : NH_EXIT_OK;
+}
+
+static void print_interruption(const nh_run_config *cfg, const nh_run_result *res, const char *checkpoint)
+{
+    if (res->complete)
+        return;
+    printf("  INTERRUPTED: %ld of %ld trajectories done; the statistics are over those (\"complete\": false)\n",
+           res->trajectories_done, cfg->ensemble);
+    if (checkpoint)
+        printf("  resume with: nhens run --resume %s\n", checkpoint);
+}
+
 int nh_cli_run(const nh_cli *cli, int argc, char **argv)
 {
     run_options o;
-    int rc;
+    int rc, n_args = argc;
+    char **args = argv;
+    nh_checkpoint *ck = NULL;
     if (parse_run_options(argc, argv, &o, &rc))
         return rc;
+    if (o.resume && (rc = resume_options(&o, &ck, &n_args, &args))) {
+        nh_checkpoint_free(ck);
+        return rc;
+    }
     nh_system sys;
     nh_run_config cfg;
     nh_run_result res;
     nh_error err;
+    run_control ctl = {&cfg, o.checkpoint, o.checkpoint_every, seconds_now(), n_args, args, 0};
     if (build_config(cli, &o, &sys, &cfg, &err)) {
         fprintf(stderr, "nhens run: %s\n", err.msg);
+        nh_checkpoint_free(ck);
         return NH_EXIT_USAGE;
     }
-    if (nh_make_directory(o.out, &err) || nh_run_ensemble(&cfg, &res, &err)) {
-        fprintf(stderr, "nhens run: %s\n", err.msg);
-        return NH_EXIT_ERROR;
-    }
-    char command[4096];
-    join_command(argc, argv, command, sizeof command);
-    rc = nh_write_timeseries(o.out, &res, &err);
+    cfg.interrupted = nh_cli_interrupted;
+    cfg.merged = on_merged;
+    cfg.hook_ctx = &ctl;
+    nh_cli_catch_interrupts();
+    rc = nh_make_directory(o.out, &err);
     if (!rc)
-        rc = nh_write_summary(o.out, &cfg, &res, command, &err);
-    if (!rc && o.smooth > 0)
-        rc = nh_write_smoothed(o.out, o.smooth, &err);
+        rc = compute(&ctl, ck, &res, &err);
     if (rc) {
         fprintf(stderr, "nhens run: %s\n", err.msg);
-        nh_run_result_free(&res);
-        return NH_EXIT_ERROR;
+        nh_checkpoint_free(ck);
+        return rc == NH_ERR_INPUT ? NH_EXIT_USAGE : NH_EXIT_ERROR;
     }
-    print_summary(&cfg, &res, o.out);
-    int status = res.failed ? NH_EXIT_FAILED_TRAJECTORIES : NH_EXIT_OK;
+    char command[4096];
+    join_command(n_args, args, command, sizeof command);
+    int status = write_outputs(&o, &cfg, &res, command, &err);
+    if (status) {
+        fprintf(stderr, "nhens run: %s\n", err.msg);
+        status = NH_EXIT_ERROR;
+    } else {
+        if (ctl.path && res.complete)
+            remove(ctl.path); /* the outputs hold everything it had */
+        print_summary(&cfg, &res, o.out);
+        print_interruption(&cfg, &res, ctl.path);
+        status = run_status(&res);
+    }
     nh_run_result_free(&res);
+    nh_checkpoint_free(ck); /* o's strings point into it */
     return status;
 }

@@ -89,8 +89,38 @@ static int split_params(char *buf, const char **list)
     return count;
 }
 
+static int hash_body(FILE *f, const void *data)
+{
+    return fprintf(f, "%016llx\n", *(const unsigned long long *)data) < 0;
+}
+
+/* The run's files committed as one set; config.hash (what makes a later report reuse them) only when
+ * the run is complete. */
+static int commit_run(const nh_exp_panel *p, const char *dir, const nh_run_config *cfg, const nh_run_result *res,
+                      unsigned long long hash, const char *command, nh_error *err)
+{
+    nh_output_set set;
+    char path[2400];
+    int rc = nh_output_set_begin(&set, dir, err);
+    if (rc)
+        return rc;
+    snprintf(path, sizeof path, "%s/config.hash", set.stage);
+    rc = nh_write_timeseries(set.stage, res, err);
+    if (!rc)
+        rc = nh_write_summary(set.stage, cfg, res, command, err);
+    if (!rc && p->smooth > 0)
+        rc = nh_write_smoothed(set.stage, p->smooth, err);
+    if (!rc && res->complete)
+        rc = nh_write_file(path, hash_body, &hash, err);
+    if (rc) {
+        nh_output_set_abort(&set);
+        return rc;
+    }
+    return nh_output_set_commit(&set, err);
+}
+
 static int run_one(const nh_cli *cli, const report_options *o, const nh_exp_panel *p, int k, const char *dir,
-                   nh_error *err)
+                   uint64_t hash, nh_error *err)
 {
     char params[256];
     const char *list[16];
@@ -104,7 +134,7 @@ static int run_one(const nh_cli *cli, const report_options *o, const nh_exp_pane
     nh_run_config cfg = {.system = &sys, .h = p->h, .T = p->T, .every = p->every, .ensemble = p->ensemble,
                          .seed = p->seed, .threads = (int)o->threads, .energy = p->energy, .fit_window_start = 0.5,
                          .solver = o->solver_kind, .section = p->section,
-                         .have_section = p->have_section};
+                         .have_section = p->have_section, .interrupted = nh_cli_interrupted};
     nh_run_config_use_preset(&cfg, preset);
     if ((rc = nh_method_spec_parse(cli->registry, &cfg.method, p->methods[k], err)))
         return rc;
@@ -113,9 +143,7 @@ static int run_one(const nh_cli *cli, const report_options *o, const nh_exp_pane
         return rc;
     char command[512];
     snprintf(command, sizeof command, "nhens report (panel %s, method %s)", p->name, p->methods[k]);
-    rc = nh_write_timeseries(dir, &res, err);
-    if (!rc)
-        rc = nh_write_summary(dir, &cfg, &res, command, err);
+    rc = commit_run(p, dir, &cfg, &res, hash, command, err);
     nh_run_result_free(&res);
     return rc;
 }
@@ -194,31 +222,50 @@ static void plot_column(FILE *g, const char *out, const nh_exp_panel *p, int c, 
     fputc('\n', g);
 }
 
-/* One gnuplot script per panel: PNG and SVG of every plotted column against t, a curve per method. */
-static int plot_panel(const char *out, const nh_exp_panel *p)
+typedef struct panel_plot {
+    const char *out;
+    const nh_exp_panel *panel;
+    char figure[2][1100];   /* temporaries gnuplot writes; renamed onto out/PANEL.png and .svg */
+} panel_plot;
+
+static int script_body(FILE *g, const void *data)
 {
-    char script[1024], figure[1100];
-    snprintf(script, sizeof script, "%s/%s/plot.gp", out, p->name);
-    FILE *g = fopen(script, "w");
-    if (!g)
-        return 1;
+    const panel_plot *pp = data;
+    const nh_exp_panel *p = pp->panel;
     const char *file = p->smooth > 0 ? "smoothed.csv" : "timeseries.csv";
     for (int term = 0; term < 2; ++term) {
         fprintf(g, term ? "set terminal svg size 900,%d\n" : "set terminal pngcairo size 900,%d\n", 320 * p->n_plot);
-        snprintf(figure, sizeof figure, "%s/%s.%s", out, p->name, term ? "svg" : "png");
         fputs("set output ", g);
-        gp_string(g, figure, "");
+        gp_string(g, pp->figure[term], "");
         fprintf(g, "\nset datafile separator ','\nset key outside right noenhanced\nset grid\nset termoption noenhanced\n");
         fprintf(g, "set multiplot layout %d,1 title ", p->n_plot);
         gp_string(g, p->title[0] ? p->title : p->name, "");
         fputc('\n', g);
         for (int c = 0; c < p->n_plot; ++c)
-            plot_column(g, out, p, c, file);
-        fprintf(g, "unset multiplot\n");
+            plot_column(g, pp->out, p, c, file);
+        fprintf(g, "unset multiplot\nunset output\n");
     }
-    if (fclose(g) != 0)
-        return 1;
-    return run_gnuplot(script);
+    return 0;
+}
+
+/* One gnuplot script per panel: PNG and SVG of every plotted column against t, a curve per method. The
+ * figures appear only whole: gnuplot writes temporaries, renamed after it succeeded. */
+static int plot_panel(const char *out, const nh_exp_panel *p)
+{
+    static const char *const ext[2] = {"png", "svg"};
+    panel_plot pp = {out, p, {"", ""}};
+    char script[1100], final[1100];
+    nh_error err;
+    for (int i = 0; i < 2; ++i)
+        snprintf(pp.figure[i], sizeof pp.figure[i], "%s/.%s.%s.tmp.%ld", out, p->name, ext[i], (long)getpid());
+    snprintf(script, sizeof script, "%s/%s/plot.gp", out, p->name);
+    int bad = nh_write_file(script, script_body, &pp, &err) || run_gnuplot(script);
+    for (int i = 0; i < 2; ++i) {
+        snprintf(final, sizeof final, "%s/%s.%s", out, p->name, ext[i]);
+        bad = bad || rename(pp.figure[i], final) != 0;
+        remove(pp.figure[i]);
+    }
+    return bad;
 }
 
 /* One column per observer (max |value|, or for the event observer its drift first -> last tenth), in the
@@ -282,14 +329,18 @@ static void write_panel_table(FILE *md, const char *out, const nh_exp_panel *p)
     }
 }
 
-static int write_markdown(const report_options *o, const nh_experiment *exp, int argc, char **argv)
+typedef struct markdown {
+    const report_options *o;
+    const nh_experiment *exp;
+    int argc;
+    char **argv;
+} markdown;
+
+static int markdown_body(FILE *md, const void *data)
 {
-    char path[1200];
-    snprintf(path, sizeof path, "%s/report.md", o->out);
-    FILE *md = fopen(path, "w");
-    if (!md)
-        return 1;
-    fprintf(md, "# %s\n\n", exp->title[0] ? exp->title : o->experiment);
+    const markdown *m = data;
+    const nh_experiment *exp = m->exp;
+    fprintf(md, "# %s\n\n", exp->title[0] ? exp->title : m->o->experiment);
     if (exp->figure[0])
         fprintf(md, "Reproduces: %s.\n\n", exp->figure);
     if (exp->description[0])
@@ -297,14 +348,21 @@ static int write_markdown(const report_options *o, const nh_experiment *exp, int
     if (exp->expect[0])
         fprintf(md, "What the run should show: %s\n\n", exp->expect);
     fprintf(md, "Command: `nhens");
-    for (int i = 0; i < argc; ++i)
-        fprintf(md, " %s", argv[i]);
-    fprintf(md, "` (scale %g); nhens %s, SUNDIALS %s, cJSON %s.\n", o->scale, NH_VERSION, SUNDIALS_VERSION,
+    for (int i = 0; i < m->argc; ++i)
+        fprintf(md, " %s", m->argv[i]);
+    fprintf(md, "` (scale %g); nhens %s, SUNDIALS %s, cJSON %s.\n", m->o->scale, NH_VERSION, SUNDIALS_VERSION,
             cJSON_Version());
     for (int i = 0; i < exp->n_panels; ++i)
-        write_panel_table(md, o->out, &exp->panels[i]);
-    fclose(md);
+        write_panel_table(md, m->o->out, &exp->panels[i]);
     return 0;
+}
+
+static int write_markdown(const report_options *o, const nh_experiment *exp, int argc, char **argv, nh_error *err)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/report.md", o->out);
+    markdown m = {o, exp, argc, argv};
+    return nh_write_file(path, markdown_body, &m, err);
 }
 
 static int parse_report_options(int argc, char **argv, report_options *o, int *status)
@@ -326,38 +384,38 @@ static int parse_report_options(int argc, char **argv, report_options *o, int *s
     return 0;
 }
 
+/* One (panel, method) pair: reused when DIR/config.hash matches (its smoothed.csv redone, since the window
+ * is not part of the hash), else run and committed. 0, or 1 after a reported failure. */
+static int panel_method(const nh_cli *cli, const report_options *o, const nh_exp_panel *p, int k)
+{
+    char dir[1024], key[1024];
+    nh_error err;
+    run_dir(o->out, p, k, dir, sizeof dir);
+    config_key(p, k, key, sizeof key);
+    const uint64_t hash = fnv1a(key);
+    fprintf(stderr, "[%s %d/%d] %s: ", p->name, k + 1, p->n_methods, p->methods[k]);
+    int rc = nh_output_recover(dir, &err);
+    if (!rc && cached(dir, hash)) {
+        if (p->smooth > 0)
+            rc = nh_write_smoothed(dir, p->smooth, &err);
+        if (!rc)
+            fprintf(stderr, "reused\n");
+    } else if (!rc && !(rc = run_one(cli, o, p, k, dir, hash, &err))) {
+        fprintf(stderr, nh_cli_interrupt_status() ? "interrupted (not kept for reuse)\n" : "done\n");
+    }
+    if (rc)
+        fprintf(stderr, "failed: %s\n", err.msg);
+    return rc != 0;
+}
+
 static int run_panels(const nh_cli *cli, const report_options *o, const nh_experiment *exp)
 {
     int failed = 0;
-    for (int i = 0; i < exp->n_panels; ++i) {
+    for (int i = 0; i < exp->n_panels && !nh_cli_interrupt_status(); ++i) {
         const nh_exp_panel *p = &exp->panels[i];
-        for (int k = 0; k < p->n_methods; ++k) {
-            char dir[1024], key[1024];
-            nh_error err;
-            run_dir(o->out, p, k, dir, sizeof dir);
-            config_key(p, k, key, sizeof key);
-            uint64_t hash = fnv1a(key);
-            fprintf(stderr, "[%s %d/%d] %s: ", p->name, k + 1, p->n_methods, p->methods[k]);
-            if (cached(dir, hash)) {
-                fprintf(stderr, "reused\n");
-            } else if (run_one(cli, o, p, k, dir, &err)) {
-                fprintf(stderr, "failed: %s\n", err.msg);
-                failed = 1;
-                continue;
-            } else {
-                char path[1200];
-                snprintf(path, sizeof path, "%s/config.hash", dir);
-                FILE *f = fopen(path, "w");
-                if (f) {
-                    fprintf(f, "%016llx\n", (unsigned long long)hash);
-                    fclose(f);
-                }
-                fprintf(stderr, "done\n");
-            }
-            if (p->smooth > 0)
-                nh_write_smoothed(dir, p->smooth, &err);
-        }
-        if (plot_panel(o->out, p)) {
+        for (int k = 0; k < p->n_methods && !nh_cli_interrupt_status(); ++k)
+            failed |= panel_method(cli, o, p, k);
+        if (!nh_cli_interrupt_status() && plot_panel(o->out, p)) {
             fprintf(stderr, "nhens report: gnuplot failed for panel %s\n", p->name);
             failed = 1;
         }
@@ -390,9 +448,15 @@ int nh_cli_report(const nh_cli *cli, int argc, char **argv)
         fprintf(stderr, "nhens report: %s\n", err.msg);
         return NH_EXIT_ERROR;
     }
+    nh_cli_catch_interrupts();
     int failed = run_panels(cli, &o, &exp);
-    if (write_markdown(&o, &exp, argc, argv)) {
-        fprintf(stderr, "nhens report: cannot write %s/report.md\n", o.out);
+    if (nh_cli_interrupt_status()) {
+        fprintf(stderr, "nhens report: interrupted; report.md and the figures are as before. The same command "
+                        "finishes the report (finished runs are reused).\n");
+        return nh_cli_interrupt_status();
+    }
+    if (write_markdown(&o, &exp, argc, argv, &err)) {
+        fprintf(stderr, "nhens report: %s\n", err.msg);
         return NH_EXIT_ERROR;
     }
     printf("nhens report: wrote %s/report.md and %d figure(s) (PNG and SVG)\n", o.out, exp.n_panels);

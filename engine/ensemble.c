@@ -15,6 +15,8 @@ typedef struct block_stats {
     nh_failure failures[NH_BLOCK_SIZE];
     int n_failures;
     long steps;
+    nh_solver_stats solver; /* this block's solves only, so an abandoned block leaves no trace */
+    int abandoned;          /* interrupted before its last trajectory finished: never merged */
 } block_stats;
 
 typedef struct worker {
@@ -23,6 +25,11 @@ typedef struct worker {
     double carried[NH_MAX_UNKNOWNS];
     unsigned observer_mask;     /* the run's: which observers are recorded */
 } worker;
+
+static int interrupted(const nh_run_config *cfg)
+{
+    return cfg->interrupted && cfg->interrupted(cfg->hook_ctx);
+}
 
 static long step_count(const nh_run_config *cfg)
 {
@@ -158,6 +165,10 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long
     nh_section_start(&section, s, q, v, cfg->have_section ? cfg->section : NAN);
     section.active = section.active && event >= 0 && (w->observer_mask & (1u << event));
     for (long k = 1; k <= n_steps; ++k) {
+        if (k % NH_INTERRUPT_POLL_STEPS == 0 && interrupted(cfg)) {
+            w->block.abandoned = 1;
+            return;
+        }
         if (section.active) {
             memcpy(qa, q, (size_t)s->n * sizeof *q);
             memcpy(va, v, (size_t)s->n * sizeof *v);
@@ -190,6 +201,8 @@ static void block_reset(block_stats *b, long n_out)
     memset(b->live, 0, (size_t)n_out * sizeof *b->live);
     b->n_failures = 0;
     b->steps = 0;
+    b->solver = (nh_solver_stats){0};
+    b->abandoned = 0;
 }
 
 static void merge_block(nh_run_result *res, const block_stats *b)
@@ -207,6 +220,9 @@ static void merge_block(nh_run_result *res, const block_stats *b)
             res->first_failures[res->n_reported++] = *fl;
     }
     res->completed_steps += b->steps;
+    res->solver.solves += b->solver.solves;
+    res->solver.iterations += b->solver.iterations;
+    res->solver.failures += b->solver.failures;
 }
 
 static int worker_init(worker *w, const nh_run_config *cfg, long n_out, unsigned observer_mask, nh_error *err)
@@ -221,14 +237,8 @@ static int worker_init(worker *w, const nh_run_config *cfg, long n_out, unsigned
     return w->stepper ? NH_OK : NH_ERR_SOLVER;
 }
 
-static void worker_free(worker *w, nh_solver_stats *total)
+static void worker_free(worker *w)
 {
-    if (w->stepper) {
-        nh_solver_stats st = nh_stepper_solver_stats(w->stepper);
-        total->solves += st.solves;
-        total->iterations += st.iterations;
-        total->failures += st.failures;
-    }
     nh_stepper_free(w->stepper);
     free(w->block.acc);
     free(w->block.live);
@@ -253,14 +263,18 @@ static void finish_result(const nh_run_config *cfg, nh_run_result *res)
     }
 }
 
-int nh_run_ensemble(const nh_run_config *cfg, nh_run_result *res, nh_error *err)
+long nh_run_block_count(const nh_run_config *cfg)
+{
+    return (cfg->ensemble + NH_BLOCK_SIZE - 1) / NH_BLOCK_SIZE;
+}
+
+int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *err)
 {
     memset(res, 0, sizeof *res);
     int rc = nh_run_validate(cfg, err);
     if (rc)
         return rc;
     const long n_steps = step_count(cfg), n_out = n_steps / cfg->every + 1;
-    const long n_blocks = (cfg->ensemble + NH_BLOCK_SIZE - 1) / NH_BLOCK_SIZE;
     res->n_steps = n_steps;
     res->n_out = n_out;
     unsigned selected;
@@ -272,15 +286,53 @@ int nh_run_ensemble(const nh_run_config *cfg, nh_run_result *res, nh_error *err)
     }
     for (long k = 0; k < n_out; ++k)
         res->time[k] = (double)(k * cfg->every) * cfg->h;
+    return NH_OK;
+}
+
+/* Block b's trajectories (all of them, or until an interruption abandons the block). */
+static void run_block(const nh_run_config *cfg, worker *w, long b, const nh_run_result *res)
+{
+    block_reset(&w->block, res->n_out);
+    if (interrupted(cfg)) {
+        w->block.abandoned = 1;
+        return;
+    }
+    const nh_solver_stats before = nh_stepper_solver_stats(w->stepper);
+    const long end = (b + 1) * NH_BLOCK_SIZE < cfg->ensemble ? (b + 1) * NH_BLOCK_SIZE : cfg->ensemble;
+    for (long i = b * NH_BLOCK_SIZE; i < end && !w->block.abandoned; ++i)
+        run_trajectory(cfg, w, i, res->n_steps);
+    const nh_solver_stats after = nh_stepper_solver_stats(w->stepper);
+    w->block.solver = (nh_solver_stats){after.solves - before.solves, after.iterations - before.iterations,
+                                        after.failures - before.failures};
+}
+
+/* In block order: merge b if it and every block before it finished; else the run stops at the prefix. */
+static void commit_block(const nh_run_config *cfg, const worker *w, long b, nh_run_result *res)
+{
+    if (w->block.abandoned || res->next_block != b)
+        return;
+    merge_block(res, &w->block);
+    res->next_block = b + 1;
+    res->trajectories_done = (b + 1) * NH_BLOCK_SIZE < cfg->ensemble ? (b + 1) * NH_BLOCK_SIZE : cfg->ensemble;
+    if (cfg->progress)
+        cfg->progress(res->trajectories_done, cfg->ensemble, cfg->progress_ctx);
+    if (cfg->merged)
+        cfg->merged(res, res->next_block, cfg->hook_ctx);
+}
+
+int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_error *err)
+{
+    const long n_blocks = nh_run_block_count(cfg), first = res->next_block;
+    if (first < 0 || first > n_blocks)
+        return nh_fail(err, NH_ERR_INPUT, "cannot continue at block %ld of a run of %ld blocks", first, n_blocks);
     int setup_failed = 0;
     nh_error setup_err = {{0}};
-    long done = 0;
     double start = omp_get_wtime();
 #pragma omp parallel num_threads(cfg->threads)
     {
         worker w;
         nh_error local_err;
-        int ok = worker_init(&w, cfg, n_out, res->observer_mask, &local_err) == NH_OK;
+        int ok = worker_init(&w, cfg, res->n_out, res->observer_mask, &local_err) == NH_OK;
         if (!ok) {
 #pragma omp atomic write
             setup_failed = 1;
@@ -294,29 +346,28 @@ int nh_run_ensemble(const nh_run_config *cfg, nh_run_result *res, nh_error *err)
         any_failed = setup_failed;
         if (!any_failed) {
 #pragma omp for schedule(dynamic, 1) ordered
-            for (long b = 0; b < n_blocks; ++b) {
-                block_reset(&w.block, n_out);
-                long end = (b + 1) * NH_BLOCK_SIZE < cfg->ensemble ? (b + 1) * NH_BLOCK_SIZE : cfg->ensemble;
-                for (long i = b * NH_BLOCK_SIZE; i < end; ++i)
-                    run_trajectory(cfg, &w, i, n_steps);
+            for (long b = first; b < n_blocks; ++b) {
+                run_block(cfg, &w, b, res);
 #pragma omp ordered
-                {
-                    merge_block(res, &w.block);
-                    done = end;
-                    if (cfg->progress)
-                        cfg->progress(done, cfg->ensemble, cfg->progress_ctx);
-                }
+                commit_block(cfg, &w, b, res);
             }
         }
-#pragma omp critical(nh_solver_stats)
-        worker_free(&w, &res->solver);
+        worker_free(&w);
     }
     if (setup_failed) {
         *err = setup_err;
-        nh_run_result_free(res);
         return NH_ERR_SOLVER;
     }
+    res->complete = res->next_block == n_blocks;
     res->wall_seconds = omp_get_wtime() - start;
     finish_result(cfg, res);
     return NH_OK;
+}
+
+int nh_run_ensemble(const nh_run_config *cfg, nh_run_result *res, nh_error *err)
+{
+    int rc = nh_run_result_init(cfg, res, err);
+    if (!rc && (rc = nh_run_ensemble_continue(cfg, res, err)))
+        nh_run_result_free(res);
+    return rc;
 }

@@ -1,5 +1,6 @@
 /* Writing run results whole-or-nothing (see include/nhens/output.h). JSON through cJSON. */
 #include "nhens/output.h"
+#include "summary_internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -8,60 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sundials/sundials_config.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-int nh_make_directory(const char *path, nh_error *err)
+/* DIR/NAME through nh_write_file. */
+static int write_atomically(const char *dir, const char *name, nh_write_body body, const void *data, nh_error *err)
 {
-    char buf[4096];
-    if (strlen(path) == 0 || strlen(path) >= sizeof buf)
-        return nh_fail(err, NH_ERR_INPUT, "output directory '%s' is empty or too long", path);
-    strcpy(buf, path);
-    for (char *p = buf + 1; *p; ++p) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return nh_fail(err, NH_ERR_IO, "cannot create directory '%s': %s", buf, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return nh_fail(err, NH_ERR_IO, "cannot create directory '%s': %s", buf, strerror(errno));
-    struct stat st;
-    if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
-        return nh_fail(err, NH_ERR_IO, "output path '%s' exists and is not a directory", buf);
-    /* writable? found out now, before any work, by creating and removing a probe file */
-    char probe[4200];
-    snprintf(probe, sizeof probe, "%s/.nhens-probe.%ld", buf, (long)getpid());
-    FILE *f = fopen(probe, "w");
-    if (!f)
-        return nh_fail(err, NH_ERR_IO, "output directory '%s' is not writable: %s", buf, strerror(errno));
-    fclose(f);
-    remove(probe);
-    return NH_OK;
-}
-
-typedef int (*write_body_fn)(FILE *f, const void *data);
-
-/* Write to DIR/.NAME.tmp.PID, flush, then rename onto DIR/NAME. */
-static int write_atomically(const char *dir, const char *name, write_body_fn body, const void *data, nh_error *err)
-{
-    char tmp[4200], final[4200];
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp.%ld", dir, name, (long)getpid());
-    snprintf(final, sizeof final, "%s/%s", dir, name);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return nh_fail(err, NH_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
-    int bad = body(f, data) != 0;
-    bad |= fflush(f) != 0;
-    bad |= ferror(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, final) != 0) {
-        int e = errno;
-        remove(tmp);
-        return nh_fail(err, NH_ERR_IO, "could not write '%s': %s", final, strerror(e));
-    }
-    return NH_OK;
+    char path[4200];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
+        return nh_fail(err, NH_ERR_INPUT, "output path '%.100s...' is too long", dir);
+    return nh_write_file(path, body, data, err);
 }
 
 static double column_value(const nh_accum *a, nh_stat_kind kind)
@@ -114,7 +69,7 @@ static void add_params(cJSON *obj, const nh_param_set *set)
         cJSON_AddNumberToObject(p, set->defs[i].name, set->value[i]);
 }
 
-static void add_configuration(cJSON *root, const nh_run_config *cfg)
+void nh_add_configuration(cJSON *root, const nh_run_config *cfg)
 {
     char flags[128];
     cJSON *sys = cJSON_AddObjectToObject(root, "system");
@@ -244,7 +199,9 @@ char *nh_summary_json(const nh_run_config *cfg, const nh_run_result *res, const 
     cJSON_AddStringToObject(ver, "sundials", SUNDIALS_VERSION);
     cJSON_AddStringToObject(ver, "cjson", cJSON_Version());
     cJSON_AddStringToObject(root, "command", command ? command : "");
-    add_configuration(root, cfg);
+    nh_add_configuration(root, cfg);
+    cJSON_AddBoolToObject(root, "complete", res->complete);
+    cJSON_AddNumberToObject(root, "trajectories_done", (double)res->trajectories_done);
     add_failures(root, res);
     add_results(root, res);
     char *text = cJSON_Print(root);

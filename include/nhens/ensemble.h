@@ -13,7 +13,7 @@
 #include "nhens/stats.h"
 #include "nhens/system.h"
 
-enum { NH_BLOCK_SIZE = 8, NH_MAX_REPORTED_FAILURES = 16, NH_SAMPLE_MAX_TRIES = 100000 };
+enum { NH_BLOCK_SIZE = 8, NH_MAX_REPORTED_FAILURES = 16, NH_SAMPLE_MAX_TRIES = 100000, NH_INTERRUPT_POLL_STEPS = 1024 };
 
 
 /* Energy-shell sampler: q from the system's configuration distribution (rejecting V(q) >= E),
@@ -22,6 +22,8 @@ int nh_energy_shell_check(const nh_system *s, double energy, nh_error *err);
 int nh_energy_shell_sample(const nh_system *s, double energy, nh_pcg32 *rng, double *q, double *v);
 /* Preset state with v projected onto D_q (printed values are rounded); *change = |v_new - v|. */
 int nh_preset_state(const nh_system *s, const nh_preset *p, double *q, double *v, double *change);
+
+typedef struct nh_run_result nh_run_result;
 
 typedef struct nh_run_config {
     const nh_system *system;
@@ -42,6 +44,12 @@ typedef struct nh_run_config {
     const char *observe;        /* comma-separated observer names to record; NULL: all that apply */
     void (*progress)(long done, long total, void *ctx);
     void *progress_ctx;
+    /* Polled by the workers (every block and every NH_INTERRUPT_POLL_STEPS steps); non-zero: stop handing
+     * out blocks, abandon the blocks in flight, keep the merged prefix (res->complete = 0). NULL: never. */
+    int (*interrupted)(void *ctx);
+    /* Called in block order after each merge with the merged prefix of next_block blocks (for checkpoints). */
+    void (*merged)(const nh_run_result *partial, long next_block, void *ctx);
+    void *hook_ctx;             /* passed to interrupted and merged */
 } nh_run_config;
 
 typedef struct nh_failure {
@@ -50,7 +58,7 @@ typedef struct nh_failure {
     int status;
 } nh_failure;
 
-typedef struct nh_run_result {
+struct nh_run_result {
     long n_steps, n_out;
     double *time;           /* n_out */
     long *live;             /* n_out */
@@ -68,7 +76,10 @@ typedef struct nh_run_result {
     double preset_projection;
     unsigned observer_mask;     /* nh_observer_mask of the system: the columns written */
     double variance_scale;      /* h^(2r) for a method of order r: dH_var / this is seed 000 Fig. 2's scaling */
-} nh_run_result;
+    long trajectories_done;     /* trajectories in the statistics: the first blocks, in order */
+    long next_block;            /* blocks merged so far */
+    int complete;               /* every trajectory done (0 after an interruption) */
+};
 
 /* Start from a preset: one initial state (cfg->preset) or, for a shell preset, its energy shell
  * (cfg->energy, with cfg->shell_preset kept for reports). NULL leaves the configuration unchanged. */
@@ -77,6 +88,14 @@ void nh_run_config_use_preset(nh_run_config *cfg, const nh_preset *preset);
 /* Checks every field and the method/system pairing; the message names the bad value. */
 int nh_run_validate(const nh_run_config *cfg, nh_error *err);
 int nh_run_ensemble(const nh_run_config *cfg, nh_run_result *res, nh_error *err);
+/* Allocates an empty result for cfg (n_steps, n_out, output times, observer mask): what a resumed run
+ * restores its merged statistics into. */
+int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *err);
+/* Continues a run whose first res->next_block blocks are merged into res (from nh_run_result_init and a
+ * checkpoint); the result is bitwise the one of an uninterrupted nh_run_ensemble. */
+int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_error *err);
+/* Number of blocks of NH_BLOCK_SIZE trajectories in the run. */
+long nh_run_block_count(const nh_run_config *cfg);
 void nh_run_result_free(nh_run_result *res);
 
 /* max |value| of observer `obs` over all output times. */

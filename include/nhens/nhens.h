@@ -1,15 +1,17 @@
 /* The whole public API of libnhens in one include. Layers, lowest first (docs/DESIGN.md):
  * base (core, params, options, linalg, pcg) <- solvers (solver) and systems (system) <- methods
- * (method, registry, dstar) and stats (stats, poincare, reference) <- engine (ensemble, output,
+ * (method, registry, dstar) and stats (stats, poincare, reference) <- engine (ensemble, output, files, checkpoint,
  * audit, check, plugin). Link with -lnhens (pkg-config nhens, or CMake nhens::nhens). */
 #ifndef NHENS_NHENS_H
 #define NHENS_NHENS_H
 
 #include "nhens/audit.h"
+#include "nhens/checkpoint.h"
 #include "nhens/check.h"
 #include "nhens/core.h"
 #include "nhens/dstar.h"
 #include "nhens/ensemble.h"
+#include "nhens/files.h"
 #include "nhens/linalg.h"
 #include "nhens/method.h"
 #include "nhens/options.h"

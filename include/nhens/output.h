@@ -1,12 +1,11 @@
-/* Result files of a run: DIR/timeseries.csv and DIR/summary.json. Each is written to a temporary
- * file in DIR and renamed into place, so a file is either whole or absent. */
+/* Result files of a run: DIR/timeseries.csv, DIR/summary.json, DIR/smoothed.csv. Each is written
+ * whole or not at all (nh_write_file); write them into an nh_output_set's stage to commit them as one set. */
 #ifndef NHENS_OUTPUT_H
 #define NHENS_OUTPUT_H
 
 #include "nhens/ensemble.h"
+#include "nhens/files.h"
 
-/* mkdir -p */
-int nh_make_directory(const char *path, nh_error *err);
 int nh_write_timeseries(const char *dir, const nh_run_result *res, nh_error *err);
 /* command: the exact command line, recorded for reproduction. */
 int nh_write_summary(const char *dir, const nh_run_config *cfg, const nh_run_result *res, const char *command,

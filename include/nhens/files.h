@@ -1,0 +1,53 @@
+/* Files nhens writes are whole or absent, and the files of one run are committed as one set.
+ *
+ * One file: written to DIR/.NAME.tmp.PID, flushed, fsync'ed, checked for write errors, renamed onto
+ * DIR/NAME. A failure (full disk, I/O error) removes the temporary and leaves any older NAME as it was.
+ *
+ * A set (the files of one run: timeseries.csv, summary.json, smoothed.csv, config.hash): the files are
+ * written into a staging folder DIR/.nhens-stage.PID; the commit writes the folder's MANIFEST (the
+ * commit point, itself atomic), moves the staged files into DIR, removes the set's files that the new
+ * set does not have (an older smoothed.csv), and removes the staging folder. A process killed before
+ * the MANIFEST leaves no trace in DIR; one killed after it leaves a staging folder that the next
+ * nh_output_set_begin or nh_output_recover on DIR completes. Either way DIR never holds one run's
+ * timeseries beside another run's summary once nhens has looked at it. */
+#ifndef NHENS_FILES_H
+#define NHENS_FILES_H
+
+#include <stdio.h>
+
+#include "nhens/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* mkdir -p, then proves the folder writable with a probe file (so a run fails before its work). */
+int nh_make_directory(const char *path, nh_error *err);
+
+/* Writes the body into a temporary beside `path` and renames it onto `path`; body returns non-zero on
+ * failure. NH_ERR_IO names the file and the reason. */
+typedef int (*nh_write_body)(FILE *f, const void *data);
+int nh_write_file(const char *path, nh_write_body body, const void *data, nh_error *err);
+
+/* The file names a set may hold; anything else in DIR is never touched by a commit. */
+extern const char *const nh_output_set_names[];
+
+typedef struct nh_output_set {
+    char dir[2048];     /* the destination */
+    char stage[2200];   /* where the set is written before the commit */
+} nh_output_set;
+
+/* Completes or discards what an interrupted commit left in dir, then creates the staging folder. */
+int nh_output_set_begin(nh_output_set *set, const char *dir, nh_error *err);
+/* Commit point, moves, clean-up (see above). On failure before the commit point nothing in dir changed. */
+int nh_output_set_commit(nh_output_set *set, nh_error *err);
+/* Removes the staging folder and what is in it; dir is unchanged. */
+void nh_output_set_abort(nh_output_set *set);
+/* Completes committed sets (MANIFEST present) and removes staging folders of processes that are gone. */
+int nh_output_recover(const char *dir, nh_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
