@@ -10,7 +10,7 @@
 
 int nh_parse_double(const char *text, double *out)
 {
-    if (!text || !*text)
+    if (!text || !*text || strpbrk(text, "xXpP")) /* decimal only: no hex floats */
         return 1;
     char *end = NULL;
     errno = 0;
@@ -80,6 +80,8 @@ int nh_params_apply(nh_param_set *set, const char *assignment, const char *owner
         list_names(set, names, sizeof names);
         return nh_fail(err, NH_ERR_INPUT, "%s has no parameter '%s'; its parameters are: %s", owner, name, names);
     }
+    if (set->explicit_mask & (1u << idx))
+        return nh_fail(err, NH_ERR_INPUT, "%s: parameter %s given twice", owner, name);
     if (set->defs[idx].default_text) {
         if (strlen(eq + 1) >= sizeof set->text[idx] || eq[1] == '\0')
             return nh_fail(err, NH_ERR_INPUT, "%s: parameter %s needs a value of 1 to %d characters", owner, name,

@@ -47,17 +47,30 @@ const nh_option_table nh_cli_audit_table = {
     "order, constraint, energy and reversibility of every method on a system", AUDIT_OPTIONS,
     sizeof AUDIT_OPTIONS / sizeof AUDIT_OPTIONS[0], 0};
 
+/* T is a whole number of steps h (to round-off). */
+static int whole_steps(double T, double h)
+{
+    const double n = T / h;
+    return fabs(n - nearbyint(n)) <= 1e-9 * n;
+}
+
 static int parse_audit_options(int argc, char **argv, audit_options *o, int *status)
 {
     *o = (audit_options){.solver = NH_CLI_DEFAULT_SOLVER, .h = 0.1, .order_T = 2.0, .long_T = 100.0, .seed = 1};
     if (nh_cli_parse(&nh_cli_audit_table, argc, argv, o, &o->seen, NULL, NULL, status))
         return 1;
-    const char *problem = NULL;
+    char problem[256] = "";
     if (!o->system || !nh_cli_given(&nh_cli_audit_table, o->seen, "energy") == !o->preset)
-        problem = "--system and exactly one of --preset or --energy are required";
+        snprintf(problem, sizeof problem, "--system and exactly one of --preset or --energy are required");
     else if (!(o->order_T >= 4 * o->h) || !(o->long_T >= o->h) || o->long_T / o->h > 1e8)
-        problem = "need T-order >= 4h and h <= T-long <= 1e8 h";
-    if (problem) {
+        snprintf(problem, sizeof problem, "need T-order >= 4h and h <= T-long <= 1e8 h (got h=%g, T-order=%g, T-long=%g)",
+                 o->h, o->order_T, o->long_T);
+    else if (!whole_steps(o->long_T, o->h) || !whole_steps(o->order_T, o->h / 4))
+        snprintf(problem, sizeof problem,
+                 "T-long=%g and T-order=%g must be whole numbers of steps (of h=%g, and of h/4 for T-order): "
+                 "T-long/h = %.6g, T-order/(h/4) = %.6g", o->long_T, o->order_T, o->h, o->long_T / o->h,
+                 4 * o->order_T / o->h);
+    if (problem[0]) {
         fprintf(stderr, "nhens audit: %s (nhens help audit lists the options)\n", problem);
         *status = NH_EXIT_USAGE;
         return 1;

@@ -22,7 +22,7 @@ _Static_assert(NH_BLOCK_SIZE == 8, "NH_BLOCK_SIZE_TEXT must spell NH_BLOCK_SIZE"
 typedef struct run_options {
     const char *system, *method, *preset, *out, *solver, *observe, *checkpoint, *resume;
     const char *params[NH_CLI_MAX_PARAMS];
-    int n_params, quiet;
+    int n_params, quiet, dry_run;
     double h, T, energy, fit_start, section, smooth, checkpoint_every;
     long ensemble, every, threads;
     uint64_t seed;
@@ -52,6 +52,7 @@ static const nh_option RUN_OPTIONS[] = {
             "observers to record (nhens list; default all that apply; the fitted dH always)"),
     RUN_OPT("out", NH_OPTION_STRING, out, 0, 0, "DIR", "output folder (default nhens-out)"),
     RUN_OPT("quiet", NH_OPTION_FLAG, quiet, 0, 0, NULL, "no progress line"),
+    RUN_OPT("dry-run", NH_OPTION_FLAG, dry_run, 0, 0, NULL, "check everything, print the plan, compute and write nothing"),
     RUN_OPT("checkpoint", NH_OPTION_STRING, checkpoint, 0, 0, "FILE",
             "save the merged statistics to FILE every --checkpoint-every seconds and when interrupted "
             "(removed when the run completes)"),
@@ -184,9 +185,9 @@ static void print_summary(const nh_run_config *cfg, const nh_run_result *res, co
 static int resume_options(run_options *o, nh_checkpoint **ck, int *n_args, char ***args)
 {
     const nh_option_table *t = &nh_cli_run_table;
-    const char *allowed[] = {"resume", "threads", "quiet", "checkpoint", "checkpoint-every"};
+    const char *allowed[] = {"resume", "threads", "quiet", "checkpoint", "checkpoint-every", "dry-run"};
     uint64_t allowed_bits = 0;
-    for (int i = 0; i < 5; ++i)
+    for (int i = 0; i < 6; ++i)
         allowed_bits |= 1ULL << nh_options_index(t, allowed[i]);
     if (o->seen & ~allowed_bits)
         return usage_error("with --resume FILE the run's options come from FILE; only --threads, --quiet, "
@@ -209,6 +210,7 @@ static int resume_options(run_options *o, nh_checkpoint **ck, int *n_args, char 
         o->checkpoint_every = given.checkpoint_every;
     o->checkpoint = given.checkpoint ? given.checkpoint : given.resume;
     o->quiet = given.quiet;
+    o->dry_run = given.dry_run;
     o->resume = given.resume;
     return NH_EXIT_OK;
 }
@@ -290,6 +292,17 @@ static int run_status(const nh_run_result *res)
     return res->failed ? NH_EXIT_FAILED_TRAJECTORIES : NH_EXIT_OK;
 }
 
+static int print_plan(const nh_run_config *cfg, const run_options *o)
+{
+    const long n_steps = (long)floor(cfg->T / cfg->h + 0.5), rows = n_steps / cfg->every + 1;
+    const double bytes = (double)rows * (nh_observer_count() * (double)sizeof(nh_accum) + 16) * (cfg->threads + 1);
+    printf("nhens run (dry run): %s, method %s, %ld trajectories x %ld steps, %ld output rows, about %.3g MB of "
+           "statistics, %d threads; output folder %s%s%s\n",
+           cfg->system->type->name, cfg->method.type->name, cfg->ensemble, n_steps, rows, bytes / 1e6, cfg->threads,
+           o->out, o->resume ? ", resuming " : "", o->resume ? o->resume : "");
+    return NH_EXIT_OK;
+}
+
 static void print_interruption(const nh_run_config *cfg, const nh_run_result *res, const char *checkpoint)
 {
     if (res->complete)
@@ -321,6 +334,11 @@ int nh_cli_run(const nh_cli *cli, int argc, char **argv)
         fprintf(stderr, "nhens run: %s\n", err.msg);
         nh_checkpoint_free(ck);
         return NH_EXIT_USAGE;
+    }
+    if (o.dry_run) {
+        rc = print_plan(&cfg, &o);
+        nh_checkpoint_free(ck);
+        return rc;
     }
     cfg.interrupted = nh_cli_interrupted;
     cfg.merged = on_merged;

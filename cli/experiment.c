@@ -3,6 +3,7 @@
  * specs contain commas. */
 #include "experiment.h"
 
+#include "nhens/files.h"
 #include "nhens/options.h"
 #include "nhens/params.h"
 #include "nhens/plugin.h"
@@ -15,10 +16,14 @@
 #include <string.h>
 #include <strings.h>
 
+/* libinih (Debian's build) reads lines into 200-byte buffers and treats " ;" as the start of a comment;
+ * lines it would split or cut short are refused before it sees them. */
+enum { EXP_MAX_BYTES = 1 << 18, EXP_MAX_LINE = 198 };
+
 typedef struct load_state {
     nh_experiment *exp;
     nh_error *err;
-    int failed;
+    int allow_plugins;
 } load_state;
 
 /* Words that become folder names or reach a gnuplot script (panel names, methods, plotted columns): a
@@ -96,8 +101,12 @@ static int panel_key(nh_exp_panel *p, const char *name, const char *value, nh_er
     else if (!strcmp(name, "energy")) { p->energy = d; p->have_energy = 1; p->preset[0] = '\0'; }
     else if (!strcmp(name, "h")) p->h = d;
     else if (!strcmp(name, "T")) p->T = d;
+    else if (!strcmp(name, "smooth") && !(d >= 0))
+        return nh_fail(err, NH_ERR_INPUT, "key smooth: '%s' must be a window >= 0 time units (0: none)", value);
     else if (!strcmp(name, "smooth")) p->smooth = d;
     else if (!strcmp(name, "section")) { p->section = d; p->have_section = 1; }
+    else if (!strcmp(name, "logy") && d != 0 && d != 1)
+        return nh_fail(err, NH_ERR_INPUT, "key logy: '%s' must be 0 or 1", value);
     else if (!strcmp(name, "logy")) p->logy = d != 0;
     else if (!strcmp(name, "seed")) {
         uint64_t seed;
@@ -151,6 +160,11 @@ static int handle(void *user, const char *section, const char *name, const char 
         else if (!strcmp(name, "description")) append_text(exp->description, sizeof exp->description, value);
         else if (!strcmp(name, "expect")) append_text(exp->expect, sizeof exp->expect, value);
         else if (!strcmp(name, "plugin")) {
+            if (!st->allow_plugins) {
+                nh_fail(st->err, NH_ERR_INPUT, "key plugin '%.200s' would load and run code; an experiment file may "
+                        "do that only with nhens report --allow-plugins", value);
+                return 0;
+            }
             if (exp->n_plugins == NH_EXP_MAX_PLUGINS || strlen(value) >= sizeof exp->plugins[0]) {
                 nh_fail(st->err, NH_ERR_INPUT, "plugin '%s': at most %d plugins, paths under %zu characters", value,
                         NH_EXP_MAX_PLUGINS, sizeof exp->plugins[0]);
@@ -161,34 +175,107 @@ static int handle(void *user, const char *section, const char *name, const char 
         else if (panel_key(&exp->defaults, name, value, st->err)) return 0;
         return 1;
     }
-    if (strncmp(section, "panel ", 6) != 0) {
-        nh_fail(st->err, NH_ERR_INPUT, "unknown section [%s]; allowed: [experiment], [panel NAME]", section);
-        return 0;
-    }
-    if (check_word("panel name", section + 6, NH_EXP_NAME_MAX, "", st->err))
-        return 0;
     int clash;
-    nh_exp_panel *p = panel_for(exp, section + 6, &clash);
-    if (!p) {
-        if (clash)
-            nh_fail(st->err, NH_ERR_INPUT, "panel name '%s' differs from another panel's only in case", section + 6);
-        else
-            nh_fail(st->err, NH_ERR_INPUT, "more than %d panels", NH_EXP_MAX_PANELS);
+    nh_exp_panel *p = strncmp(section, "panel ", 6) ? NULL : panel_for(exp, section + 6, &clash);
+    if (!p) { /* keys before any header (scan_lines refused every other section) */
+        nh_fail(st->err, NH_ERR_INPUT, "key '%s' comes before [experiment] or any [panel NAME]", name);
         return 0;
     }
     return panel_key(p, name, value, st->err) == NH_OK;
 }
 
-static int check_panel(const nh_exp_panel *p, nh_error *err)
+static int check_panel(const char *path, const nh_exp_panel *p, nh_error *err)
 {
     if (!p->system[0] || p->n_methods == 0 || !(p->h > 0) || !(p->T >= p->h) || p->ensemble < 1)
         return nh_fail(err, NH_ERR_INPUT,
-                       "panel '%s' needs system, methods, h > 0, T >= h and ensemble >= 1 (got system '%s', %d "
+                       "%s:%d: panel '%s' needs system, methods, h > 0, T >= h and ensemble >= 1 (got system '%s', %d "
                        "methods, h=%g, T=%g, ensemble=%ld)",
-                       p->name, p->system, p->n_methods, p->h, p->T, p->ensemble);
+                       path, p->line, p->name, p->system, p->n_methods, p->h, p->T, p->ensemble);
     if (!p->have_energy == !p->preset[0])
-        return nh_fail(err, NH_ERR_INPUT, "panel '%s' needs exactly one of preset or energy", p->name);
+        return nh_fail(err, NH_ERR_INPUT, "%s:%d: panel '%s' needs exactly one of preset or energy", path, p->line,
+                       p->name);
     return NH_OK;
+}
+
+/* The section headers in file order, found before libinih runs (which never reports a section without keys). */
+typedef struct header_list {
+    char names[NH_EXP_MAX_PANELS][NH_EXP_NAME_MAX];
+    int lines[NH_EXP_MAX_PANELS];
+    int n;
+    int experiment_line;
+} header_list;
+
+/* "[experiment]" (before any panel, so every panel starts from the final defaults) or "[panel NAME]". */
+static int section_header(header_list *h, const char *name, int line, nh_error *err)
+{
+    if (!strcmp(name, "experiment")) {
+        if (h->n)
+            return nh_fail(err, NH_ERR_INPUT, "[experiment] must come before the first [panel NAME]");
+        h->experiment_line = h->experiment_line ? h->experiment_line : line;
+        return NH_OK;
+    }
+    if (strncmp(name, "panel ", 6) != 0)
+        return nh_fail(err, NH_ERR_INPUT, "unknown section [%.80s]; allowed: [experiment], [panel NAME]", name);
+    name += 6;
+    if (check_word("panel name", name, NH_EXP_NAME_MAX, "", err))
+        return NH_ERR_INPUT;
+    for (int i = 0; i < h->n; ++i) {
+        if (!strcmp(h->names[i], name))
+            return NH_OK; /* a repeated section continues the panel */
+        if (!strcasecmp(h->names[i], name))
+            return nh_fail(err, NH_ERR_INPUT, "panel name '%s' differs from panel '%s' (line %d) only in case", name,
+                           h->names[i], h->lines[i]);
+    }
+    if (h->n == NH_EXP_MAX_PANELS)
+        return nh_fail(err, NH_ERR_INPUT, "more than %d panels", NH_EXP_MAX_PANELS);
+    snprintf(h->names[h->n], sizeof h->names[0], "%s", name);
+    h->lines[h->n++] = line;
+    return NH_OK;
+}
+
+/* One line as libinih will see it: refused if it would be split, cut or partly commented out. */
+static int scan_line(header_list *h, const char *line, size_t len, int number, nh_error *err)
+{
+    char buf[EXP_MAX_LINE + 1];
+    if (len > EXP_MAX_LINE)
+        return nh_fail(err, NH_ERR_INPUT, "the line has %zu characters; at most %d are allowed (description and "
+                                          "expect may continue on indented lines)", len, EXP_MAX_LINE);
+    memcpy(buf, line, len);
+    buf[len] = '\0';
+    while (len && isspace((unsigned char)buf[len - 1]))
+        buf[--len] = '\0';
+    const char *start = buf + strspn(buf, " \t");
+    if (!*start || *start == ';' || *start == '#')
+        return NH_OK;
+    for (const char *c = start + 1; *c; ++c)
+        if (*c == ';' && (c[-1] == ' ' || c[-1] == '\t'))
+            return nh_fail(err, NH_ERR_INPUT, "' ;' would start a comment and drop the rest of the line; separate "
+                                              "list items with ';' and no space before it");
+    if (*start == '[') {
+        if (buf[len - 1] != ']')
+            return nh_fail(err, NH_ERR_INPUT, "a section header must end with ']'");
+        buf[len - 1] = '\0';
+        return section_header(h, start + 1, number, err);
+    }
+    if (start == buf && !strpbrk(start, "=:"))
+        return nh_fail(err, NH_ERR_INPUT, "expected 'key = value', a [section] or a comment");
+    return NH_OK;
+}
+
+static int scan_lines(header_list *h, const char *text, size_t size, nh_error *err)
+{
+    int number = 1;
+    for (const char *line = text; line < text + size; ++number) {
+        const char *end = memchr(line, '\n', (size_t)(text + size - line));
+        size_t len = end ? (size_t)(end - line) : (size_t)(text + size - line);
+        if (memchr(line, '\0', len))
+            return nh_fail(err, NH_ERR_INPUT, "%d: the line holds a NUL byte", number), number;
+        nh_error local;
+        if (scan_line(h, line, len, number, &local))
+            return nh_fail(err, NH_ERR_INPUT, "%d: %s", number, local.msg), number;
+        line += len + 1;
+    }
+    return 0;
 }
 
 int nh_experiment_load_plugins(const nh_experiment *exp, nh_registry *reg, nh_error *err)
@@ -207,7 +294,31 @@ int nh_experiment_load_plugins(const nh_experiment *exp, nh_registry *reg, nh_er
     return NH_OK;
 }
 
-int nh_experiment_load(const char *path, nh_experiment *exp, nh_error *err)
+/* Panels in file order, with line numbers; a section without keys is a panel of the defaults; no section
+ * at all: one panel "main". */
+static void order_panels(nh_experiment *exp, const header_list *h)
+{
+    nh_exp_panel *ordered = malloc(sizeof exp->panels);
+    if (!ordered)
+        return;
+    for (int i = 0; i < h->n; ++i) {
+        int clash;
+        nh_exp_panel *p = panel_for(exp, h->names[i], &clash); /* created with the defaults if it had no keys */
+        ordered[i] = p ? *p : exp->defaults;
+        ordered[i].line = h->lines[i];
+    }
+    memcpy(exp->panels, ordered, sizeof exp->panels);
+    free(ordered);
+    exp->n_panels = h->n;
+    if (h->n == 0) {
+        exp->panels[0] = exp->defaults;
+        snprintf(exp->panels[0].name, sizeof exp->panels[0].name, "main");
+        exp->panels[0].line = h->experiment_line ? h->experiment_line : 1;
+        exp->n_panels = 1;
+    }
+}
+
+int nh_experiment_load(const char *path, int allow_plugins, nh_experiment *exp, nh_error *err)
 {
     memset(exp, 0, sizeof *exp);
     const char *slash = strrchr(path, '/');
@@ -215,20 +326,24 @@ int nh_experiment_load(const char *path, nh_experiment *exp, nh_error *err)
     exp->defaults = (nh_exp_panel){.ensemble = 1, .every = 1, .seed = 1};
     snprintf(exp->defaults.plot[0], sizeof exp->defaults.plot[0], "dH_absmax");
     exp->defaults.n_plot = 1;
+    size_t size;
+    char *text = nh_read_file(path, EXP_MAX_BYTES, &size, err);
+    if (!text)
+        return NH_ERR_INPUT;
+    int rc;
     nh_error local = {{0}};
-    load_state st = {exp, &local, 0};
-    int rc = ini_parse(path, handle, &st);
-    if (rc < 0)
-        return nh_fail(err, NH_ERR_IO, "cannot read experiment file '%s'", path);
-    if (rc > 0)
+    load_state st = {exp, &local, allow_plugins};
+    header_list headers = {0};
+    int line = scan_lines(&headers, text, size, &local);
+    if (line)
+        return free(text), nh_fail(err, NH_ERR_INPUT, "%s:%s", path, local.msg);
+    rc = ini_parse_string(text, handle, &st);
+    free(text);
+    if (rc != 0)
         return nh_fail(err, NH_ERR_INPUT, "%s:%d: %s", path, rc, local.msg[0] ? local.msg : "syntax error");
-    if (exp->n_panels == 0) {
-        exp->panels[0] = exp->defaults;
-        snprintf(exp->panels[0].name, sizeof exp->panels[0].name, "main");
-        exp->n_panels = 1;
-    }
+    order_panels(exp, &headers);
     for (int i = 0; i < exp->n_panels; ++i)
-        if (check_panel(&exp->panels[i], err))
+        if (check_panel(path, &exp->panels[i], err))
             return NH_ERR_INPUT;
     return NH_OK;
 }

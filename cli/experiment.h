@@ -12,6 +12,7 @@
 enum { NH_EXP_MAX_PANELS = 8, NH_EXP_MAX_METHODS = 12, NH_EXP_MAX_PLOTS = 4, NH_EXP_MAX_PLUGINS = 4, NH_EXP_NAME_MAX = 41 };
 
 typedef struct nh_exp_panel {
+    int line;                   /* of its first [panel NAME] header (for messages) */
     char name[64];              /* [A-Za-z0-9._-], at most NH_EXP_NAME_MAX - 1, no leading dot: a folder name */
     char title[256];
     char system[64];
@@ -45,7 +46,8 @@ typedef struct nh_experiment {
     int n_panels;
 } nh_experiment;
 
-int nh_experiment_load(const char *path, nh_experiment *exp, nh_error *err);
+/* allow_plugins: honour `plugin` keys (they load and run code); otherwise such a key is refused. */
+int nh_experiment_load(const char *path, int allow_plugins, nh_experiment *exp, nh_error *err);
 /* Load the experiment's plugins into the registry. */
 int nh_experiment_load_plugins(const nh_experiment *exp, nh_registry *reg, nh_error *err);
 /* Scale horizons and ensemble sizes by 0 < scale <= 1 (ensembles keep at least one trajectory). */

@@ -23,6 +23,7 @@ extern char **environ;
 
 typedef struct report_options {
     const char *experiment, *out, *solver;
+    int allow_plugins;
     double scale;
     long threads;
     nh_solver_kind solver_kind;
@@ -36,10 +37,12 @@ static const nh_option REPORT_OPTIONS[] = {
     {"threads", NH_OPTION_LONG, offsetof(report_options, threads), 1, 1024, "K", "OpenMP threads (default: the cores)", 0, 0},
     {"solver", NH_OPTION_STRING, offsetof(report_options, solver), 0, 0, "kinsol|newton",
      "nonlinear solver (default " NH_CLI_DEFAULT_SOLVER ")", 0, 0},
+    {"allow-plugins", NH_OPTION_FLAG, offsetof(report_options, allow_plugins), 0, 0, NULL,
+     "honour the experiment's plugin keys (they load and run code; refused otherwise)", 0, 0},
 };
 
 const nh_option_table nh_cli_report_table = {
-    "report", "EXPERIMENT.ini [--out DIR] [--scale F] [--threads K] [--solver kinsol|newton]",
+    "report", "EXPERIMENT.ini [--out DIR] [--scale F] [--threads K] [--solver kinsol|newton] [--allow-plugins]",
     "run an experiment file: results, figures (gnuplot) and report.md", REPORT_OPTIONS,
     sizeof REPORT_OPTIONS / sizeof REPORT_OPTIONS[0], 1};
 
@@ -119,27 +122,52 @@ static int commit_run(const nh_exp_panel *p, const char *dir, const nh_run_confi
     return nh_output_set_commit(&set, err);
 }
 
-static int run_one(const nh_cli *cli, const report_options *o, const nh_exp_panel *p, int k, const char *dir,
-                   uint64_t hash, nh_error *err)
+/* The run configuration of (panel, method k), validated like `nhens run` validates its options. */
+static int panel_config(const nh_cli *cli, const report_options *o, const nh_exp_panel *p, int k, nh_system *sys,
+                        nh_run_config *cfg, nh_error *err)
 {
     char params[256];
     const char *list[16];
     snprintf(params, sizeof params, "%s", p->params);
-    nh_system sys;
     const nh_preset *preset = NULL;
     int rc = nh_cli_build_system(cli, p->system, p->preset[0] ? p->preset : NULL, list, split_params(params, list),
-                                 &sys, &preset, err);
+                                 sys, &preset, err);
     if (rc)
         return rc;
-    nh_run_config cfg = {.system = &sys, .h = p->h, .T = p->T, .every = p->every, .ensemble = p->ensemble,
-                         .seed = p->seed, .threads = (int)o->threads, .energy = p->energy, .fit_window_start = 0.5,
-                         .solver = o->solver_kind, .section = p->section,
-                         .have_section = p->have_section, .interrupted = nh_cli_interrupted};
-    nh_run_config_use_preset(&cfg, preset);
-    if ((rc = nh_method_spec_parse(cli->registry, &cfg.method, p->methods[k], err)))
+    *cfg = (nh_run_config){.system = sys, .h = p->h, .T = p->T, .every = p->every, .ensemble = p->ensemble,
+                           .seed = p->seed, .threads = (int)o->threads, .energy = p->energy, .fit_window_start = 0.5,
+                           .solver = o->solver_kind, .section = p->section,
+                           .have_section = p->have_section, .interrupted = nh_cli_interrupted};
+    nh_run_config_use_preset(cfg, preset);
+    if ((rc = nh_method_spec_parse(cli->registry, &cfg->method, p->methods[k], err)))
         return rc;
+    return nh_run_validate(cfg, err);
+}
+
+/* Every (panel, method) checked before anything runs: a bad file is refused whole, with its line. */
+static int validate_experiment(const nh_cli *cli, const report_options *o, const nh_experiment *exp, nh_error *err)
+{
+    for (int i = 0; i < exp->n_panels; ++i)
+        for (int k = 0; k < exp->panels[i].n_methods; ++k) {
+            const nh_exp_panel *p = &exp->panels[i];
+            nh_system sys;
+            nh_run_config cfg;
+            nh_error why;
+            if (panel_config(cli, o, p, k, &sys, &cfg, &why))
+                return nh_fail(err, NH_ERR_INPUT, "%s:%d: panel '%s', method '%s': %s", o->experiment, p->line,
+                               p->name, p->methods[k], why.msg);
+        }
+    return NH_OK;
+}
+
+static int run_one(const nh_cli *cli, const report_options *o, const nh_exp_panel *p, int k, const char *dir,
+                   uint64_t hash, nh_error *err)
+{
+    nh_system sys;
+    nh_run_config cfg;
     nh_run_result res;
-    if ((rc = nh_make_directory(dir, err)) || (rc = nh_run_ensemble(&cfg, &res, err)))
+    int rc = panel_config(cli, o, p, k, &sys, &cfg, err);
+    if (rc || (rc = nh_make_directory(dir, err)) || (rc = nh_run_ensemble(&cfg, &res, err)))
         return rc;
     char command[512];
     snprintf(command, sizeof command, "nhens report (panel %s, method %s)", p->name, p->methods[k]);
@@ -431,12 +459,16 @@ int nh_cli_report(const nh_cli *cli, int argc, char **argv)
         return rc;
     nh_experiment exp;
     nh_error err;
-    if (nh_experiment_load(o.experiment, &exp, &err) || nh_experiment_load_plugins(&exp, cli->registry, &err)) {
+    if (nh_experiment_load(o.experiment, o.allow_plugins, &exp, &err) || nh_experiment_load_plugins(&exp, cli->registry, &err)) {
         fprintf(stderr, "nhens report: %s\n", err.msg);
         return NH_EXIT_USAGE;
     }
     if (o.scale < 1)
         nh_experiment_scale(&exp, o.scale);
+    if (validate_experiment(cli, &o, &exp, &err)) {
+        fprintf(stderr, "nhens report: %s\n", err.msg);
+        return NH_EXIT_USAGE;
+    }
     char out[512];
     if (!o.out) {
         const char *base = strrchr(o.experiment, '/');

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #define FORMAT_NAME "nhens-checkpoint"
+#define NH_CHECKPOINT_MAX_BYTES ((size_t)1 << 31)
 
 _Static_assert(sizeof(nh_accum) == 4 * sizeof(double), "accumulators are stored as 4 doubles each");
 
@@ -123,30 +124,6 @@ int nh_checkpoint_save(const char *path, const nh_run_config *cfg, const nh_run_
 
 /* ---- reading ---- */
 
-static char *read_all(const char *path, nh_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return nh_fail(err, NH_ERR_IO, "cannot read checkpoint '%s': %s", path, strerror(errno)), NULL;
-    size_t cap = 1 << 16, len = 0;
-    char *text = malloc(cap);
-    for (size_t got; text && (got = fread(text + len, 1, cap - len - 1, f)) > 0;) {
-        len += got;
-        char *grown = len + 1 == cap ? realloc(text, cap *= 2) : text;
-        if (!grown)
-            free(text);
-        text = grown;
-    }
-    int bad = !text || ferror(f);
-    fclose(f);
-    if (bad) {
-        free(text);
-        return nh_fail(err, NH_ERR_IO, "cannot read checkpoint '%s'", path), NULL;
-    }
-    text[len] = '\0';
-    return text;
-}
-
 static int get_long(const cJSON *obj, const char *key, long min, long max, long *out)
 {
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -173,7 +150,8 @@ static int unhex_doubles(const char *text, double *values, size_t n)
 
 nh_checkpoint *nh_checkpoint_load(const char *path, nh_error *err)
 {
-    char *text = read_all(path, err);
+    size_t size;
+    char *text = nh_read_file(path, NH_CHECKPOINT_MAX_BYTES, &size, err);
     if (!text)
         return NULL;
     nh_checkpoint *ck = calloc(1, sizeof *ck);

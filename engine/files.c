@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,44 @@ int nh_write_file(const char *path, nh_write_body body, const void *data, nh_err
         return nh_fail(err, NH_ERR_IO, "could not write '%s': %s", path, e ? strerror(e) : "write error");
     }
     return NH_OK;
+}
+
+char *nh_read_file(const char *path, size_t max_bytes, size_t *size, nh_error *err)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return nh_fail(err, NH_ERR_IO, "cannot read '%s': %s", path, strerror(e)), NULL;
+    }
+    if (!S_ISREG(st.st_mode) || (size_t)st.st_size > max_bytes) {
+        close(fd);
+        return nh_fail(err, NH_ERR_INPUT, "'%s' is %s; allowed: a regular file of at most %zu bytes", path,
+                       S_ISREG(st.st_mode) ? "too large" : "not a regular file", max_bytes), NULL;
+    }
+    const size_t cap = (size_t)st.st_size + 1; /* one byte more than expected: growth is detected */
+    char *text = malloc(cap + 1);
+    size_t used = 0;
+    ssize_t got = 0;
+    while (text && used < cap) {
+        got = read(fd, text + used, cap - used);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        used += (size_t)got;
+    }
+    close(fd);
+    if (!text || got < 0 || used >= cap) {
+        free(text);
+        return nh_fail(err, !text ? NH_ERR_NOMEM : NH_ERR_IO, "cannot read '%s' whole (it failed or changed while read)",
+                       path), NULL;
+    }
+    text[used] = '\0';
+    *size = used;
+    return text;
 }
 
 static int in_manifest(const char *manifest, const char *name)

@@ -29,6 +29,10 @@ int nh_make_directory(const char *path, nh_error *err);
 typedef int (*nh_write_body)(FILE *f, const void *data);
 int nh_write_file(const char *path, nh_write_body body, const void *data, nh_error *err);
 
+/* A whole regular file of at most max_bytes into a NUL-terminated buffer (caller frees); *size excludes the
+ * NUL. FIFOs, devices and folders are refused without blocking; so is a larger file (NH_ERR_INPUT). */
+char *nh_read_file(const char *path, size_t max_bytes, size_t *size, nh_error *err);
+
 /* The file names a set may hold; anything else in DIR is never touched by a commit. */
 extern const char *const nh_output_set_names[];
 

@@ -20,6 +20,12 @@ Test(params, overrides_and_messages)
     cr_assert(eq(int, nh_params_apply_list(&set, "alpha=0.25,n=4", "m", &err), NH_OK));
     cr_assert(eq(dbl, set.value[0], 0.25));
     cr_assert(eq(dbl, set.value[1], 4.0));
+    cr_assert(eq(int, nh_params_apply(&set, "alpha=0.5", "m", &err), NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "parameter alpha given twice") != NULL, "message: %s", err.msg);
+    cr_assert(eq(dbl, set.value[0], 0.25), "a refused repetition changes nothing");
+    cr_assert(eq(int, nh_params_apply_list(&set, "", "m", &err), NH_OK));
+    set.explicit_mask = 0; /* as for a fresh list of user overrides */
+    cr_assert(eq(int, nh_params_apply(&set, "alpha=0x1p-1", "m", &err), NH_ERR_INPUT), "decimal numbers only");
     cr_assert(eq(int, nh_params_apply(&set, "alpha=1.5", "m", &err), NH_ERR_INPUT));
     cr_assert(strstr(err.msg, "alpha=1.5") && strstr(err.msg, "[0, 1]"), "message: %s", err.msg);
     cr_assert(eq(int, nh_params_apply(&set, "n=2.5", "m", &err), NH_ERR_INPUT));
