@@ -436,19 +436,21 @@ static int panel_method(const nh_cli *cli, const report_options *o, const nh_exp
     return rc != 0;
 }
 
-static int run_panels(const nh_cli *cli, const report_options *o, const nh_experiment *exp)
+/* Runs (or reuses) every pair and plots every panel whose runs all succeeded; counts the failures. */
+static void run_panels(const nh_cli *cli, const report_options *o, const nh_experiment *exp, int *runs_failed,
+                       int *plots_failed)
 {
-    int failed = 0;
     for (int i = 0; i < exp->n_panels && !nh_cli_interrupt_status(); ++i) {
         const nh_exp_panel *p = &exp->panels[i];
+        int failed = 0;
         for (int k = 0; k < p->n_methods && !nh_cli_interrupt_status(); ++k)
-            failed |= panel_method(cli, o, p, k);
-        if (!nh_cli_interrupt_status() && plot_panel(o->out, p)) {
+            failed += panel_method(cli, o, p, k);
+        *runs_failed += failed;
+        if (!failed && !nh_cli_interrupt_status() && plot_panel(o->out, p)) {
             fprintf(stderr, "nhens report: gnuplot failed for panel %s\n", p->name);
-            failed = 1;
+            ++*plots_failed;
         }
     }
-    return failed;
 }
 
 int nh_cli_report(const nh_cli *cli, int argc, char **argv)
@@ -481,7 +483,13 @@ int nh_cli_report(const nh_cli *cli, int argc, char **argv)
         return NH_EXIT_ERROR;
     }
     nh_cli_catch_interrupts();
-    int failed = run_panels(cli, &o, &exp);
+    int runs_failed = 0, plots_failed = 0;
+    run_panels(cli, &o, &exp, &runs_failed, &plots_failed);
+    if (runs_failed) {
+        fprintf(stderr, "nhens report: %d run(s) failed (above); report.md is not written without their results\n",
+                runs_failed);
+        return NH_EXIT_ERROR;
+    }
     if (nh_cli_interrupt_status()) {
         fprintf(stderr, "nhens report: interrupted; report.md and the figures are as before. The same command "
                         "finishes the report (finished runs are reused).\n");
@@ -492,5 +500,5 @@ int nh_cli_report(const nh_cli *cli, int argc, char **argv)
         return NH_EXIT_ERROR;
     }
     printf("nhens report: wrote %s/report.md and %d figure(s) (PNG and SVG)\n", o.out, exp.n_panels);
-    return failed ? NH_EXIT_ERROR : NH_EXIT_OK;
+    return plots_failed ? NH_EXIT_ERROR : NH_EXIT_OK;
 }

@@ -1,6 +1,6 @@
 /* libFuzzer harness: the command-line parser. The input is split at newlines into arguments; its first
  * byte picks the subcommand. `run` goes through the whole of nhens' own parsing and validation with
- * --dry-run appended (nothing is computed or written); the other subcommands' option tables go through
+ * --dry-run given first (nothing is computed or written); the other subcommands' option tables go through
  * nh_options_parse. Nothing may crash, hang, leak or trip a sanitizer; an error must carry a message. */
 #include "cli.h"
 
@@ -59,8 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (pick == 6) { /* the real program, run subcommand, dry run */
         args[0] = "nhens";
         args[1] = "run";
-        int n = split(text, size - 1, args, 2);
-        args[n++] = "--dry-run";
+        args[2] = "--dry-run"; /* first, so no fuzzed option can take it as its value */
+        int n = split(text, size - 1, args, 3);
         args[n] = NULL;
         nh_cli_main(n, args);
     } else {

@@ -15,6 +15,8 @@ for p in clang libclang-rt-14-dev libomp-dev; do
 done
 if [ -n "${missing:-}" ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "fuzz: installing$missing" >&2
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
 
@@ -23,6 +25,7 @@ CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNHENS_FUZZ
 cmake --build build-fuzz -j "$(nproc)" --target $harnesses >/dev/null
 
 corpus=build-fuzz/corpus
+rm -rf build-fuzz/artifacts
 mkdir -p "$corpus/fuzz_experiment" "$corpus/fuzz_cli" build-fuzz/artifacts
 cp experiments/*.ini tests/cli/hostile/*.ini "$corpus/fuzz_experiment/"
 # a command line seed: the subcommand's index byte (6 = run --dry-run), then one argument per line
@@ -41,9 +44,10 @@ status=0
 for h in $harnesses; do
   echo "fuzz: $h for ${seconds}s"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 \
-    "build-fuzz/fuzz/$h" "$corpus/$h" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    "build-fuzz/fuzz/$h" "$corpus/$h" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -close_fd_mask=3 \
     -artifact_prefix=build-fuzz/artifacts/$h- -print_final_stats=1 2>"build-fuzz/$h.log" || status=1
   grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|ERROR|SUMMARY" "build-fuzz/$h.log" || true
+  if ls build-fuzz/artifacts/$h-* >/dev/null 2>&1; then status=1; ls build-fuzz/artifacts/$h-*; fi
   [ $status -eq 0 ] || { echo "fuzz: $h FAILED (build-fuzz/$h.log)"; tail -40 "build-fuzz/$h.log"; }
 done
 exit $status

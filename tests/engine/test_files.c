@@ -1,0 +1,147 @@
+/* Whole-or-absent files and one-set commits (engine/files.c): a failed body leaves the old file; a set
+ * interrupted after its commit point is completed by the next look at the folder, one interrupted before
+ * it leaves the folder as it was; stale files of the set (an older smoothed.csv) are removed. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "nhens/files.h"
+
+static void put(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert(f != NULL);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int has(const char *dir, const char *name, const char *text)
+{
+    char path[512], buf[256] = "";
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return text == NULL || strcmp(buf, text) == 0;
+}
+
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void fresh(char *dir, size_t len, const char *name)
+{
+    snprintf(dir, len, "/tmp/nhens-files-%s-%d", name, (int)getpid());
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert(system(cmd) == 0);
+    nh_error err;
+    cr_assert(eq(int, nh_make_directory(dir, &err), NH_OK), "%s", err.msg);
+}
+
+static int failing_body(FILE *f, const void *data)
+{
+    (void)data;
+    fputs("half", f);
+    return 1;
+}
+
+static int text_body(FILE *f, const void *data)
+{
+    return fputs(data, f) < 0;
+}
+
+Test(files, a_failed_write_keeps_the_old_file_and_leaves_no_temporary)
+{
+    char dir[128], path[256];
+    nh_error err;
+    fresh(dir, sizeof dir, "one");
+    snprintf(path, sizeof path, "%s/a.csv", dir);
+    cr_assert(eq(int, nh_write_file(path, text_body, "old", &err), NH_OK));
+    cr_assert(eq(int, nh_write_file(path, failing_body, NULL, &err), NH_ERR_IO));
+    cr_assert(strstr(err.msg, "could not write") && strstr(err.msg, "a.csv"), "%s", err.msg);
+    cr_assert(has(dir, "a.csv", "old"));
+    cr_assert(eq(int, entries(dir), 1), "the temporary is removed");
+}
+
+Test(files, a_commit_replaces_the_set_and_drops_its_stale_members)
+{
+    char dir[128];
+    nh_error err;
+    nh_output_set set;
+    fresh(dir, sizeof dir, "commit");
+    put(dir, "timeseries.csv", "old t");
+    put(dir, "summary.json", "old s");
+    put(dir, "smoothed.csv", "old smoothed");
+    put(dir, "notes.txt", "the user's");
+    cr_assert(eq(int, nh_output_set_begin(&set, dir, &err), NH_OK), "%s", err.msg);
+    put(set.stage, "timeseries.csv", "new t");
+    put(set.stage, "summary.json", "new s");
+    cr_assert(has(dir, "timeseries.csv", "old t"), "nothing changes before the commit");
+    cr_assert(eq(int, nh_output_set_commit(&set, &err), NH_OK), "%s", err.msg);
+    cr_assert(has(dir, "timeseries.csv", "new t") && has(dir, "summary.json", "new s"));
+    cr_assert(has(dir, "smoothed.csv", NULL) == 0, "the old run's smoothed.csv does not stay beside the new run");
+    cr_assert(has(dir, "notes.txt", "the user's"), "files outside the set are never touched");
+    cr_assert(eq(int, entries(dir), 3));
+}
+
+Test(files, a_commit_killed_after_its_manifest_is_completed_by_the_next_look)
+{
+    char dir[128], stage[256];
+    nh_error err;
+    fresh(dir, sizeof dir, "after");
+    put(dir, "timeseries.csv", "old t");
+    put(dir, "summary.json", "old s");
+    /* what a process (pid 999999999, gone) left after the commit point, timeseries.csv already moved */
+    snprintf(stage, sizeof stage, "%s/.nhens-stage.999999999", dir);
+    cr_assert(mkdir(stage, 0755) == 0);
+    put(stage, "MANIFEST", "timeseries.csv\nsummary.json\n");
+    put(stage, "summary.json", "new s");
+    put(dir, "timeseries.csv", "new t");
+    cr_assert(eq(int, nh_output_recover(dir, &err), NH_OK), "%s", err.msg);
+    cr_assert(has(dir, "timeseries.csv", "new t") && has(dir, "summary.json", "new s"), "one run's set, not a mix");
+    cr_assert(eq(int, entries(dir), 2), "the staging folder is gone");
+}
+
+Test(files, a_set_killed_before_its_manifest_leaves_the_folder_as_it_was)
+{
+    char dir[128], stage[256];
+    nh_error err;
+    fresh(dir, sizeof dir, "before");
+    put(dir, "timeseries.csv", "old t");
+    snprintf(stage, sizeof stage, "%s/.nhens-stage.999999999", dir);
+    cr_assert(mkdir(stage, 0755) == 0);
+    put(stage, "timeseries.csv", "new but unfinished");
+    put(stage, ".summary.json.tmp.999999999", "half");
+    cr_assert(eq(int, nh_output_recover(dir, &err), NH_OK));
+    cr_assert(has(dir, "timeseries.csv", "old t"));
+    cr_assert(eq(int, entries(dir), 1));
+}
+
+Test(files, reading_refuses_what_is_not_a_regular_file_of_bounded_size)
+{
+    nh_error err;
+    size_t size;
+    cr_assert(nh_read_file("/dev/zero", 100, &size, &err) == NULL);
+    cr_assert(strstr(err.msg, "'/dev/zero' is not a regular file") != NULL, "%s", err.msg);
+    cr_assert(nh_read_file("/etc/passwd", 4, &size, &err) == NULL);
+    cr_assert(strstr(err.msg, "too large") != NULL, "%s", err.msg);
+    cr_assert(nh_read_file("/nonexistent", 4, &size, &err) == NULL);
+    cr_assert(strstr(err.msg, "cannot read '/nonexistent'") != NULL, "%s", err.msg);
+}
