@@ -60,12 +60,15 @@ int nh_run_validate(const nh_run_config *cfg, nh_error *err)
         return nh_fail(err, NH_ERR_INPUT,
                        "horizon T=%g is not a whole number of steps h=%g (T/h = %.6g); use T=%.10g or T=%.10g", cfg->T,
                        cfg->h, steps, floor(steps) * cfg->h, ceil(steps) * cfg->h);
-    if (step_count(cfg) > 2000000000L)
-        return nh_fail(err, NH_ERR_INPUT, "T/h = %g steps is more than the allowed 2e9", cfg->T / cfg->h);
+    if (!(steps <= 2e9)) /* before any conversion to an integer */
+        return nh_fail(err, NH_ERR_INPUT, "T/h = %g steps is more than the allowed 2e9", steps);
     if (cfg->ensemble < 1)
         return nh_fail(err, NH_ERR_INPUT, "ensemble size N=%ld must be at least 1", cfg->ensemble);
     if (cfg->every < 1)
         return nh_fail(err, NH_ERR_INPUT, "output interval every=%ld must be at least 1 step", cfg->every);
+    if (step_count(cfg) / cfg->every + 1 > NH_MAX_OUTPUT_ROWS)
+        return nh_fail(err, NH_ERR_INPUT, "output every %ld steps of %ld gives %ld rows; at most %d are allowed (raise "
+                       "every)", cfg->every, step_count(cfg), step_count(cfg) / cfg->every + 1, NH_MAX_OUTPUT_ROWS);
     if (cfg->threads < 1 || cfg->threads > 1024)
         return nh_fail(err, NH_ERR_INPUT, "threads=%d must be in [1, 1024]", cfg->threads);
     if (!(cfg->fit_window_start >= 0.0 && cfg->fit_window_start < 1.0))

@@ -13,7 +13,8 @@
 #include "nhens/stats.h"
 #include "nhens/system.h"
 
-enum { NH_BLOCK_SIZE = 8, NH_MAX_REPORTED_FAILURES = 16, NH_SAMPLE_MAX_TRIES = 100000, NH_INTERRUPT_POLL_STEPS = 1024 };
+enum { NH_BLOCK_SIZE = 8, NH_MAX_REPORTED_FAILURES = 16, NH_SAMPLE_MAX_TRIES = 100000, NH_INTERRUPT_POLL_STEPS = 1024,
+       NH_MAX_OUTPUT_ROWS = 1000000 /* output times of a run: memory is ~0.5 kB per row and thread */ };
 
 
 /* Energy-shell sampler: q from the system's configuration distribution (rejecting V(q) >= E),
