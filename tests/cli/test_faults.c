@@ -100,21 +100,27 @@ static void resume(const scratch *s)
     cr_assert(access(s->checkpoint, F_OK) != 0, "the checkpoint of a completed run is removed");
 }
 
+/* Signal `sig` to a checkpointing run: exit 128 + sig, the finished whole blocks written with
+ * "complete": false, no temporary left. */
+static void assert_stops_gracefully(const scratch *s, pid_t pid, int sig)
+{
+    kill(pid, sig);
+    cr_assert(eq(int, child_code(child_wait(pid)), 128 + sig));
+    char summary[1 << 16];
+    file_text(s->out, "summary.json", summary, sizeof summary);
+    cr_assert(strstr(summary, "\"complete\":\tfalse") != NULL, "%s", summary);
+    const char *done = strstr(summary, "\"trajectories_done\":");
+    long n = done ? strtol(done + 21, NULL, 10) : -1;
+    cr_assert(n > 0 && n < 400 && n % 8 == 0, "trajectories_done = %ld: a whole number of blocks, not all", n);
+    assert_no_temporary(s);
+}
+
 Test(faults, sigint_writes_the_finished_part_and_resume_finishes_bitwise, .timeout = 600)
 {
     scratch s;
     scratch_make(&s, "int");
     reference_run(&s);
-    pid_t pid = start_checkpointed(&s);
-    kill(pid, SIGINT);
-    cr_assert(eq(int, child_code(child_wait(pid)), 130), "SIGINT: exit 128 + 2");
-    char summary[1 << 16];
-    file_text(s.out, "summary.json", summary, sizeof summary);
-    cr_assert(strstr(summary, "\"complete\":\tfalse") != NULL, "%s", summary);
-    const char *done = strstr(summary, "\"trajectories_done\":");
-    long n = done ? strtol(done + 21, NULL, 10) : -1;
-    cr_assert(n > 0 && n < 400 && n % 8 == 0, "trajectories_done = %ld: a whole number of blocks, not all", n);
-    assert_no_temporary(&s);
+    assert_stops_gracefully(&s, start_checkpointed(&s), SIGINT);
     resume(&s);
     assert_same_results(&s);
     remove_tree(s.root);
@@ -124,13 +130,7 @@ Test(faults, sigterm_exits_143_with_complete_false, .timeout = 600)
 {
     scratch s;
     scratch_make(&s, "term");
-    pid_t pid = start_checkpointed(&s);
-    kill(pid, SIGTERM);
-    cr_assert(eq(int, child_code(child_wait(pid)), 143), "SIGTERM: exit 128 + 15");
-    char summary[1 << 16];
-    file_text(s.out, "summary.json", summary, sizeof summary);
-    cr_assert(strstr(summary, "\"complete\":\tfalse") != NULL);
-    assert_no_temporary(&s);
+    assert_stops_gracefully(&s, start_checkpointed(&s), SIGTERM);
     remove_tree(s.root);
 }
 
