@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#define NH_VERSION "0.2.0"
+#define NH_VERSION "0.3.0"
 
 enum {
     NH_MAX_DIM = 32,        /* configuration dimension n */
