@@ -68,16 +68,25 @@ static int split_list(const char *key, const char *value, char (*out)[128], int 
     return count;
 }
 
+/* value into field (appended after a space when `append`: description and expect continue on indented
+ * lines); a value that does not fit is refused, never cut. */
+static int put_text(char *field, size_t size, const char *name, const char *value, int append, nh_error *err)
+{
+    const size_t used = append ? strlen(field) : 0, extra = used ? 1 : 0;
+    if (used + extra + strlen(value) >= size)
+        return nh_fail(err, NH_ERR_INPUT, "key %s: the text has more than %zu characters", name, size - 1);
+    snprintf(field + used, size - used, "%s%s", extra ? " " : "", value);
+    return NH_OK;
+}
+
 static int panel_key(nh_exp_panel *p, const char *name, const char *value, nh_error *err)
 {
     double d;
     long l;
 #define TEXT(field)                                                                                              \
     do {                                                                                                         \
-        if (strlen(value) >= sizeof p->field)                                                                    \
-            return nh_fail(err, NH_ERR_INPUT, "key %s: the value has more than %zu characters", name,            \
-                           sizeof p->field - 1);                                                                 \
-        memcpy(p->field, value, strlen(value) + 1);                                                              \
+        if (put_text(p->field, sizeof p->field, name, value, 0, err))                                            \
+            return NH_ERR_INPUT;                                                                                 \
     } while (0)
     if (!strcmp(name, "system")) TEXT(system);
     else if (!strcmp(name, "params")) TEXT(params);
@@ -123,14 +132,6 @@ static int panel_key(nh_exp_panel *p, const char *name, const char *value, nh_er
     return NH_OK;
 }
 
-/* description and expect may continue on indented lines (libinih calls back once per line; lines are
- * limited to 200 characters) */
-static void append_text(char *field, size_t size, const char *value)
-{
-    size_t used = strlen(field);
-    snprintf(field + used, size - used, "%s%s", used ? " " : "", value);
-}
-
 /* The panel of that name (a repeated section continues it); names that differ only in case would share
  * a folder on a case-insensitive file system and are refused (NULL with *clash set). */
 static nh_exp_panel *panel_for(nh_experiment *exp, const char *name, int *clash)
@@ -150,33 +151,36 @@ static nh_exp_panel *panel_for(nh_experiment *exp, const char *name, int *clash)
     return p;
 }
 
+/* A key of [experiment]: its own texts, plugins, or a default of every panel. */
+static int experiment_key(load_state *st, const char *name, const char *value)
+{
+    nh_experiment *exp = st->exp;
+    if (!strcmp(name, "title"))
+        return put_text(exp->title, sizeof exp->title, name, value, 0, st->err);
+    if (!strcmp(name, "figure"))
+        return put_text(exp->figure, sizeof exp->figure, name, value, 0, st->err);
+    if (!strcmp(name, "description"))
+        return put_text(exp->description, sizeof exp->description, name, value, 1, st->err);
+    if (!strcmp(name, "expect"))
+        return put_text(exp->expect, sizeof exp->expect, name, value, 1, st->err);
+    if (strcmp(name, "plugin"))
+        return panel_key(&exp->defaults, name, value, st->err);
+    if (!st->allow_plugins)
+        return nh_fail(st->err, NH_ERR_INPUT, "key plugin '%.200s' would load and run code; an experiment file may "
+                                              "do that only with nhens report --allow-plugins", value);
+    if (exp->n_plugins == NH_EXP_MAX_PLUGINS)
+        return nh_fail(st->err, NH_ERR_INPUT, "plugin '%s': at most %d plugins", value, NH_EXP_MAX_PLUGINS);
+    return put_text(exp->plugins[exp->n_plugins++], sizeof exp->plugins[0], name, value, 0, st->err);
+}
+
+/* libinih's callback: 1 to go on, 0 for an error (st->err says which; libinih gives the line). */
 static int handle(void *user, const char *section, const char *name, const char *value)
 {
     load_state *st = user;
-    nh_experiment *exp = st->exp;
-    if (!strcmp(section, "experiment")) {
-        if (!strcmp(name, "title")) snprintf(exp->title, sizeof exp->title, "%s", value);
-        else if (!strcmp(name, "figure")) snprintf(exp->figure, sizeof exp->figure, "%s", value);
-        else if (!strcmp(name, "description")) append_text(exp->description, sizeof exp->description, value);
-        else if (!strcmp(name, "expect")) append_text(exp->expect, sizeof exp->expect, value);
-        else if (!strcmp(name, "plugin")) {
-            if (!st->allow_plugins) {
-                nh_fail(st->err, NH_ERR_INPUT, "key plugin '%.200s' would load and run code; an experiment file may "
-                        "do that only with nhens report --allow-plugins", value);
-                return 0;
-            }
-            if (exp->n_plugins == NH_EXP_MAX_PLUGINS || strlen(value) >= sizeof exp->plugins[0]) {
-                nh_fail(st->err, NH_ERR_INPUT, "plugin '%s': at most %d plugins, paths under %zu characters", value,
-                        NH_EXP_MAX_PLUGINS, sizeof exp->plugins[0]);
-                return 0;
-            }
-            snprintf(exp->plugins[exp->n_plugins++], sizeof exp->plugins[0], "%s", value);
-        }
-        else if (panel_key(&exp->defaults, name, value, st->err)) return 0;
-        return 1;
-    }
+    if (!strcmp(section, "experiment"))
+        return experiment_key(st, name, value) == NH_OK;
     int clash;
-    nh_exp_panel *p = strncmp(section, "panel ", 6) ? NULL : panel_for(exp, section + 6, &clash);
+    nh_exp_panel *p = strncmp(section, "panel ", 6) ? NULL : panel_for(st->exp, section + 6, &clash);
     if (!p) { /* keys before any header (scan_lines refused every other section) */
         nh_fail(st->err, NH_ERR_INPUT, "key '%s' comes before [experiment] or any [panel NAME]", name);
         return 0;
