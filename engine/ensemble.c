@@ -8,6 +8,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct block_stats {
     nh_accum *acc;          /* n_out x observers */
@@ -21,10 +22,20 @@ typedef struct block_stats {
 
 typedef struct worker {
     nh_stepper *stepper;
-    block_stats block;
+    block_stats *block;         /* the slot of the block being computed */
     double carried[NH_MAX_UNKNOWNS];
     unsigned observer_mask;     /* the run's: which observers are recorded */
 } worker;
+
+/* Finished blocks wait in slots (block b in slot b % n_slots) until every block before them is merged;
+ * whichever thread finishes the next block in order merges all consecutive ready ones. Workers never
+ * wait for a merge, only (rarely) for a slot, when a block is slower than 2 x threads others. */
+typedef struct merge_queue {
+    block_stats *slots;
+    long *ready;                /* block whose results a slot holds, or -1 */
+    int n_slots;
+    int stopped;                /* an abandoned block ended the prefix: nothing after it is merged */
+} merge_queue;
 
 static int interrupted(const nh_run_config *cfg)
 {
@@ -152,14 +163,14 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long
     if (rc == NH_OK)
         rc = nh_stepper_start(w->stepper, q, v, w->carried);
     if (rc != NH_OK) {
-        record_failure(&w->block, index, 0.0, rc);
+        record_failure(w->block, index, 0.0, rc);
         return;
     }
     nh_initial_values_compute(s, q, v, &init);
     nh_observe(s, q, v, &init, values);
-    rc = record_sample(&w->block, 0, values);
+    rc = record_sample(w->block, 0, values);
     if (rc != NH_OK) {
-        record_failure(&w->block, index, 0.0, rc);
+        record_failure(w->block, index, 0.0, rc);
         return;
     }
     nh_section_tracker section;
@@ -169,7 +180,7 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long
     section.active = section.active && event >= 0 && (w->observer_mask & (1u << event));
     for (long k = 1; k <= n_steps; ++k) {
         if (k % NH_INTERRUPT_POLL_STEPS == 0 && interrupted(cfg)) {
-            w->block.abandoned = 1;
+            w->block->abandoned = 1;
             return;
         }
         if (section.active) {
@@ -177,20 +188,20 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long
             memcpy(va, v, (size_t)s->n * sizeof *v);
         }
         rc = nh_stepper_step(w->stepper, cfg->h, q, v, w->carried);
-        w->block.steps++;
+        w->block->steps++;
         double t_cross, lat_error;
         if (rc == NH_OK && section.active &&
             nh_section_crossing(&section, s, qa, va, q, v, (k - 1) * cfg->h, cfg->h, &t_cross, &lat_error)) {
             long bin = lround(t_cross / (cfg->h * cfg->every));
             if (bin >= 0 && bin * cfg->every <= n_steps && isfinite(lat_error))
-                nh_accum_add(&w->block.acc[bin * nobs + event], lat_error);
+                nh_accum_add(&w->block->acc[bin * nobs + event], lat_error);
         }
         if (rc == NH_OK && k % cfg->every == 0) {
             nh_observe(s, q, v, &init, values);
-            rc = record_sample(&w->block, k / cfg->every, values);
+            rc = record_sample(w->block, k / cfg->every, values);
         }
         if (rc != NH_OK) {
-            record_failure(&w->block, index, k * cfg->h, rc);
+            record_failure(w->block, index, k * cfg->h, rc);
             return;
         }
     }
@@ -228,23 +239,44 @@ static void merge_block(nh_run_result *res, const block_stats *b)
     res->solver.failures += b->solver.failures;
 }
 
-static int worker_init(worker *w, const nh_run_config *cfg, long n_out, unsigned observer_mask, nh_error *err)
+static int worker_init(worker *w, const nh_run_config *cfg, unsigned observer_mask, nh_error *err)
 {
     memset(w, 0, sizeof *w);
     w->observer_mask = observer_mask;
-    w->block.acc = calloc((size_t)n_out * nh_observer_count(), sizeof *w->block.acc);
-    w->block.live = calloc((size_t)n_out, sizeof *w->block.live);
-    if (!w->block.acc || !w->block.live)
-        return nh_fail(err, NH_ERR_NOMEM, "out of memory for %ld output times", n_out);
     w->stepper = nh_stepper_create(&cfg->method, cfg->system, cfg->solver, err);
     return w->stepper ? NH_OK : NH_ERR_SOLVER;
+}
+
+static void queue_free(merge_queue *q)
+{
+    for (int i = 0; q->slots && i < q->n_slots; ++i) {
+        free(q->slots[i].acc);
+        free(q->slots[i].live);
+    }
+    free(q->slots);
+    free(q->ready);
+}
+
+static int queue_init(merge_queue *q, int threads, long n_out, nh_error *err)
+{
+    *q = (merge_queue){.n_slots = 2 * threads};
+    q->slots = calloc((size_t)q->n_slots, sizeof *q->slots);
+    q->ready = malloc((size_t)q->n_slots * sizeof *q->ready);
+    int ok = q->slots && q->ready;
+    for (int i = 0; ok && i < q->n_slots; ++i) {
+        q->ready[i] = -1;
+        q->slots[i].acc = calloc((size_t)n_out * nh_observer_count(), sizeof *q->slots[i].acc);
+        q->slots[i].live = calloc((size_t)n_out, sizeof *q->slots[i].live);
+        ok = q->slots[i].acc && q->slots[i].live;
+    }
+    if (!ok)
+        queue_free(q);
+    return ok ? NH_OK : nh_fail(err, NH_ERR_NOMEM, "out of memory for %d blocks of %ld output times", 2 * threads, n_out);
 }
 
 static void worker_free(worker *w)
 {
     nh_stepper_free(w->stepper);
-    free(w->block.acc);
-    free(w->block.live);
 }
 
 static void finish_result(const nh_run_config *cfg, nh_run_result *res)
@@ -292,35 +324,64 @@ int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *e
     return NH_OK;
 }
 
-/* Block b's trajectories (all of them, or until an interruption abandons the block). */
+/* Block b's trajectories into w->block (all of them, or until an interruption abandons the block). */
 static void run_block(const nh_run_config *cfg, worker *w, long b, const nh_run_result *res)
 {
-    block_reset(&w->block, res->n_out);
+    block_reset(w->block, res->n_out);
     if (interrupted(cfg)) {
-        w->block.abandoned = 1;
+        w->block->abandoned = 1;
         return;
     }
     const nh_solver_stats before = nh_stepper_solver_stats(w->stepper);
     const long end = (b + 1) * NH_BLOCK_SIZE < cfg->ensemble ? (b + 1) * NH_BLOCK_SIZE : cfg->ensemble;
-    for (long i = b * NH_BLOCK_SIZE; i < end && !w->block.abandoned; ++i)
+    for (long i = b * NH_BLOCK_SIZE; i < end && !w->block->abandoned; ++i)
         run_trajectory(cfg, w, i, res->n_steps);
     const nh_solver_stats after = nh_stepper_solver_stats(w->stepper);
-    w->block.solver = (nh_solver_stats){after.solves - before.solves, after.iterations - before.iterations,
-                                        after.failures - before.failures};
+    w->block->solver = (nh_solver_stats){after.solves - before.solves, after.iterations - before.iterations,
+                                         after.failures - before.failures};
 }
 
-/* In block order: merge b if it and every block before it finished; else the run stops at the prefix. */
-static void commit_block(const nh_run_config *cfg, const worker *w, long b, nh_run_result *res)
+static void merge_next(const nh_run_config *cfg, const block_stats *blk, nh_run_result *res)
 {
-    if (w->block.abandoned || res->next_block != b)
-        return;
-    merge_block(res, &w->block);
-    res->next_block = b + 1;
-    res->trajectories_done = (b + 1) * NH_BLOCK_SIZE < cfg->ensemble ? (b + 1) * NH_BLOCK_SIZE : cfg->ensemble;
+    merge_block(res, blk);
+    res->next_block++;
+    const long b = res->next_block;
+    res->trajectories_done = b * NH_BLOCK_SIZE < cfg->ensemble ? b * NH_BLOCK_SIZE : cfg->ensemble;
     if (cfg->progress)
         cfg->progress(res->trajectories_done, cfg->ensemble, cfg->progress_ctx);
     if (cfg->merged)
         cfg->merged(res, res->next_block, cfg->hook_ctx);
+}
+
+/* Block b is finished: merge it and every ready block after it, in order, while they continue the prefix. */
+static void publish(const nh_run_config *cfg, merge_queue *q, long b, nh_run_result *res)
+{
+#pragma omp critical(nh_merge)
+    {
+        q->ready[b % q->n_slots] = b;
+        for (long next = res->next_block; !q->stopped && q->ready[next % q->n_slots] == next; next = res->next_block) {
+            const block_stats *blk = &q->slots[next % q->n_slots];
+            if (blk->abandoned)
+                q->stopped = 1;
+            else
+                merge_next(cfg, blk, res);
+            q->ready[next % q->n_slots] = -1;
+        }
+    }
+}
+
+/* The slot of block b once block b - n_slots is merged, or NULL when the run has stopped short of b. */
+static block_stats *slot_for(merge_queue *q, long b, const nh_run_result *res)
+{
+    for (;;) {
+        int state;
+#pragma omp critical(nh_merge)
+        state = q->stopped ? -1 : res->next_block > b - q->n_slots;
+        if (state)
+            return state > 0 ? &q->slots[b % q->n_slots] : NULL;
+        struct timespec pause = {0, 20000};
+        nanosleep(&pause, NULL);
+    }
 }
 
 int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_error *err)
@@ -331,11 +392,14 @@ int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_er
     int setup_failed = 0;
     nh_error setup_err = {{0}};
     double start = omp_get_wtime();
+    merge_queue q;
+    if (queue_init(&q, cfg->threads, res->n_out, err))
+        return NH_ERR_NOMEM;
 #pragma omp parallel num_threads(cfg->threads)
     {
         worker w;
         nh_error local_err;
-        int ok = worker_init(&w, cfg, res->n_out, res->observer_mask, &local_err) == NH_OK;
+        int ok = worker_init(&w, cfg, res->observer_mask, &local_err) == NH_OK;
         if (!ok) {
 #pragma omp atomic write
             setup_failed = 1;
@@ -348,15 +412,17 @@ int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_er
 #pragma omp atomic read
         any_failed = setup_failed;
         if (!any_failed) {
-#pragma omp for schedule(dynamic, 1) ordered
+#pragma omp for schedule(dynamic, 1)
             for (long b = first; b < n_blocks; ++b) {
+                if (!(w.block = slot_for(&q, b, res)))
+                    continue;
                 run_block(cfg, &w, b, res);
-#pragma omp ordered
-                commit_block(cfg, &w, b, res);
+                publish(cfg, &q, b, res);
             }
         }
         worker_free(&w);
     }
+    queue_free(&q);
     if (setup_failed) {
         *err = setup_err;
         return NH_ERR_SOLVER;
