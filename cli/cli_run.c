@@ -313,12 +313,41 @@ static void print_interruption(const nh_run_config *cfg, const nh_run_result *re
         printf("  resume with: nhens run --resume %s\n", checkpoint);
 }
 
+/* Compute (or continue) the configured run, commit its files, print the summary; the exit status. */
+static int execute(const run_options *o, run_control *ctl, const nh_checkpoint *ck)
+{
+    nh_run_result res;
+    nh_error err;
+    int rc = nh_make_directory(o->out, &err);
+    if (!rc)
+        rc = compute(ctl, ck, &res, &err);
+    if (rc) {
+        fprintf(stderr, "nhens run: %s\n", err.msg);
+        return rc == NH_ERR_INPUT ? NH_EXIT_USAGE : NH_EXIT_ERROR;
+    }
+    char command[4096];
+    join_command(ctl->n_args, ctl->args, command, sizeof command);
+    int status = write_outputs(o, ctl->cfg, &res, command, &err);
+    if (status) {
+        fprintf(stderr, "nhens run: %s\n", err.msg);
+        status = NH_EXIT_ERROR;
+    } else {
+        if (ctl->path && res.complete)
+            remove(ctl->path); /* the outputs hold everything it had */
+        print_summary(ctl->cfg, &res, o->out);
+        print_interruption(ctl->cfg, &res, ctl->path);
+        status = run_status(&res);
+    }
+    nh_run_result_free(&res);
+    return status;
+}
+
 int nh_cli_run(const nh_cli *cli, int argc, char **argv)
 {
     run_options o;
     int rc, n_args = argc;
     char **args = argv;
-    nh_checkpoint *ck = NULL;
+    nh_checkpoint *ck = NULL; /* when resuming, o's strings point into it: freed last */
     if (parse_run_options(argc, argv, &o, &rc))
         return rc;
     if (o.resume && (rc = resume_options(&o, &ck, &n_args, &args))) {
@@ -327,45 +356,20 @@ int nh_cli_run(const nh_cli *cli, int argc, char **argv)
     }
     nh_system sys;
     nh_run_config cfg;
-    nh_run_result res;
     nh_error err;
     run_control ctl = {&cfg, o.checkpoint, o.checkpoint_every, seconds_now(), n_args, args, 0};
     if (build_config(cli, &o, &sys, &cfg, &err)) {
         fprintf(stderr, "nhens run: %s\n", err.msg);
-        nh_checkpoint_free(ck);
-        return NH_EXIT_USAGE;
-    }
-    if (o.dry_run) {
+        rc = NH_EXIT_USAGE;
+    } else if (o.dry_run) {
         rc = print_plan(&cfg, &o);
-        nh_checkpoint_free(ck);
-        return rc;
-    }
-    cfg.interrupted = nh_cli_interrupted;
-    cfg.merged = on_merged;
-    cfg.hook_ctx = &ctl;
-    nh_cli_catch_interrupts();
-    rc = nh_make_directory(o.out, &err);
-    if (!rc)
-        rc = compute(&ctl, ck, &res, &err);
-    if (rc) {
-        fprintf(stderr, "nhens run: %s\n", err.msg);
-        nh_checkpoint_free(ck);
-        return rc == NH_ERR_INPUT ? NH_EXIT_USAGE : NH_EXIT_ERROR;
-    }
-    char command[4096];
-    join_command(n_args, args, command, sizeof command);
-    int status = write_outputs(&o, &cfg, &res, command, &err);
-    if (status) {
-        fprintf(stderr, "nhens run: %s\n", err.msg);
-        status = NH_EXIT_ERROR;
     } else {
-        if (ctl.path && res.complete)
-            remove(ctl.path); /* the outputs hold everything it had */
-        print_summary(&cfg, &res, o.out);
-        print_interruption(&cfg, &res, ctl.path);
-        status = run_status(&res);
+        cfg.interrupted = nh_cli_interrupted;
+        cfg.merged = on_merged;
+        cfg.hook_ctx = &ctl;
+        nh_cli_catch_interrupts();
+        rc = execute(&o, &ctl, ck);
     }
-    nh_run_result_free(&res);
-    nh_checkpoint_free(ck); /* o's strings point into it */
-    return status;
+    nh_checkpoint_free(ck);
+    return rc;
 }
