@@ -41,6 +41,9 @@ int nh_cli_given(const nh_option_table *table, uint64_t seen, const char *name);
 /* System by name with an optional preset and "k=v" overrides; messages list what is allowed. */
 int nh_cli_build_system(const nh_cli *cli, const char *name, const char *preset_name, const char *const *params,
                         int n_params, nh_system *sys, const nh_preset **preset, nh_error *err);
+/* Names that become file or folder names or reach a gnuplot script (panel names, checkpoint names, methods,
+ * plotted columns): letters, digits, ._- and `extra`, 1 to max - 1 characters, no leading dot. */
+int nh_cli_check_name(const char *what, const char *value, size_t max, const char *extra, nh_error *err);
 /* "kinsol" / "newton" with the message of a bad name. */
 int nh_cli_solver(const char *name, nh_solver_kind *kind, nh_error *err);
 

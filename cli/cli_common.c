@@ -2,6 +2,7 @@
  * names given on the command line. */
 #include "cli.h"
 
+#include <ctype.h>
 #include <string.h>
 
 void nh_cli_print_help(const nh_option_table *table, FILE *out)
@@ -62,4 +63,17 @@ int nh_cli_build_system(const nh_cli *cli, const char *name, const char *preset_
                        preset_name, names[0] ? names : "(none)");
     }
     return nh_system_init(sys, type, *preset, params, n_params, err);
+}
+
+int nh_cli_check_name(const char *what, const char *value, size_t max, const char *extra, nh_error *err)
+{
+    size_t len = strlen(value);
+    if (len == 0 || len >= max || value[0] == '.')
+        return nh_fail(err, NH_ERR_INPUT, "%s '%.80s' must have 1 to %zu characters and not start with '.'", what, value,
+                       max - 1);
+    for (const char *c = value; *c; ++c)
+        if (!isalnum((unsigned char)*c) && !strchr("._-", *c) && !strchr(extra, *c))
+            return nh_fail(err, NH_ERR_INPUT, "%s '%.80s': character 0x%02x is not allowed; allowed: letters, digits, ._-%s",
+                           what, value, (unsigned char)*c, extra);
+    return NH_OK;
 }

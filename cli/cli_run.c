@@ -53,8 +53,8 @@ static const nh_option RUN_OPTIONS[] = {
     RUN_OPT("out", NH_OPTION_STRING, out, 0, 0, "DIR", "output folder (default nhens-out)"),
     RUN_OPT("quiet", NH_OPTION_FLAG, quiet, 0, 0, NULL, "no progress line"),
     RUN_OPT("dry-run", NH_OPTION_FLAG, dry_run, 0, 0, NULL, "check everything, print the plan, compute and write nothing"),
-    RUN_OPT("checkpoint", NH_OPTION_STRING, checkpoint, 0, 0, "FILE",
-            "save the merged statistics to FILE every --checkpoint-every seconds and when interrupted "
+    RUN_OPT("checkpoint", NH_OPTION_STRING, checkpoint, 0, 0, "NAME",
+            "save the merged statistics to DIR/NAME every --checkpoint-every seconds and when interrupted "
             "(removed when the run completes)"),
     RUN_OPT("checkpoint-every", NH_OPTION_DOUBLE, checkpoint_every, 0, 1e6, "S",
             "seconds between checkpoints (default 60; 0: after every block of " NH_BLOCK_SIZE_TEXT " trajectories)"),
@@ -65,7 +65,7 @@ static const nh_option RUN_OPTIONS[] = {
 
 const nh_option_table nh_cli_run_table = {
     "run", "--system S [--param k=v ...] --method M[:k=v,...] --h H --T T (--energy E | --preset P) [options]\n"
-    "       nhens run --resume FILE [--threads K] [--checkpoint FILE] [--checkpoint-every S] [--quiet]",
+    "       nhens run --resume FILE [--threads K] [--checkpoint NAME] [--checkpoint-every S] [--quiet]",
     "one ensemble study: DIR/timeseries.csv, DIR/summary.json and a printed summary", RUN_OPTIONS,
     sizeof RUN_OPTIONS / sizeof RUN_OPTIONS[0], 0};
 
@@ -208,7 +208,8 @@ static int resume_options(run_options *o, nh_checkpoint **ck, int *n_args, char 
         o->threads = given.threads, o->seen |= 1ULL << nh_options_index(t, "threads");
     if (nh_cli_given(t, given.seen, "checkpoint-every"))
         o->checkpoint_every = given.checkpoint_every;
-    o->checkpoint = given.checkpoint ? given.checkpoint : given.resume;
+    const char *slash = strrchr(given.resume, '/');
+    o->checkpoint = given.checkpoint ? given.checkpoint : slash ? slash + 1 : given.resume; /* into the run's DIR */
     o->quiet = given.quiet;
     o->dry_run = given.dry_run;
     o->resume = given.resume;
@@ -218,7 +219,7 @@ static int resume_options(run_options *o, nh_checkpoint **ck, int *n_args, char 
 /* What the engine's hooks need: where and how often to checkpoint, and how to rebuild the run. */
 typedef struct run_control {
     const nh_run_config *cfg;
-    const char *path;
+    char path[2200];            /* DIR/NAME of --checkpoint NAME, or "" */
     double every, last;
     int n_args;
     char **args;
@@ -244,7 +245,7 @@ static void on_merged(const nh_run_result *partial, long next_block, void *ctx)
 {
     (void)next_block;
     run_control *ctl = ctx;
-    if (ctl->path && seconds_now() - ctl->last >= ctl->every)
+    if (ctl->path[0] && seconds_now() - ctl->last >= ctl->every)
         save_checkpoint(ctl, partial);
 }
 
@@ -260,7 +261,7 @@ static int compute(run_control *ctl, const nh_checkpoint *ck, nh_run_result *res
         nh_run_result_free(res);
         return rc;
     }
-    if (ctl->path && !res->complete)
+    if (ctl->path[0] && !res->complete)
         save_checkpoint(ctl, res);
     return NH_OK;
 }
@@ -313,6 +314,19 @@ static void print_interruption(const nh_run_config *cfg, const nh_run_result *re
         printf("  resume with: nhens run --resume %s\n", checkpoint);
 }
 
+/* A checkpoint lives in the output folder like every file nhens writes: --checkpoint takes a name. */
+static int checkpoint_path(const run_options *o, char *path, size_t len, nh_error *err)
+{
+    path[0] = '\0';
+    if (!o->checkpoint)
+        return NH_OK;
+    if (nh_cli_check_name("--checkpoint (a file name inside --out)", o->checkpoint, 101, "", err))
+        return NH_ERR_INPUT;
+    if ((size_t)snprintf(path, len, "%s/%s", o->out, o->checkpoint) >= len)
+        return nh_fail(err, NH_ERR_INPUT, "--out '%.100s...' is too long", o->out);
+    return NH_OK;
+}
+
 /* Compute (or continue) the configured run, commit its files, print the summary; the exit status. */
 static int execute(const run_options *o, run_control *ctl, const nh_checkpoint *ck)
 {
@@ -332,10 +346,10 @@ static int execute(const run_options *o, run_control *ctl, const nh_checkpoint *
         fprintf(stderr, "nhens run: %s\n", err.msg);
         status = NH_EXIT_ERROR;
     } else {
-        if (ctl->path && res.complete)
+        if (ctl->path[0] && res.complete)
             remove(ctl->path); /* the outputs hold everything it had */
         print_summary(ctl->cfg, &res, o->out);
-        print_interruption(ctl->cfg, &res, ctl->path);
+        print_interruption(ctl->cfg, &res, ctl->path[0] ? ctl->path : NULL);
         status = run_status(&res);
     }
     nh_run_result_free(&res);
@@ -357,8 +371,9 @@ int nh_cli_run(const nh_cli *cli, int argc, char **argv)
     nh_system sys;
     nh_run_config cfg;
     nh_error err;
-    run_control ctl = {&cfg, o.checkpoint, o.checkpoint_every, seconds_now(), n_args, args, 0};
-    if (build_config(cli, &o, &sys, &cfg, &err)) {
+    run_control ctl = {.cfg = &cfg, .every = o.checkpoint_every, .last = seconds_now(), .n_args = n_args,
+                       .args = args};
+    if (build_config(cli, &o, &sys, &cfg, &err) || checkpoint_path(&o, ctl.path, sizeof ctl.path, &err)) {
         fprintf(stderr, "nhens run: %s\n", err.msg);
         rc = NH_EXIT_USAGE;
     } else if (o.dry_run) {

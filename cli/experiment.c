@@ -2,6 +2,7 @@
  * panel defaults) and [panel NAME] (overrides). Lists (methods, plot) are ';'-separated because method
  * specs contain commas. */
 #include "experiment.h"
+#include "cli.h"
 
 #include "nhens/files.h"
 #include "nhens/options.h"
@@ -26,21 +27,6 @@ typedef struct load_state {
     int allow_plugins;
 } load_state;
 
-/* Words that become folder names or reach a gnuplot script (panel names, methods, plotted columns): a
- * safe alphabet (letters, digits, ._- and `extra`), 1 to max - 1 characters, no leading dot. */
-static int check_word(const char *what, const char *value, size_t max, const char *extra, nh_error *err)
-{
-    size_t len = strlen(value);
-    if (len == 0 || len >= max || value[0] == '.')
-        return nh_fail(err, NH_ERR_INPUT, "%s '%.80s' must have 1 to %zu characters and not start with '.'", what, value,
-                       max - 1);
-    for (const char *c = value; *c; ++c)
-        if (!isalnum((unsigned char)*c) && !strchr("._-", *c) && !strchr(extra, *c))
-            return nh_fail(err, NH_ERR_INPUT, "%s '%.80s': character 0x%02x is not allowed; allowed: letters, digits, ._-%s",
-                           what, value, (unsigned char)*c, extra);
-    return NH_OK;
-}
-
 /* A ';'-separated list into at most `max` words of `check_word`'s alphabet; more items, or an item that
  * does not fit, is refused (nothing is dropped or cut). Returns the count, or -1 with err set. */
 static int split_list(const char *key, const char *value, char (*out)[128], int max, size_t item_max,
@@ -61,7 +47,7 @@ static int split_list(const char *key, const char *value, char (*out)[128], int 
             continue;
         if (count == max)
             return nh_fail(err, NH_ERR_INPUT, "key %s: more than %d items", key, max), -1;
-        if (check_word(key, tok, item_max, extra, err))
+        if (nh_cli_check_name(key, tok, item_max, extra, err))
             return -1;
         snprintf(out[count++], 128, "%s", tok);
     }
@@ -221,7 +207,7 @@ static int section_header(header_list *h, const char *name, int line, nh_error *
     if (strncmp(name, "panel ", 6) != 0)
         return nh_fail(err, NH_ERR_INPUT, "unknown section [%.80s]; allowed: [experiment], [panel NAME]", name);
     name += 6;
-    if (check_word("panel name", name, NH_EXP_NAME_MAX, "", err))
+    if (nh_cli_check_name("panel name", name, NH_EXP_NAME_MAX, "", err))
         return NH_ERR_INPUT;
     for (int i = 0; i < h->n; ++i) {
         if (!strcmp(h->names[i], name))

@@ -13,7 +13,7 @@
               "--ensemble", "400", "--threads", "2", "--quiet"
 
 typedef struct scratch {
-    char root[128], reference[256], out[256], checkpoint[256], err[256];
+    char root[128], reference[256], out[256], checkpoint[300], err[256];
 } scratch;
 
 static void scratch_make(scratch *s, const char *name)
@@ -23,7 +23,7 @@ static void scratch_make(scratch *s, const char *name)
     cr_assert(mkdir(s->root, 0755) == 0);
     snprintf(s->reference, sizeof s->reference, "%s/reference", s->root);
     snprintf(s->out, sizeof s->out, "%s/out", s->root);
-    snprintf(s->checkpoint, sizeof s->checkpoint, "%s/run.checkpoint", s->root);
+    snprintf(s->checkpoint, sizeof s->checkpoint, "%s/run.checkpoint", s->out); /* --checkpoint run.checkpoint */
     snprintf(s->err, sizeof s->err, "%s/stderr", s->root);
 }
 
@@ -58,7 +58,7 @@ static void reference_run(const scratch *s)
 /* Starts the study with a checkpoint after every block and returns once the first checkpoint exists. */
 static pid_t start_checkpointed(const scratch *s)
 {
-    char *args[] = {"nhens", STUDY, "--out", (char *)s->out, "--checkpoint", (char *)s->checkpoint,
+    char *args[] = {"nhens", STUDY, "--out", (char *)s->out, "--checkpoint", "run.checkpoint",
                     "--checkpoint-every", "0", NULL};
     child_options o = {.err_path = s->err};
     pid_t pid = child_start(args, &o);
