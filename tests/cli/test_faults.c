@@ -244,3 +244,37 @@ Test(faults, unwritable_output_is_found_before_the_work, .timeout = 600)
     const long seconds = (long)(t1.tv_sec - t0.tv_sec);
     cr_assert(seconds < 30, "refused only after %ld s of work", seconds);
 }
+
+Test(faults, sigint_during_a_report_keeps_nothing_half_done_and_the_rerun_finishes, .timeout = 600)
+{
+    scratch s;
+    scratch_make(&s, "report");
+    char ini[512], run_dir[600], report_md[600];
+    snprintf(ini, sizeof ini, "%s/e.ini", s.root);
+    snprintf(run_dir, sizeof run_dir, "%s/main/01-dla", s.out);
+    snprintf(report_md, sizeof report_md, "%s/report.md", s.out);
+    FILE *f = fopen(ini, "w");
+    fputs("[experiment]\nsystem = quartic\nparams = n=3\nenergy = 1\nensemble = 400\nh = 0.01\nT = 20\nmethods = dla\n", f);
+    fclose(f);
+    char *args[] = {"nhens", "report", ini, "--out", s.out, "--threads", "2", NULL};
+    child_options o = {.err_path = s.err};
+    pid_t pid = child_start(args, &o);
+    for (int ms = 0; access(run_dir, F_OK) != 0; ms += 2) { /* the run's folder: its ensemble is starting */
+        cr_assert(ms < 60000 && waitpid(pid, NULL, WNOHANG) == 0, "the report never started its run");
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGINT);
+    char err[8192];
+    int code = child_code(child_wait(pid));
+    read_text_file(s.err, err, sizeof err);
+    cr_assert(eq(int, code, 130), "%s", err);
+    cr_assert(strstr(err, "interrupted") != NULL, "%s", err);
+    cr_assert(access(report_md, F_OK) != 0, "no report.md from an interrupted report");
+    assert_no_temporary(&s);
+    cr_assert(eq(int, child_run(args, &o), 0));
+    read_text_file(s.err, err, sizeof err);
+    cr_assert(strstr(err, "dla: done") != NULL, "the interrupted run is computed again, not reused: %s", err);
+    cr_assert(access(report_md, F_OK) == 0);
+    remove_tree(s.root);
+}
