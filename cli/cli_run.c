@@ -45,7 +45,7 @@ static const nh_option RUN_OPTIONS[] = {
     RUN_OPT("threads", NH_OPTION_LONG, threads, 1, 1024, "K", "OpenMP threads (default: the cores); results do not depend on it"),
     RUN_OPT("every", NH_OPTION_LONG, every, 1, 2000000000, "J", "output every J steps (default: about 1000 rows)"),
     RUN_OPT("solver", NH_OPTION_STRING, solver, 0, 0, "kinsol|newton", "nonlinear solver (default " NH_CLI_DEFAULT_SOLVER ")"),
-    RUN_OPT("fit-start", NH_OPTION_DOUBLE, fit_start, 0, 0.99, "F", "variance law fitted over [F T, T] (default 0.5)"),
+    RUN_OPT("fit-start", NH_OPTION_DOUBLE, fit_start, 0, 0.99, "F", "variance law fitted over [F T, T] (default 0.1: after the bounded part has settled)"),
     RUN_OPT("section", NH_OPTION_DOUBLE, section, -1e6, 1e6, "XI", "driver section angle of the latitude (default xi(0))"),
     RUN_OPT("smooth", NH_OPTION_DOUBLE, smooth, 0, 1e12, "W", "also write smoothed.csv, running mean over W time units"),
     RUN_OPT("observe", NH_OPTION_STRING, observe, 0, 0, "O1,O2|all",
@@ -77,7 +77,7 @@ static int usage_error(const char *message)
 
 static int parse_run_options(int argc, char **argv, run_options *o, int *status)
 {
-    *o = (run_options){.out = "nhens-out", .solver = NH_CLI_DEFAULT_SOLVER, .fit_start = 0.5, .seed = 1,
+    *o = (run_options){.out = "nhens-out", .solver = NH_CLI_DEFAULT_SOLVER, .fit_start = 0.1, .seed = 1,
                        .checkpoint_every = 60};
     if (nh_cli_parse(&nh_cli_run_table, argc, argv, o, &o->seen, NULL, NULL, status))
         return 1;
@@ -171,9 +171,11 @@ static void print_summary(const nh_run_config *cfg, const nh_run_result *res, co
            res->wall_seconds, res->steps_per_second, res->failed);
     print_observer_extremes(res);
     if (res->fit_ok && cfg->ensemble > 1)
-        printf("  variance law on t in [%g, %g]: Var dH = a + C t with a = %.3e, C = %.3e, C/h^4 = %.3e; "
-               "log-log slope p = %.2f\n",
-               res->fit.t_start, res->fit.t_end, res->fit.a, res->fit.C, res->fit.C_over_h4, res->fit.p);
+        printf("  variance law on t in [%g, %g]: Var dH = a + C t with a = %.3e +- %.1e, C = %.3e +- %.1e, "
+               "C/h^4 = %.3e +- %.1e; log-log slope p = %.2f +- %.2f (+- one standard error, jackknife over %d "
+               "groups)\n",
+               res->fit.t_start, res->fit.t_end, res->fit.a, res->fit.a_err, res->fit.C, res->fit.C_err,
+               res->fit.C_over_h4, res->fit.C_over_h4_err, res->fit.p, res->fit.p_err, res->fit.groups);
     for (int i = 0; i < res->n_reported && i < 5; ++i)
         printf("  failure: trajectory %ld at t = %g: %s\n", res->first_failures[i].trajectory,
                res->first_failures[i].time, nh_status_name(res->first_failures[i].status));

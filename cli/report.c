@@ -135,7 +135,7 @@ static int panel_config(const nh_cli *cli, const report_options *o, const nh_exp
     if (rc)
         return rc;
     *cfg = (nh_run_config){.system = sys, .h = p->h, .T = p->T, .every = p->every, .ensemble = p->ensemble,
-                           .seed = p->seed, .threads = (int)o->threads, .energy = p->energy, .fit_window_start = 0.5,
+                           .seed = p->seed, .threads = (int)o->threads, .energy = p->energy, .fit_window_start = 0.1,
                            .solver = o->solver_kind, .section = p->section,
                            .have_section = p->have_section, .interrupted = nh_cli_interrupted};
     nh_run_config_use_preset(cfg, preset);
@@ -331,7 +331,9 @@ static void table_row(FILE *md, const char *method, const cJSON *s)
 {
     fprintf(md, "| `%s` | %.0f |", method, json_number(cJSON_GetObjectItemCaseSensitive(s, "method"), NULL, "order"));
     observer_cells(md, s);
-    fprintf(md, " %.2e | %.2f | %.0f | %.2f |\n", json_number(s, "variance_fit", "C"), json_number(s, "variance_fit", "p"),
+    fprintf(md, " %.2e ± %.1e | %.2f ± %.2f | %.0f | %.2f |\n", json_number(s, "variance_fit", "C"),
+            json_number(s, "variance_fit", "C_stderr"), json_number(s, "variance_fit", "p"),
+            json_number(s, "variance_fit", "p_stderr"),
             json_number(s, "failures", "count"), json_number(s, "performance", "wall_seconds"));
 }
 
@@ -343,7 +345,7 @@ static void write_panel_table(FILE *md, const char *out, const nh_exp_panel *p)
     fprintf(md, "![%s](%s.png)\n\n", p->name, p->name);
     fprintf(md, "| method | order |");
     observer_headers(md);
-    fprintf(md, " C (Var dH ~ a + C t) | p | failures | wall s |\n|---|---|");
+    fprintf(md, " C (Var dH ~ a + C t) ± s.e. | p ± s.e. | failures | wall s |\n|---|---|");
     for (int o = 0; o < nh_observer_count() + 4; ++o)
         fprintf(md, "---|");
     fputc('\n', md);

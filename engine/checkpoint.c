@@ -51,17 +51,26 @@ static cJSON *configuration(const nh_run_config *cfg)
     return c;
 }
 
+/* key: the accumulators as one string of 16 hex digits per double */
+static int add_accumulators(cJSON *root, const char *key, const nh_accum *acc, size_t count)
+{
+    char *text = malloc(16 * 4 * count + 1);
+    if (!text)
+        return 1;
+    text[0] = '\0';
+    hex_doubles(text, (const double *)acc, 4 * count);
+    int bad = cJSON_AddStringToObject(root, key, text) == NULL;
+    free(text);
+    return bad;
+}
+
 static int add_statistics(cJSON *root, const nh_run_result *res)
 {
-    const size_t values = (size_t)res->n_out * (size_t)nh_observer_count() * 4;
-    char *acc = malloc(16 * values + 1);
+    const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
     cJSON *live = cJSON_AddArrayToObject(root, "live");
-    if (!acc || !live)
-        return free(acc), 1;
-    acc[0] = '\0';
-    hex_doubles(acc, (const double *)res->acc, values);
-    cJSON_AddStringToObject(root, "accumulators", acc);
-    free(acc);
+    if (!live || add_accumulators(root, "accumulators", res->acc, cells) ||
+        add_accumulators(root, "groups", res->groups, (size_t)res->n_out * NH_FIT_GROUPS))
+        return 1;
     for (long k = 0; k < res->n_out; ++k)
         cJSON_AddItemToArray(live, cJSON_CreateNumber((double)res->live[k]));
     return 0;
@@ -231,13 +240,19 @@ static int restore_failures(const cJSON *root, nh_run_result *res)
     return 0;
 }
 
+static int restore_accumulators(const cJSON *root, const char *key, nh_accum *acc, size_t count)
+{
+    const cJSON *text = cJSON_GetObjectItemCaseSensitive(root, key);
+    return !cJSON_IsString(text) || unhex_doubles(text->valuestring, (double *)acc, 4 * count);
+}
+
 static int restore_statistics(const cJSON *root, nh_run_result *res)
 {
-    const cJSON *acc = cJSON_GetObjectItemCaseSensitive(root, "accumulators");
     const cJSON *live = cJSON_GetObjectItemCaseSensitive(root, "live");
-    const size_t values = (size_t)res->n_out * (size_t)nh_observer_count() * 4;
-    if (!cJSON_IsString(acc) || unhex_doubles(acc->valuestring, (double *)res->acc, values) || !cJSON_IsArray(live) ||
-        cJSON_GetArraySize(live) != res->n_out)
+    const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
+    if (restore_accumulators(root, "accumulators", res->acc, cells) ||
+        restore_accumulators(root, "groups", res->groups, (size_t)res->n_out * NH_FIT_GROUPS) ||
+        !cJSON_IsArray(live) || cJSON_GetArraySize(live) != res->n_out)
         return 1;
     long k = 0;
     for (const cJSON *c = live->child; c; c = c->next, ++k) {

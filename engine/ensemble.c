@@ -105,7 +105,8 @@ static int result_alloc(nh_run_result *res, long n_out)
     res->time = calloc((size_t)n_out, sizeof *res->time);
     res->live = calloc((size_t)n_out, sizeof *res->live);
     res->acc = calloc((size_t)n_out * nh_observer_count(), sizeof *res->acc);
-    return res->time && res->live && res->acc ? NH_OK : NH_ERR_NOMEM;
+    res->groups = calloc((size_t)n_out * NH_FIT_GROUPS, sizeof *res->groups);
+    return res->time && res->live && res->acc && res->groups ? NH_OK : NH_ERR_NOMEM;
 }
 
 double nh_run_observer_max(const nh_run_result *res, int obs)
@@ -121,6 +122,7 @@ void nh_run_result_free(nh_run_result *res)
     free(res->time);
     free(res->live);
     free(res->acc);
+    free(res->groups);
     memset(res, 0, sizeof *res);
 }
 
@@ -219,11 +221,16 @@ static void block_reset(block_stats *b, long n_out)
     b->abandoned = 0;
 }
 
-static void merge_block(nh_run_result *res, const block_stats *b)
+/* Block `index` into the run's statistics and into its group's series of the fitted observer. */
+static void merge_block(nh_run_result *res, long index, const block_stats *b)
 {
-    const long cells = res->n_out * nh_observer_count();
+    const int nobs = nh_observer_count(), fitted = nh_observer_fitted();
+    const long cells = res->n_out * nobs;
     for (long i = 0; i < cells; ++i)
         nh_accum_merge(&res->acc[i], &b->acc[i]);
+    nh_accum *group = &res->groups[(index % NH_FIT_GROUPS) * res->n_out];
+    for (long k = 0; k < res->n_out; ++k)
+        nh_accum_merge(&group[k], &b->acc[k * nobs + fitted]);
     for (long k = 0; k < res->n_out; ++k)
         res->live[k] += b->live[k];
     for (int f = 0; f < b->n_failures; ++f) {
@@ -289,8 +296,11 @@ static void finish_result(const nh_run_config *cfg, nh_run_result *res)
     const int fitted = nh_observer_fitted();
     for (long k = 0; k < res->n_out; ++k)
         var[k] = nh_accum_variance(nh_run_accum(res, k, fitted));
-    res->fit_ok = nh_variance_fit_compute(res->time, var, res->n_out, cfg->fit_window_start * cfg->T, cfg->h,
-                                          nh_method_spec_order(&cfg->method), &res->fit) == 0;
+    const int order = nh_method_spec_order(&cfg->method);
+    const double window = cfg->fit_window_start * cfg->T;
+    res->fit_ok = nh_variance_fit_compute(res->time, var, res->n_out, window, cfg->h, order, &res->fit) == 0;
+    if (res->fit_ok)
+        nh_variance_fit_jackknife(res->time, res->groups, NH_FIT_GROUPS, res->n_out, window, cfg->h, order, &res->fit);
     free(var);
     if (cfg->preset) {
         double q[NH_MAX_DIM], v[NH_MAX_DIM];
@@ -343,7 +353,7 @@ static void run_block(const nh_run_config *cfg, worker *w, long b, const nh_run_
 
 static void merge_next(const nh_run_config *cfg, const block_stats *blk, nh_run_result *res)
 {
-    merge_block(res, blk);
+    merge_block(res, res->next_block, blk);
     res->next_block++;
     const long b = res->next_block;
     res->trajectories_done = b * NH_BLOCK_SIZE < cfg->ensemble ? b * NH_BLOCK_SIZE : cfg->ensemble;

@@ -173,6 +173,13 @@ static void add_results(cJSON *root, const nh_run_result *res)
     cJSON_AddNumberToObject(fit, "scaling_power", res->fit.scaling_power);
     cJSON_AddNumberToObject(fit, "C_scaled", res->fit.C_scaled);
     cJSON_AddNumberToObject(fit, "p", res->fit.p);
+    cJSON_AddNumberToObject(fit, "a_stderr", res->fit.a_err);
+    cJSON_AddNumberToObject(fit, "C_stderr", res->fit.C_err);
+    cJSON_AddNumberToObject(fit, "C_over_h4_stderr", res->fit.C_over_h4_err);
+    cJSON_AddNumberToObject(fit, "C_scaled_stderr", res->fit.C_scaled_err);
+    cJSON_AddNumberToObject(fit, "p_stderr", res->fit.p_err);
+    cJSON_AddStringToObject(fit, "stderr_method", "delete-one-group jackknife; merge block b in group b mod 20");
+    cJSON_AddNumberToObject(fit, "groups", res->fit.groups);
     cJSON *ext = cJSON_AddObjectToObject(root, "extremes");
     const int fitted = nh_observer_fitted();
     char key[96];

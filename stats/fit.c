@@ -4,6 +4,7 @@
 #include "nhens/stats.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 static void linear_fit(int n, const double *x, const double *y, double *intercept, double *slope)
 {
@@ -52,11 +53,65 @@ int nh_variance_fit_compute(const double *t, const double *var, long n, double w
     fit->points = (int)(n - first);
     fit->scaling_power = 2 * order;
     fit->a = fit->C = fit->p = fit->C_over_h4 = fit->C_scaled = NAN;
+    fit->a_err = fit->C_err = fit->p_err = fit->C_over_h4_err = fit->C_scaled_err = NAN;
+    fit->groups = 0;
     if (n - first < 3)
         return 1;
     linear_fit((int)(n - first), t + first, var + first, &fit->a, &fit->C);
     fit->p = log_log_slope(t, var, first, n);
     fit->C_over_h4 = fit->C / pow(h, 4);
     fit->C_scaled = fit->C / pow(h, fit->scaling_power);
+    return 0;
+}
+
+/* Variance at every output time of all groups but `left_out`, merged in group order. */
+static void variance_without(const nh_accum *groups, int n_groups, long n, int left_out, double *var)
+{
+    for (long k = 0; k < n; ++k) {
+        nh_accum sum;
+        nh_accum_reset(&sum);
+        for (int g = 0; g < n_groups; ++g)
+            if (g != left_out)
+                nh_accum_merge(&sum, &groups[(long)g * n + k]);
+        var[k] = nh_accum_variance(&sum);
+    }
+}
+
+static double jackknife_error(const double *theta, int m)
+{
+    double mean = 0, ss = 0;
+    for (int g = 0; g < m; ++g)
+        mean += theta[g] / m;
+    for (int g = 0; g < m; ++g)
+        ss += (theta[g] - mean) * (theta[g] - mean);
+    return sqrt((m - 1.0) / m * ss);
+}
+
+int nh_variance_fit_jackknife(const double *t, const nh_accum *groups, int n_groups, long n, double window_start,
+                              double h, int order, nh_variance_fit *fit)
+{
+    double theta[5][NH_FIT_GROUPS];
+    double *var = n > 0 ? malloc((size_t)n * sizeof *var) : NULL;
+    int m = 0;
+    for (int g = 0; var && g < n_groups && g < NH_FIT_GROUPS; ++g) {
+        if (groups[(long)g * n].count <= 0)
+            continue; /* an empty group (fewer blocks than groups) */
+        nh_variance_fit part;
+        variance_without(groups, n_groups, n, g, var);
+        nh_variance_fit_compute(t, var, n, window_start, h, order, &part);
+        const double values[5] = {part.a, part.C, part.p, part.C_over_h4, part.C_scaled};
+        for (int i = 0; i < 5; ++i)
+            theta[i][m] = values[i];
+        ++m;
+    }
+    free(var);
+    fit->groups = m;
+    if (m < 2)
+        return 1;
+    fit->a_err = jackknife_error(theta[0], m);
+    fit->C_err = jackknife_error(theta[1], m);
+    fit->p_err = jackknife_error(theta[2], m);
+    fit->C_over_h4_err = jackknife_error(theta[3], m);
+    fit->C_scaled_err = jackknife_error(theta[4], m);
     return 0;
 }

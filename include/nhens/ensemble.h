@@ -64,6 +64,7 @@ struct nh_run_result {
     double *time;           /* n_out */
     long *live;             /* n_out */
     nh_accum *acc;          /* n_out x nh_observer_count() */
+    nh_accum *groups;       /* NH_FIT_GROUPS x n_out: the fitted observer per group of blocks (fit errors) */
     long failed;
     long failures_by_status[8];
     nh_failure first_failures[NH_MAX_REPORTED_FAILURES];

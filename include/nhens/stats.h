@@ -84,10 +84,23 @@ typedef struct nh_variance_fit {
     double C_over_h4;
     int scaling_power;      /* 2r */
     double C_scaled;        /* C / h^(2r) */
+    /* standard errors from nh_variance_fit_jackknife (NAN before it, or with fewer than 2 groups) */
+    double a_err, C_err, p_err, C_over_h4_err, C_scaled_err;
+    int groups;             /* non-empty groups the errors come from */
 } nh_variance_fit;
+
+/* The ensemble's trajectories fall in NH_FIT_GROUPS groups (merge block b in group b mod NH_FIT_GROUPS);
+ * the fit's standard errors are the delete-one-group jackknife over them. */
+enum { NH_FIT_GROUPS = 20 };
 
 /* t, var: n samples; returns 0, or 1 if the window holds fewer than 3 points. */
 int nh_variance_fit_compute(const double *t, const double *var, long n, double window_start,
                             double h, int order, nh_variance_fit *fit);
+/* Standard errors of fit's a, C, p, C/h^4 and C/h^(2r): the fit is repeated on the variance of every
+ * group but one (groups[g * n + k]: the fitted observer's accumulator of group g at output time k),
+ * se = sqrt((G - 1)/G sum (theta_g - mean theta)^2) over the G non-empty groups. Deterministic: the
+ * groups are merged in index order. Returns 1 (errors NAN) with fewer than 2 non-empty groups. */
+int nh_variance_fit_jackknife(const double *t, const nh_accum *groups, int n_groups, long n, double window_start,
+                              double h, int order, nh_variance_fit *fit);
 
 #endif
