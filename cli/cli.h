@@ -24,6 +24,16 @@ typedef struct nh_cli {
 
 int nh_cli_main(int argc, char **argv);
 
+/* cli/progress.c: progress of an ensemble on stderr (fits nh_run_config.progress with the struct as ctx). */
+enum { NH_PROGRESS_SECONDS = 5 };
+typedef struct nh_cli_progress {
+    const char *label;
+    double start, last;
+    int tty;
+} nh_cli_progress;
+void nh_cli_progress_start(nh_cli_progress *p, const char *label);
+void nh_cli_progress_report(long done, long total, void *ctx);
+
 /* cli/interrupt.c: graceful SIGINT/SIGTERM. nh_cli_interrupted fits nh_run_config.interrupted;
  * nh_cli_interrupt_status is 128 + the signal received, or 0. */
 void nh_cli_catch_interrupts(void);

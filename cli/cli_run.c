@@ -51,7 +51,8 @@ static const nh_option RUN_OPTIONS[] = {
     RUN_OPT("observe", NH_OPTION_STRING, observe, 0, 0, "O1,O2|all",
             "observers to record (nhens list; default all that apply; the fitted dH always)"),
     RUN_OPT("out", NH_OPTION_STRING, out, 0, 0, "DIR", "output folder (default nhens-out)"),
-    RUN_OPT("quiet", NH_OPTION_FLAG, quiet, 0, 0, NULL, "no progress line"),
+    RUN_OPT("quiet", NH_OPTION_FLAG, quiet, 0, 0, NULL,
+            "no progress on stderr (else: a line in place on a terminal, every 5 s in a log)"),
     RUN_OPT("dry-run", NH_OPTION_FLAG, dry_run, 0, 0, NULL, "check everything, print the plan, compute and write nothing"),
     RUN_OPT("checkpoint", NH_OPTION_STRING, checkpoint, 0, 0, "NAME",
             "save the merged statistics to DIR/NAME every --checkpoint-every seconds and when interrupted "
@@ -91,15 +92,6 @@ static int parse_run_options(int argc, char **argv, run_options *o, int *status)
     return 0;
 }
 
-static void progress_line(long done, long total, void *ctx)
-{
-    (void)ctx;
-    fprintf(stderr, "\r  trajectories %ld/%ld", done, total);
-    if (done == total)
-        fputc('\n', stderr);
-    fflush(stderr);
-}
-
 static int build_config(const nh_cli *cli, const run_options *o, nh_system *sys, nh_run_config *cfg, nh_error *err)
 {
     const nh_preset *preset = NULL;
@@ -127,8 +119,6 @@ static int build_config(const nh_cli *cli, const run_options *o, nh_system *sys,
     long n_steps = (long)steps;
     cfg->every = nh_cli_given(t, o->seen, "every") ? o->every
                                                    : (n_steps / OUTPUT_ROWS_TARGET > 1 ? n_steps / OUTPUT_ROWS_TARGET : 1);
-    if (isatty(STDERR_FILENO) && !o->quiet)
-        cfg->progress = progress_line;
     return nh_run_validate(cfg, err);
 }
 
@@ -384,6 +374,12 @@ int nh_cli_run(const nh_cli *cli, int argc, char **argv)
         cfg.interrupted = nh_cli_interrupted;
         cfg.merged = on_merged;
         cfg.hook_ctx = &ctl;
+        nh_cli_progress progress;
+        nh_cli_progress_start(&progress, " ");
+        if (!o.quiet) {
+            cfg.progress = nh_cli_progress_report;
+            cfg.progress_ctx = &progress;
+        }
         nh_cli_catch_interrupts();
         rc = execute(&o, &ctl, ck);
     }

@@ -166,7 +166,11 @@ static int run_one(const nh_cli *cli, const report_options *o, const nh_exp_pane
     nh_system sys;
     nh_run_config cfg;
     nh_run_result res;
+    nh_cli_progress progress;
     int rc = panel_config(cli, o, p, k, &sys, &cfg, err);
+    nh_cli_progress_start(&progress, "   ");
+    cfg.progress = nh_cli_progress_report;
+    cfg.progress_ctx = &progress;
     if (rc || (rc = nh_make_directory(dir, err)) || (rc = nh_run_ensemble(&cfg, &res, err)))
         return rc;
     char command[512];
@@ -430,8 +434,10 @@ static int panel_method(const nh_cli *cli, const report_options *o, const nh_exp
             rc = nh_write_smoothed(dir, p->smooth, &err);
         if (!rc)
             fprintf(stderr, "reused\n");
-    } else if (!rc && !(rc = run_one(cli, o, p, k, dir, hash, &err))) {
-        fprintf(stderr, nh_cli_interrupt_status() ? "interrupted (not kept for reuse)\n" : "done\n");
+    } else if (!rc) {
+        fprintf(stderr, "running\n");
+        if (!(rc = run_one(cli, o, p, k, dir, hash, &err)))
+            fprintf(stderr, nh_cli_interrupt_status() ? "   interrupted (not kept for reuse)\n" : "   done\n");
     }
     if (rc)
         fprintf(stderr, "failed: %s\n", err.msg);

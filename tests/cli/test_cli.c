@@ -355,3 +355,13 @@ Test(cli, check_passes_on_a_builtin_system_and_every_command_has_help)
     }
     cr_assert(eq(int, nhens("--version"), 0));
 }
+
+Test(cli, progress_goes_to_a_log_unless_quiet)
+{
+    /* stderr is a file here, not a terminal: a line at the first merged block and one at the end */
+    cr_assert(eq(int, nhens("run --system cvt --preset rotating --method lf --h 0.1 --T 1 --out /tmp/nhens-cli-progress"), 0));
+    cr_assert(strstr(err_text, "trajectories 1/1, ") && strstr(err_text, "s left\n"), "%s", err_text);
+    cr_assert(eq(int, nhens("run --system cvt --energy 2 --ensemble 16 --method lf --h 0.1 --T 1 --quiet "
+                            "--out /tmp/nhens-cli-progress"), 0));
+    cr_assert(strstr(err_text, "trajectories") == NULL, "--quiet: %s", err_text);
+}
