@@ -65,6 +65,33 @@ static int put_text(char *field, size_t size, const char *name, const char *valu
     return NH_OK;
 }
 
+/* `reference = COLUMN: A*t^P` (or `A*t`, or a constant `A`), numbers only: nothing of it reaches gnuplot
+ * but the numbers we print ourselves. */
+static int reference_key(nh_exp_panel *p, const char *value, nh_error *err)
+{
+    char buf[160], *colon, *star;
+    if (strlen(value) >= sizeof buf || !(colon = strchr(strcpy(buf, value), ':')))
+        return nh_fail(err, NH_ERR_INPUT, "key reference: '%.100s' must be 'COLUMN: A*t^P', 'COLUMN: A*t' or "
+                                          "'COLUMN: A'", value);
+    *colon = '\0';
+    char *expr = colon + 1 + strspn(colon + 1, " ");
+    if (nh_cli_check_name("reference column", buf, sizeof p->reference_column, "", err))
+        return NH_ERR_INPUT;
+    double power = 0;
+    if ((star = strchr(expr, '*'))) {
+        *star = '\0';
+        const char *rest = star + 1;
+        if (strcmp(rest, "t") && (strncmp(rest, "t^", 2) || nh_parse_double_in(rest + 2, -10, 10, &power)))
+            return nh_fail(err, NH_ERR_INPUT, "key reference: '%s' after '*' must be t or t^P with P in [-10, 10]", rest);
+        power = strcmp(rest, "t") ? power : 1.0;
+    }
+    if (nh_parse_double(expr, &p->reference_a))
+        return nh_fail(err, NH_ERR_INPUT, "key reference: '%s' is not a finite number", expr);
+    snprintf(p->reference_column, sizeof p->reference_column, "%s", buf);
+    p->reference_p = power;
+    return NH_OK;
+}
+
 static int panel_key(nh_exp_panel *p, const char *name, const char *value, nh_error *err)
 {
     double d;
@@ -78,6 +105,8 @@ static int panel_key(nh_exp_panel *p, const char *name, const char *value, nh_er
     else if (!strcmp(name, "params")) TEXT(params);
     else if (!strcmp(name, "preset")) { TEXT(preset); p->have_energy = 0; }
     else if (!strcmp(name, "title")) TEXT(title);
+    else if (!strcmp(name, "reference_label")) TEXT(reference_label);
+    else if (!strcmp(name, "reference")) { if (reference_key(p, value, err)) return NH_ERR_INPUT; }
     else if (!strcmp(name, "methods")) {
         if ((p->n_methods = split_list(name, value, p->methods, NH_EXP_MAX_METHODS, 128, ":=,/+", err)) < 0)
             return NH_ERR_INPUT;
@@ -332,6 +361,9 @@ int nh_experiment_load(const char *path, int allow_plugins, nh_experiment *exp, 
     if (rc != 0)
         return nh_fail(err, NH_ERR_INPUT, "%s:%d: %s", path, rc, local.msg[0] ? local.msg : "syntax error");
     order_panels(exp, &headers);
+    for (int i = 0; i < exp->n_panels; ++i) /* a panel without a title of its own shows the experiment's */
+        if (!exp->panels[i].title[0])
+            snprintf(exp->panels[i].title, sizeof exp->panels[i].title, "%s", exp->title);
     for (int i = 0; i < exp->n_panels; ++i)
         if (check_panel(path, &exp->panels[i], err))
             return NH_ERR_INPUT;
@@ -344,5 +376,6 @@ void nh_experiment_scale(nh_experiment *exp, double scale)
         nh_exp_panel *p = &exp->panels[i];
         p->T = fmax(p->h, p->h * floor(p->T * scale / p->h + 0.5));
         p->ensemble = p->ensemble > 1 ? (long)fmax(2.0, floor(p->ensemble * scale + 0.5)) : 1;
+        p->smooth *= scale; /* the window keeps its share of the horizon */
     }
 }

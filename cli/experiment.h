@@ -31,6 +31,9 @@ typedef struct nh_exp_panel {
     double smooth;              /* running-mean window in time units; 0: none */
     double section;             /* driver section angle for the latitude (have_section) */
     int have_section;
+    char reference_column[64];  /* `reference = COLUMN: A*t^P`: the line A t^P drawn in COLUMN's plot ("" none) */
+    double reference_a, reference_p;
+    char reference_label[128];  /* its key entry (default "A t^P") */
 } nh_exp_panel;
 
 typedef struct nh_experiment {

@@ -144,6 +144,22 @@ static int panel_config(const nh_cli *cli, const report_options *o, const nh_exp
     return nh_run_validate(cfg, err);
 }
 
+/* Plotted columns and the reference's column must be timeseries columns (and the reference one plotted). */
+static int check_plotted_columns(const nh_exp_panel *p, nh_error *err)
+{
+    char label[256];
+    for (int c = 0; c < p->n_plot; ++c)
+        if (nh_column_label(p->plot[c], label, sizeof label))
+            return nh_fail(err, NH_ERR_INPUT, "plot column '%s' is not a timeseries column (nhens list names the "
+                                              "observers; columns are NAME_mean, NAME_var, NAME_absmax, ... and "
+                                              "dH_var_scaled)", p->plot[c]);
+    int plotted = !p->reference_column[0];
+    for (int c = 0; c < p->n_plot; ++c)
+        plotted |= !strcmp(p->plot[c], p->reference_column);
+    return plotted ? NH_OK : nh_fail(err, NH_ERR_INPUT, "the reference's column '%s' is not plotted",
+                                     p->reference_column);
+}
+
 /* Every (panel, method) checked before anything runs: a bad file is refused whole, with its line. */
 static int validate_experiment(const nh_cli *cli, const report_options *o, const nh_experiment *exp, nh_error *err)
 {
@@ -157,6 +173,12 @@ static int validate_experiment(const nh_cli *cli, const report_options *o, const
                 return nh_fail(err, NH_ERR_INPUT, "%s:%d: panel '%s', method '%s': %s", o->experiment, p->line,
                                p->name, p->methods[k], why.msg);
         }
+    for (int i = 0; i < exp->n_panels; ++i) {
+        nh_error why;
+        if (check_plotted_columns(&exp->panels[i], &why))
+            return nh_fail(err, NH_ERR_INPUT, "%s:%d: panel '%s': %s", o->experiment, exp->panels[i].line,
+                           exp->panels[i].name, why.msg);
+    }
     return NH_OK;
 }
 
@@ -235,10 +257,26 @@ static void gp_string(FILE *g, const char *text, const char *suffix)
     fputc('\'', g);
 }
 
+/* Okabe-Ito colours (colour-blind safe; its yellow left out: too faint on white), each method also with
+ * its own dash pattern and marker, so curves differ in print and in grey. */
+static const char *const PALETTE[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#000000", "#E69F00", "#56B4E9"};
+enum { N_STYLES = 7 };
+
+static void line_styles(FILE *g)
+{
+    for (int i = 0; i < NH_EXP_MAX_METHODS; ++i)
+        fprintf(g, "set style line %d lc rgb '%s' dt %d lw 1.6 pt %d ps 0.8\n", i + 1, PALETTE[i % N_STYLES],
+                1 + i % 5, 1 + (i % 13));
+}
+
 static void plot_column(FILE *g, const char *out, const nh_exp_panel *p, int c, const char *file)
 {
-    fprintf(g, "%s\nset xlabel 't'\nset ylabel ", p->logy ? "set logscale y" : "unset logscale y");
-    gp_string(g, p->plot[c], p->smooth > 0 ? " (running mean)" : "");
+    char label[256];
+    nh_column_label(p->plot[c], label, sizeof label); /* known: validate_experiment checked every column */
+    fprintf(g, "%s\nset xlabel 't'\nset ylabel ", p->logy ? "set logscale y\nset format y '%.0e'" : "unset logscale y\nset format y '%g'");
+    gp_string(g, label, "");
+    /* a marker every tenth of the curve */
+    const long rows = (long)(p->T / (p->h * (double)p->every)) + 1, every_marker = rows / 10 > 1 ? rows / 10 : 1;
     fputs("\nplot ", g);
     for (int k = 0; k < p->n_methods; ++k) {
         char dir[1024], data[1100];
@@ -248,8 +286,14 @@ static void plot_column(FILE *g, const char *out, const nh_exp_panel *p, int c, 
         gp_string(g, data, "");
         fputs(" using 't':", g);
         gp_string(g, p->plot[c], "");
-        fputs(" with lines lw 1.5 title ", g);
+        fprintf(g, " with linespoints ls %d pi %ld title ", k + 1, every_marker);
         gp_string(g, p->methods[k], "");
+    }
+    if (p->reference_column[0] && !strcmp(p->reference_column, p->plot[c])) {
+        char text[160];
+        snprintf(text, sizeof text, "%g t^%g", p->reference_a, p->reference_p);
+        fprintf(g, ", %.17g * x**%.17g with lines lc rgb '#777777' dt 2 lw 1.2 title ", p->reference_a, p->reference_p);
+        gp_string(g, p->reference_label[0] ? p->reference_label : text, "");
     }
     fputc('\n', g);
 }
@@ -269,9 +313,14 @@ static int script_body(FILE *g, const void *data)
         fprintf(g, term ? "set terminal svg size 900,%d\n" : "set terminal pngcairo size 900,%d\n", 320 * p->n_plot);
         fputs("set output ", g);
         gp_string(g, pp->figure[term], "");
-        fprintf(g, "\nset datafile separator ','\nset key outside right noenhanced\nset grid\nset termoption noenhanced\n");
+        fprintf(g, "\nset datafile separator ','\nset datafile missing 'nan'\nset key outside right noenhanced\n"
+                   "set grid\nset termoption noenhanced\nset lmargin 14\nset rmargin 30\n");
+        line_styles(g);
+        char smoothing[96] = "";
+        if (p->smooth > 0)
+            snprintf(smoothing, sizeof smoothing, " (running means over %g time units)", p->smooth);
         fprintf(g, "set multiplot layout %d,1 title ", p->n_plot);
-        gp_string(g, p->title[0] ? p->title : p->name, "");
+        gp_string(g, p->title[0] ? p->title : p->name, smoothing);
         fputc('\n', g);
         for (int c = 0; c < p->n_plot; ++c)
             plot_column(g, pp->out, p, c, file);
@@ -300,12 +349,35 @@ static int plot_panel(const char *out, const nh_exp_panel *p)
     return bad;
 }
 
-/* One column per observer (max |value|, or for the event observer its drift first -> last tenth), in the
- * order of the observer table; a system an observer does not apply to shows nan. */
-static void observer_headers(FILE *md)
+/* The summary value an observer's table column shows: max |value|, or for the event observer its drift
+ * (first and last tenth). NAN where the observer does not apply to the system. */
+static double observer_value(const cJSON *s, const nh_observer *obs, int last)
+{
+    char key[96];
+    if (!obs->event)
+        return json_number(s, "extremes", obs->extreme_key);
+    snprintf(key, sizeof key, "%s_%s_tenth", obs->name, last ? "last" : "first");
+    return json_number(s, "extremes", key);
+}
+
+/* Columns for the observers that apply to the panel (a finite value in some method's summary), in the
+ * order of the observer table. */
+static unsigned applicable_observers(cJSON *const *summaries, int n)
+{
+    unsigned mask = 0;
+    for (int o = 0; o < nh_observer_count(); ++o)
+        for (int k = 0; k < n; ++k)
+            if (summaries[k] && isfinite(observer_value(summaries[k], nh_observer_at(o), 0)))
+                mask |= 1u << o;
+    return mask;
+}
+
+static void observer_headers(FILE *md, unsigned mask)
 {
     for (int o = 0; o < nh_observer_count(); ++o) {
         const nh_observer *obs = nh_observer_at(o);
+        if (!(mask & (1u << o)))
+            continue;
         fputs(obs->event ? " " : " max ", md);
         for (const char *c = obs->label; *c; ++c) {   /* a | inside a cell must be escaped */
             if (*c == '|')
@@ -316,29 +388,23 @@ static void observer_headers(FILE *md)
     }
 }
 
-static void observer_cells(FILE *md, const cJSON *s)
-{
-    char first[96], last[96];
-    for (int o = 0; o < nh_observer_count(); ++o) {
-        const nh_observer *obs = nh_observer_at(o);
-        if (!obs->event) {
-            fprintf(md, " %.2e |", json_number(s, "extremes", obs->extreme_key));
-            continue;
-        }
-        snprintf(first, sizeof first, "%s_first_tenth", obs->name);
-        snprintf(last, sizeof last, "%s_last_tenth", obs->name);
-        fprintf(md, " %.1e → %.1e |", json_number(s, "extremes", first), json_number(s, "extremes", last));
-    }
-}
-
-static void table_row(FILE *md, const char *method, const cJSON *s)
+static void table_row(FILE *md, const char *method, const cJSON *s, unsigned mask, int fit)
 {
     fprintf(md, "| `%s` | %.0f |", method, json_number(cJSON_GetObjectItemCaseSensitive(s, "method"), NULL, "order"));
-    observer_cells(md, s);
-    fprintf(md, " %.2e ± %.1e | %.2f ± %.2f | %.0f | %.2f |\n", json_number(s, "variance_fit", "C"),
-            json_number(s, "variance_fit", "C_stderr"), json_number(s, "variance_fit", "p"),
-            json_number(s, "variance_fit", "p_stderr"),
-            json_number(s, "failures", "count"), json_number(s, "performance", "wall_seconds"));
+    for (int o = 0; o < nh_observer_count(); ++o) {
+        const nh_observer *obs = nh_observer_at(o);
+        if (!(mask & (1u << o)))
+            continue;
+        if (obs->event)
+            fprintf(md, " %.1e → %.1e |", observer_value(s, obs, 0), observer_value(s, obs, 1));
+        else
+            fprintf(md, " %.2e |", observer_value(s, obs, 0));
+    }
+    if (fit)
+        fprintf(md, " %.2e ± %.1e | %.2f ± %.2f |", json_number(s, "variance_fit", "C"),
+                json_number(s, "variance_fit", "C_stderr"), json_number(s, "variance_fit", "p"),
+                json_number(s, "variance_fit", "p_stderr"));
+    fprintf(md, " %.0f | %.2f |\n", json_number(s, "failures", "count"), json_number(s, "performance", "wall_seconds"));
 }
 
 static void write_panel_table(FILE *md, const char *out, const nh_exp_panel *p)
@@ -347,20 +413,26 @@ static void write_panel_table(FILE *md, const char *out, const nh_exp_panel *p)
             p->title[0] ? p->title : p->name, "Methods", p->system, p->params, p->preset[0] ? "preset " : "energy ",
             p->preset[0] ? p->preset : "shell", p->h, p->T, p->ensemble, p->ensemble == 1 ? "y" : "ies", p->seed);
     fprintf(md, "![%s](%s.png)\n\n", p->name, p->name);
-    fprintf(md, "| method | order |");
-    observer_headers(md);
-    fprintf(md, " C (Var dH ~ a + C t) ± s.e. | p ± s.e. | failures | wall s |\n|---|---|");
-    for (int o = 0; o < nh_observer_count() + 4; ++o)
-        fprintf(md, "---|");
-    fputc('\n', md);
+    cJSON *summaries[NH_EXP_MAX_METHODS];
     for (int k = 0; k < p->n_methods; ++k) {
         char dir[1024];
         run_dir(out, p, k, dir, sizeof dir);
-        cJSON *s = load_summary(dir);
-        if (s)
-            table_row(md, p->methods[k], s);
-        cJSON_Delete(s);
+        summaries[k] = load_summary(dir);
     }
+    const unsigned mask = applicable_observers(summaries, p->n_methods);
+    fprintf(md, "| method | order |");
+    observer_headers(md, mask);
+    const int fit = p->ensemble > 1; /* the variance law needs an ensemble */
+    fprintf(md, "%s failures | wall s |\n|---|---|", fit ? " C (Var dH ~ a + C t) ± s.e. | p ± s.e. |" : "");
+    for (int o = 0; o < nh_observer_count(); ++o)
+        if (mask & (1u << o))
+            fprintf(md, "---|");
+    fprintf(md, "%s---|---|\n", fit ? "---|---|" : "");
+    for (int k = 0; k < p->n_methods; ++k)
+        if (summaries[k])
+            table_row(md, p->methods[k], summaries[k], mask, fit);
+    for (int k = 0; k < p->n_methods; ++k)
+        cJSON_Delete(summaries[k]);
 }
 
 typedef struct markdown {

@@ -46,21 +46,22 @@ static int has_driver(const nh_system *s)
 static const nh_observer observers[] = {
     {"dH", "energy error H(t) - H(0)", energy_error, 3,
      {{"dH_mean", NH_STAT_MEAN}, {"dH_var", NH_STAT_VARIANCE}, {"dH_absmax", NH_STAT_ABSMAX}}, NULL, 0, 1, "|dH|",
-     "dH_absmax"},
+     "dH_absmax", "H(t) − H(0)"},
     {"rel_energy", "relative energy error (H(t) - H(0)) / |H(0)| (divided by 1 if H(0) = 0)",
-     relative_energy_error, 1, {{"rel_energy_absmax", NH_STAT_ABSMAX}}, NULL, 0, 0, "|dH|/|H0|", "rel_energy_absmax"},
+     relative_energy_error, 1, {{"rel_energy_absmax", NH_STAT_ABSMAX}}, NULL, 0, 0, "|dH|/|H0|", "rel_energy_absmax",
+     "(H(t) − H(0)) / |H(0)|"},
     {"constraint", "constraint residual |A(q) v|", constraint_residual, 2,
-     {{"constraint_max", NH_STAT_ABSMAX}, {"constraint_rms", NH_STAT_RMS}}, NULL, 0, 0, "|A(q)v|", "constraint_max"},
+     {{"constraint_max", NH_STAT_ABSMAX}, {"constraint_rms", NH_STAT_RMS}}, NULL, 0, 0, "|A(q)v|", "constraint_max", "‖A(q)v‖"},
     {"driver_energy", "driver energy error h(t) - h(0), seed 004 eq. 7 (coupled systems)", driver_energy_error, 2,
      {{"driver_dE_mean", NH_STAT_MEAN}, {"driver_dE_absmax", NH_STAT_ABSMAX}}, has_driver, 0, 0,
-     "|driver_energy error|", "driver_energy_absmax"},
+     "|driver_energy error|", "driver_energy_absmax", "driver energy h(t) − h(0)"},
     {"passenger_energy", "passenger energy error E(t) - E(0), seed 004 eq. 6 (coupled systems)",
      passenger_energy_error, 2, {{"passenger_dE_mean", NH_STAT_MEAN}, {"passenger_dE_absmax", NH_STAT_ABSMAX}},
-     has_driver, 0, 0, "|passenger_energy error|", "passenger_energy_absmax"},
+     has_driver, 0, 0, "|passenger_energy error|", "passenger_energy_absmax", "passenger energy E(t) − E(0)"},
     {"latitude", "latitude error at the driver's Poincare section (seed 004 Sect. 3.2, Fig. 8; cvt, hcvt); "
      "binned to the nearest output time, nan where no crossing fell", NULL, 2,
      {{"latitude_mean", NH_STAT_MEAN}, {"latitude_absmax", NH_STAT_ABSMAX}}, nh_has_latitude, 1, 0,
-     "|latitude error|", "latitude_absmax"},
+     "|latitude error|", "latitude_absmax", "latitude error (rad)"},
 };
 
 _Static_assert(sizeof observers / sizeof observers[0] <= NH_MAX_OBSERVERS, "raise NH_MAX_OBSERVERS");
@@ -163,4 +164,39 @@ void nh_observe(const nh_system *s, const double *q, const double *v, const nh_i
         values[i] = observers[i].value && (!observers[i].applies || observers[i].applies(s))
                         ? observers[i].value(s, q, v, init)
                         : 0.0;
+}
+
+/* "Var(H(t) − H(0))" from the observer's symbol and the column's statistic. */
+static void statistic_label(nh_stat_kind kind, const char *symbol, char *buf, size_t len)
+{
+    switch (kind) {
+    case NH_STAT_MEAN: snprintf(buf, len, "mean of %s", symbol); break;
+    case NH_STAT_VARIANCE: snprintf(buf, len, "Var(%s)", symbol); break;
+    case NH_STAT_ABSMAX: snprintf(buf, len, "max |%s|", symbol); break;
+    case NH_STAT_RMS: snprintf(buf, len, "rms of %s", symbol); break;
+    }
+}
+
+int nh_column_label(const char *column, char *buf, size_t len)
+{
+    if (!strcmp(column, "t") || !strcmp(column, "n_live")) {
+        snprintf(buf, len, "%s", column[0] == 't' ? "t" : "trajectories in the statistics");
+        return 0;
+    }
+    const int fitted = nh_observer_fitted();
+    char scaled[96];
+    snprintf(scaled, sizeof scaled, "%s_var_scaled", observers[fitted].name);
+    if (!strcmp(column, scaled)) {
+        char var[160];
+        statistic_label(NH_STAT_VARIANCE, observers[fitted].symbol, var, sizeof var);
+        snprintf(buf, len, "%s / h^(2r)", var);
+        return 0;
+    }
+    for (int i = 0; i < nh_observer_count(); ++i)
+        for (int c = 0; c < observers[i].n_columns; ++c)
+            if (!strcmp(column, observers[i].columns[c].name)) {
+                statistic_label(observers[i].columns[c].kind, observers[i].symbol, buf, len);
+                return 0;
+            }
+    return -1;
 }

@@ -49,6 +49,7 @@ typedef struct nh_observer {
     int fitted;                           /* the variance law (seed 000 Fig. 2) is fitted to this one */
     const char *label;                    /* "|dH|": how a summary names max |value| */
     const char *extreme_key;              /* summary.json "extremes" key of max |value| */
+    const char *symbol;                   /* "H(t) − H(0)": how figures name the quantity (UTF-8) */
 } nh_observer;
 
 enum { NH_MAX_OBSERVERS = 16 };
@@ -72,6 +73,8 @@ void nh_initial_values_compute(const nh_system *s, const double *q, const double
 /* values[i] for every observer i. */
 void nh_observe(const nh_system *s, const double *q, const double *v, const nh_initial_values *init,
                 double *values);
+/* Axis label of a timeseries column ("Var(H(t) − H(0))" for dH_var); -1 for a name that is not a column. */
+int nh_column_label(const char *column, char *buf, size_t len);
 /* Total number of timeseries columns after t and n_live. */
 int nh_observer_column_count(void);
 
