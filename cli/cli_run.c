@@ -24,7 +24,7 @@ typedef struct run_options {
     const char *params[NH_CLI_MAX_PARAMS];
     int n_params, quiet, dry_run;
     double h, T, energy, fit_start, section, smooth, checkpoint_every;
-    long ensemble, every, threads;
+    long ensemble, every, threads, paths;
     uint64_t seed;
     uint64_t seen;
 } run_options;
@@ -50,6 +50,8 @@ static const nh_option RUN_OPTIONS[] = {
     RUN_OPT("smooth", NH_OPTION_DOUBLE, smooth, 0, 1e12, "W", "also write smoothed.csv, running mean over W time units"),
     RUN_OPT("observe", NH_OPTION_STRING, observe, 0, 0, "O1,O2|all",
             "observers to record (nhens list; default all that apply; the fitted dH always)"),
+    RUN_OPT("paths", NH_OPTION_LONG, paths, 0, NH_MAX_PATHS, "K",
+            "also write DIR/paths.csv: every observed value of the first K trajectories (single-trajectory figures)"),
     RUN_OPT("out", NH_OPTION_STRING, out, 0, 0, "DIR", "output folder (default nhens-out)"),
     RUN_OPT("quiet", NH_OPTION_FLAG, quiet, 0, 0, NULL,
             "no progress on stderr (else: a line in place on a terminal, every 5 s in a log)"),
@@ -101,7 +103,8 @@ static int build_config(const nh_cli *cli, const run_options *o, nh_system *sys,
         return rc;
     *cfg = (nh_run_config){.system = sys, .h = o->h, .T = o->T, .energy = o->energy,
                            .seed = o->seed, .fit_window_start = o->fit_start, .section = o->section,
-                           .have_section = nh_cli_given(t, o->seen, "section"), .observe = o->observe};
+                           .have_section = nh_cli_given(t, o->seen, "section"), .observe = o->observe,
+                           .paths = o->paths};
     nh_run_config_use_preset(cfg, preset);
     if ((rc = nh_method_spec_parse(cli->registry, &cfg->method, o->method, err)) ||
         (rc = nh_cli_solver(o->solver, &cfg->solver, err)))
@@ -169,7 +172,8 @@ static void print_summary(const nh_run_config *cfg, const nh_run_result *res, co
     for (int i = 0; i < res->n_reported && i < 5; ++i)
         printf("  failure: trajectory %ld at t = %g: %s\n", res->first_failures[i].trajectory,
                res->first_failures[i].time, nh_status_name(res->first_failures[i].status));
-    printf("  wrote %s/timeseries.csv and %s/summary.json\n", out, out);
+    printf("  wrote %s/timeseries.csv and %s/summary.json%s%s%s\n", out, out, res->n_paths ? " and " : "",
+           res->n_paths ? out : "", res->n_paths ? "/paths.csv" : "");
 }
 
 /* --resume FILE: the run's own options come from the checkpoint; the resume command line may only choose
@@ -271,6 +275,8 @@ static int write_outputs(const run_options *o, const nh_run_config *cfg, const n
         rc = nh_write_summary(set.stage, cfg, res, command, err);
     if (!rc && o->smooth > 0)
         rc = nh_write_smoothed(set.stage, o->smooth, err);
+    if (!rc && res->n_paths > 0)
+        rc = nh_write_paths(set.stage, res, err);
     if (rc) {
         nh_output_set_abort(&set);
         return rc;

@@ -118,9 +118,14 @@ static int panel_key(nh_exp_panel *p, const char *name, const char *value, nh_er
             snprintf(p->plot[i], sizeof p->plot[i], "%.*s", (int)sizeof p->plot[i] - 1, tmp[i]); /* fits: checked above */
     } else if (strcmp(name, "energy") && strcmp(name, "h") && strcmp(name, "T") && strcmp(name, "smooth") &&
                strcmp(name, "section") && strcmp(name, "logy") && strcmp(name, "seed") && strcmp(name, "ensemble") &&
-               strcmp(name, "every"))
+               strcmp(name, "every") && strcmp(name, "paths"))
         return nh_fail(err, NH_ERR_INPUT, "unknown key '%s'", name);
-    else if (strcmp(name, "seed") && strcmp(name, "ensemble") && strcmp(name, "every") && nh_parse_double(value, &d))
+    else if (!strcmp(name, "paths")) {
+        if (nh_parse_long_in(value, 0, NH_EXP_MAX_PATHS, &l))
+            return nh_fail(err, NH_ERR_INPUT, "key paths: '%s' is not a decimal integer in [0, %d]", value,
+                           NH_EXP_MAX_PATHS);
+        p->paths = l;
+    } else if (strcmp(name, "seed") && strcmp(name, "ensemble") && strcmp(name, "every") && nh_parse_double(value, &d))
         return nh_fail(err, NH_ERR_INPUT, "key %s: '%s' is not a finite number", name, value);
     else if (!strcmp(name, "energy")) { p->energy = d; p->have_energy = 1; p->preset[0] = '\0'; }
     else if (!strcmp(name, "h")) p->h = d;
@@ -377,5 +382,6 @@ void nh_experiment_scale(nh_experiment *exp, double scale)
         p->T = fmax(p->h, p->h * floor(p->T * scale / p->h + 0.5));
         p->ensemble = p->ensemble > 1 ? (long)fmax(2.0, floor(p->ensemble * scale + 0.5)) : 1;
         p->smooth *= scale; /* the window keeps its share of the horizon */
+        p->paths = p->paths < p->ensemble ? p->paths : p->ensemble;
     }
 }

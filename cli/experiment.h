@@ -9,7 +9,8 @@
 #include "nhens/core.h"
 #include "nhens/registry.h"
 
-enum { NH_EXP_MAX_PANELS = 8, NH_EXP_MAX_METHODS = 12, NH_EXP_MAX_PLOTS = 4, NH_EXP_MAX_PLUGINS = 4, NH_EXP_NAME_MAX = 41 };
+enum { NH_EXP_MAX_PANELS = 8, NH_EXP_MAX_METHODS = 12, NH_EXP_MAX_PLOTS = 4, NH_EXP_MAX_PLUGINS = 4, NH_EXP_NAME_MAX = 41,
+       NH_EXP_MAX_PATHS = 16 };
 
 typedef struct nh_exp_panel {
     int line;                   /* of its first [panel NAME] header (for messages) */
@@ -22,6 +23,7 @@ typedef struct nh_exp_panel {
     int have_energy;
     double h, T;
     long ensemble, every;
+    long paths;                 /* sample paths recorded per run (plot columns NAME_path draw them) */
     unsigned long long seed;
     char methods[NH_EXP_MAX_METHODS][128];
     int n_methods;
@@ -53,7 +55,8 @@ typedef struct nh_experiment {
 int nh_experiment_load(const char *path, int allow_plugins, nh_experiment *exp, nh_error *err);
 /* Load the experiment's plugins into the registry. */
 int nh_experiment_load_plugins(const nh_experiment *exp, nh_registry *reg, nh_error *err);
-/* Scale horizons and ensemble sizes by 0 < scale <= 1 (ensembles keep at least one trajectory). */
+/* Scale horizons, ensemble sizes and smoothing windows by 0 < scale <= 1 (ensembles keep at least one
+ * trajectory; sample paths are cut to the ensemble). */
 void nh_experiment_scale(nh_experiment *exp, double scale);
 
 

@@ -66,9 +66,9 @@ static void run_dir(const char *out, const nh_exp_panel *p, int k, char *dir, si
 
 static void config_key(const nh_exp_panel *p, int k, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s|%s|%s|%.17g|%d|%s|%.17g|%.17g|%ld|%llu|%ld|%d|%.17g|" NH_VERSION, p->system, p->params,
-             p->preset, p->energy, p->have_energy, p->methods[k], p->h, p->T, p->ensemble, p->seed, p->every,
-             p->have_section, p->section);
+    snprintf(buf, len, "%s|%s|%s|%.17g|%d|%s|%.17g|%.17g|%ld|%llu|%ld|%d|%.17g|%ld|" NH_VERSION, p->system,
+             p->params, p->preset, p->energy, p->have_energy, p->methods[k], p->h, p->T, p->ensemble, p->seed, p->every,
+             p->have_section, p->section, p->paths);
 }
 
 static int cached(const char *dir, uint64_t hash)
@@ -113,6 +113,8 @@ static int commit_run(const nh_exp_panel *p, const char *dir, const nh_run_confi
         rc = nh_write_summary(set.stage, cfg, res, command, err);
     if (!rc && p->smooth > 0)
         rc = nh_write_smoothed(set.stage, p->smooth, err);
+    if (!rc && res->n_paths > 0)
+        rc = nh_write_paths(set.stage, res, err);
     if (!rc && res->complete)
         rc = nh_write_file(path, hash_body, &hash, err);
     if (rc) {
@@ -137,7 +139,8 @@ static int panel_config(const nh_cli *cli, const report_options *o, const nh_exp
     *cfg = (nh_run_config){.system = sys, .h = p->h, .T = p->T, .every = p->every, .ensemble = p->ensemble,
                            .seed = p->seed, .threads = (int)o->threads, .energy = p->energy, .fit_window_start = 0.1,
                            .solver = o->solver_kind, .section = p->section,
-                           .have_section = p->have_section, .interrupted = nh_cli_interrupted};
+                           .have_section = p->have_section, .interrupted = nh_cli_interrupted,
+                           .paths = p->paths};
     nh_run_config_use_preset(cfg, preset);
     if ((rc = nh_method_spec_parse(cli->registry, &cfg->method, p->methods[k], err)))
         return rc;
@@ -145,14 +148,29 @@ static int panel_config(const nh_cli *cli, const report_options *o, const nh_exp
 }
 
 /* Plotted columns and the reference's column must be timeseries columns (and the reference one plotted). */
+/* "dH_path": the sample paths of observer dH (paths.csv); the observer, or NULL for another column. */
+static const nh_observer *path_column(const char *column)
+{
+    const size_t len = strlen(column);
+    if (len < 6 || strcmp(column + len - 5, "_path"))
+        return NULL;
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)(len - 5), column);
+    const int o = nh_observer_index(name);
+    return o >= 0 && !nh_observer_at(o)->event ? nh_observer_at(o) : NULL;
+}
+
 static int check_plotted_columns(const nh_exp_panel *p, nh_error *err)
 {
     char label[256];
     for (int c = 0; c < p->n_plot; ++c)
-        if (nh_column_label(p->plot[c], label, sizeof label))
+        if (path_column(p->plot[c]) && p->paths < 1)
+            return nh_fail(err, NH_ERR_INPUT, "plot column '%s' draws sample paths: set paths = K (1 to %d)",
+                           p->plot[c], NH_EXP_MAX_PATHS);
+        else if (!path_column(p->plot[c]) && nh_column_label(p->plot[c], label, sizeof label))
             return nh_fail(err, NH_ERR_INPUT, "plot column '%s' is not a timeseries column (nhens list names the "
-                                              "observers; columns are NAME_mean, NAME_var, NAME_absmax, ... and "
-                                              "dH_var_scaled)", p->plot[c]);
+                                              "observers; columns are NAME_mean, NAME_var, NAME_absmax, ..., "
+                                              "dH_var_scaled, and NAME_path for sample paths)", p->plot[c]);
     int plotted = !p->reference_column[0];
     for (int c = 0; c < p->n_plot; ++c)
         plotted |= !strcmp(p->plot[c], p->reference_column);
@@ -269,16 +287,45 @@ static void line_styles(FILE *g)
                 1 + i % 5, 1 + (i % 13));
 }
 
+/* Every sample path of every method, one style per method (the first path of each named in the key). */
+static void plot_paths(FILE *g, const char *out, const nh_exp_panel *p, const nh_observer *obs)
+{
+    for (int k = 0; k < p->n_methods; ++k)
+        for (long i = 0; i < p->paths; ++i) {
+            char dir[1024], data[1100], column[96];
+            run_dir(out, p, k, dir, sizeof dir);
+            snprintf(data, sizeof data, "%s/paths.csv", dir);
+            snprintf(column, sizeof column, "%s_%ld", obs->name, i);
+            fputs(k || i ? ", " : "", g);
+            gp_string(g, data, "");
+            fputs(" using 't':", g);
+            gp_string(g, column, "");
+            fprintf(g, " with lines ls %d dt 1 lw 1 ", k + 1);
+            if (i)
+                fputs("notitle", g);
+            else {
+                fputs("title ", g);
+                gp_string(g, p->methods[k], "");
+            }
+        }
+}
+
 static void plot_column(FILE *g, const char *out, const nh_exp_panel *p, int c, const char *file)
 {
     char label[256];
-    nh_column_label(p->plot[c], label, sizeof label); /* known: validate_experiment checked every column */
+    const nh_observer *path = path_column(p->plot[c]);
+    if (path)
+        snprintf(label, sizeof label, "%s (%ld sample paths)", path->symbol, p->paths);
+    else
+        nh_column_label(p->plot[c], label, sizeof label); /* known: validate_experiment checked every column */
     fprintf(g, "%s\nset xlabel 't'\nset ylabel ", p->logy ? "set logscale y\nset format y '%.0e'" : "unset logscale y\nset format y '%g'");
     gp_string(g, label, "");
     /* a marker every tenth of the curve */
     const long rows = (long)(p->T / (p->h * (double)p->every)) + 1, every_marker = rows / 10 > 1 ? rows / 10 : 1;
     fputs("\nplot ", g);
-    for (int k = 0; k < p->n_methods; ++k) {
+    if (path)
+        plot_paths(g, out, p, path);
+    for (int k = 0; k < p->n_methods && !path; ++k) {
         char dir[1024], data[1100];
         run_dir(out, p, k, dir, sizeof dir);
         snprintf(data, sizeof data, "%s/%s", dir, file);
@@ -304,6 +351,15 @@ typedef struct panel_plot {
     char figure[2][1100];   /* temporaries gnuplot writes; renamed onto out/PANEL.png and .svg */
 } panel_plot;
 
+/* Right margin (characters) that holds the key: the longest method name or reference label, plus the sample. */
+static int key_width(const nh_exp_panel *p)
+{
+    size_t longest = strlen(p->reference_column[0] ? (p->reference_label[0] ? p->reference_label : "1e-04 t^1") : "");
+    for (int k = 0; k < p->n_methods; ++k)
+        longest = strlen(p->methods[k]) > longest ? strlen(p->methods[k]) : longest;
+    return (int)longest + 10;
+}
+
 static int script_body(FILE *g, const void *data)
 {
     const panel_plot *pp = data;
@@ -314,7 +370,7 @@ static int script_body(FILE *g, const void *data)
         fputs("set output ", g);
         gp_string(g, pp->figure[term], "");
         fprintf(g, "\nset datafile separator ','\nset datafile missing 'nan'\nset key outside right noenhanced\n"
-                   "set grid\nset termoption noenhanced\nset lmargin 14\nset rmargin 30\n");
+                   "set grid\nset termoption noenhanced\nset lmargin 14\nset rmargin %d\n", key_width(p));
         line_styles(g);
         char smoothing[96] = "";
         if (p->smooth > 0)

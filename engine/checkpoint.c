@@ -51,17 +51,28 @@ static cJSON *configuration(const nh_run_config *cfg)
     return c;
 }
 
-/* key: the accumulators as one string of 16 hex digits per double */
-static int add_accumulators(cJSON *root, const char *key, const nh_accum *acc, size_t count)
+/* Sample paths of the merged prefix only: the others are being written by the workers (and are not results). */
+static long done_paths(const nh_run_result *res)
 {
-    char *text = malloc(16 * 4 * count + 1);
+    return res->trajectories_done < res->n_paths ? res->trajectories_done : res->n_paths;
+}
+
+/* key: `count` doubles as one string of 16 hex digits each */
+static int add_doubles(cJSON *root, const char *key, const double *values, size_t count)
+{
+    char *text = malloc(16 * count + 1);
     if (!text)
         return 1;
     text[0] = '\0';
-    hex_doubles(text, (const double *)acc, 4 * count);
+    hex_doubles(text, values, count);
     int bad = cJSON_AddStringToObject(root, key, text) == NULL;
     free(text);
     return bad;
+}
+
+static int add_accumulators(cJSON *root, const char *key, const nh_accum *acc, size_t count)
+{
+    return add_doubles(root, key, (const double *)acc, 4 * count);
 }
 
 static int add_statistics(cJSON *root, const nh_run_result *res)
@@ -69,7 +80,8 @@ static int add_statistics(cJSON *root, const nh_run_result *res)
     const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
     cJSON *live = cJSON_AddArrayToObject(root, "live");
     if (!live || add_accumulators(root, "accumulators", res->acc, cells) ||
-        add_accumulators(root, "groups", res->groups, (size_t)res->n_out * NH_FIT_GROUPS))
+        add_accumulators(root, "groups", res->groups, (size_t)res->n_out * NH_FIT_GROUPS) ||
+        add_doubles(root, "paths", res->paths, (size_t)done_paths(res) * cells))
         return 1;
     for (long k = 0; k < res->n_out; ++k)
         cJSON_AddItemToArray(live, cJSON_CreateNumber((double)res->live[k]));
@@ -240,10 +252,15 @@ static int restore_failures(const cJSON *root, nh_run_result *res)
     return 0;
 }
 
-static int restore_accumulators(const cJSON *root, const char *key, nh_accum *acc, size_t count)
+static int restore_doubles(const cJSON *root, const char *key, double *values, size_t count)
 {
     const cJSON *text = cJSON_GetObjectItemCaseSensitive(root, key);
-    return !cJSON_IsString(text) || unhex_doubles(text->valuestring, (double *)acc, 4 * count);
+    return !cJSON_IsString(text) || unhex_doubles(text->valuestring, values, count);
+}
+
+static int restore_accumulators(const cJSON *root, const char *key, nh_accum *acc, size_t count)
+{
+    return restore_doubles(root, key, (double *)acc, 4 * count);
 }
 
 static int restore_statistics(const cJSON *root, nh_run_result *res)
@@ -252,6 +269,7 @@ static int restore_statistics(const cJSON *root, nh_run_result *res)
     const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
     if (restore_accumulators(root, "accumulators", res->acc, cells) ||
         restore_accumulators(root, "groups", res->groups, (size_t)res->n_out * NH_FIT_GROUPS) ||
+        restore_doubles(root, "paths", res->paths, (size_t)done_paths(res) * cells) ||
         !cJSON_IsArray(live) || cJSON_GetArraySize(live) != res->n_out)
         return 1;
     long k = 0;

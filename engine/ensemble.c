@@ -22,6 +22,8 @@ typedef struct block_stats {
 
 typedef struct worker {
     nh_stepper *stepper;
+    double *paths;              /* the run's sample paths (each trajectory writes only its own rows) */
+    long n_paths, n_out;
     block_stats *block;         /* the slot of the block being computed */
     double carried[NH_MAX_UNKNOWNS];
     unsigned observer_mask;     /* the run's: which observers are recorded */
@@ -80,6 +82,9 @@ int nh_run_validate(const nh_run_config *cfg, nh_error *err)
     if (step_count(cfg) / cfg->every + 1 > NH_MAX_OUTPUT_ROWS)
         return nh_fail(err, NH_ERR_INPUT, "output every %ld steps of %ld gives %ld rows; at most %d are allowed (raise "
                        "every)", cfg->every, step_count(cfg), step_count(cfg) / cfg->every + 1, NH_MAX_OUTPUT_ROWS);
+    if (cfg->paths < 0 || cfg->paths > NH_MAX_PATHS || cfg->paths > cfg->ensemble)
+        return nh_fail(err, NH_ERR_INPUT, "sample paths=%ld must be in [0, %d] and at most the ensemble size %ld",
+                       cfg->paths, NH_MAX_PATHS, cfg->ensemble);
     if (cfg->threads < 1 || cfg->threads > 1024)
         return nh_fail(err, NH_ERR_INPUT, "threads=%d must be in [1, 1024]", cfg->threads);
     if (!(cfg->fit_window_start >= 0.0 && cfg->fit_window_start < 1.0))
@@ -106,7 +111,11 @@ static int result_alloc(nh_run_result *res, long n_out)
     res->live = calloc((size_t)n_out, sizeof *res->live);
     res->acc = calloc((size_t)n_out * nh_observer_count(), sizeof *res->acc);
     res->groups = calloc((size_t)n_out * NH_FIT_GROUPS, sizeof *res->groups);
-    return res->time && res->live && res->acc && res->groups ? NH_OK : NH_ERR_NOMEM;
+    const size_t path_values = (size_t)res->n_paths * (size_t)n_out * (size_t)nh_observer_count();
+    res->paths = malloc((path_values ? path_values : 1) * sizeof *res->paths);
+    for (size_t i = 0; res->paths && i < path_values; ++i)
+        res->paths[i] = NAN;
+    return res->time && res->live && res->acc && res->groups && res->paths ? NH_OK : NH_ERR_NOMEM;
 }
 
 double nh_run_observer_max(const nh_run_result *res, int obs)
@@ -123,20 +132,27 @@ void nh_run_result_free(nh_run_result *res)
     free(res->live);
     free(res->acc);
     free(res->groups);
+    free(res->paths);
     memset(res, 0, sizeof *res);
 }
 
 /* A non-finite observed value (e.g. V undefined at a finite state) fails the trajectory instead of
  * poisoning the statistics. */
-static int record_sample(block_stats *b, long k, const double *values)
+static int record_sample(worker *w, long index, long k, const double *values)
 {
     const int nobs = nh_observer_count();
     if (!nh_all_finite(nobs, values))
         return NH_STEP_NONFINITE;
+    block_stats *b = w->block;
     for (int i = 0; i < nobs; ++i)
         if (!nh_observer_at(i)->event)
             nh_accum_add(&b->acc[k * nobs + i], values[i]);
     b->live[k]++;
+    if (index < w->n_paths) {
+        double *row = &w->paths[(index * w->n_out + k) * nobs];
+        for (int i = 0; i < nobs; ++i)
+            row[i] = nh_observer_at(i)->event || !(w->observer_mask & (1u << i)) ? NAN : values[i];
+    }
     return NH_OK;
 }
 
@@ -170,7 +186,7 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long
     }
     nh_initial_values_compute(s, q, v, &init);
     nh_observe(s, q, v, &init, values);
-    rc = record_sample(w->block, 0, values);
+    rc = record_sample(w, index, 0, values);
     if (rc != NH_OK) {
         record_failure(w->block, index, 0.0, rc);
         return;
@@ -200,7 +216,7 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long
         }
         if (rc == NH_OK && k % cfg->every == 0) {
             nh_observe(s, q, v, &init, values);
-            rc = record_sample(w->block, k / cfg->every, values);
+            rc = record_sample(w, index, k / cfg->every, values);
         }
         if (rc != NH_OK) {
             record_failure(w->block, index, k * cfg->h, rc);
@@ -246,10 +262,13 @@ static void merge_block(nh_run_result *res, long index, const block_stats *b)
     res->solver.failures += b->solver.failures;
 }
 
-static int worker_init(worker *w, const nh_run_config *cfg, unsigned observer_mask, nh_error *err)
+static int worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, nh_error *err)
 {
     memset(w, 0, sizeof *w);
-    w->observer_mask = observer_mask;
+    w->observer_mask = res->observer_mask;
+    w->paths = res->paths;
+    w->n_paths = res->n_paths;
+    w->n_out = res->n_out;
     w->stepper = nh_stepper_create(&cfg->method, cfg->system, cfg->solver, err);
     return w->stepper ? NH_OK : NH_ERR_SOLVER;
 }
@@ -322,6 +341,7 @@ int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *e
     const long n_steps = step_count(cfg), n_out = n_steps / cfg->every + 1;
     res->n_steps = n_steps;
     res->n_out = n_out;
+    res->n_paths = cfg->paths;
     unsigned selected;
     nh_observer_select(cfg->observe, &selected, err); /* validated above */
     res->observer_mask = nh_observer_mask(cfg->system) & selected;
@@ -409,7 +429,7 @@ int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_er
     {
         worker w;
         nh_error local_err;
-        int ok = worker_init(&w, cfg, res->observer_mask, &local_err) == NH_OK;
+        int ok = worker_init(&w, cfg, res, &local_err) == NH_OK;
         if (!ok) {
 #pragma omp atomic write
             setup_failed = 1;
@@ -438,6 +458,11 @@ int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_er
         return NH_ERR_SOLVER;
     }
     res->complete = res->next_block == n_blocks;
+    /* paths of trajectories outside the merged prefix (abandoned blocks) are not results */
+    const size_t row = (size_t)res->n_out * (size_t)nh_observer_count();
+    for (long i = res->trajectories_done; i < res->n_paths; ++i)
+        for (size_t j = 0; j < row; ++j)
+            res->paths[(size_t)i * row + j] = NAN;
     res->wall_seconds = omp_get_wtime() - start;
     finish_result(cfg, res);
     return NH_OK;

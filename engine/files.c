@@ -13,7 +13,8 @@
 #define STAGE_PREFIX ".nhens-stage."
 #define MANIFEST "MANIFEST"
 
-const char *const nh_output_set_names[] = {"timeseries.csv", "summary.json", "smoothed.csv", "config.hash", NULL};
+const char *const nh_output_set_names[] = {"timeseries.csv", "summary.json", "smoothed.csv", "paths.csv",
+                                           "config.hash", NULL};
 
 static int make_one(const char *path, nh_error *err)
 {

@@ -56,6 +56,33 @@ static int timeseries_body(FILE *f, const void *data)
     return 0;
 }
 
+/* t, then for every sample path i and recorded observer o (not the event observer) a column O_i. */
+static int paths_body(FILE *f, const void *data)
+{
+    const nh_run_result *res = data;
+    const int nobs = nh_observer_count();
+    fprintf(f, "t");
+    for (long i = 0; i < res->n_paths; ++i)
+        for (int o = 0; o < nobs; ++o)
+            if ((res->observer_mask & (1u << o)) && !nh_observer_at(o)->event)
+                fprintf(f, ",%s_%ld", nh_observer_at(o)->name, i);
+    fputc('\n', f);
+    for (long k = 0; k < res->n_out; ++k) {
+        fprintf(f, "%.17g", res->time[k]);
+        for (long i = 0; i < res->n_paths; ++i)
+            for (int o = 0; o < nobs; ++o)
+                if ((res->observer_mask & (1u << o)) && !nh_observer_at(o)->event)
+                    fprintf(f, ",%.17g", nh_run_path(res, i, k, o));
+        fputc('\n', f);
+    }
+    return 0;
+}
+
+int nh_write_paths(const char *dir, const nh_run_result *res, nh_error *err)
+{
+    return write_atomically(dir, "paths.csv", paths_body, res, err);
+}
+
 int nh_write_timeseries(const char *dir, const nh_run_result *res, nh_error *err)
 {
     return write_atomically(dir, "timeseries.csv", timeseries_body, res, err);
@@ -92,6 +119,7 @@ void nh_add_configuration(cJSON *root, const nh_run_config *cfg)
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)cfg->seed);
     cJSON_AddStringToObject(root, "seed", seed);
     cJSON_AddNumberToObject(root, "threads", cfg->threads);
+    cJSON_AddNumberToObject(root, "paths", (double)cfg->paths);
     if (cfg->have_section)
         cJSON_AddNumberToObject(root, "section", cfg->section);
     cJSON *init = cJSON_AddObjectToObject(root, "initial");

@@ -14,7 +14,8 @@
 #include "nhens/system.h"
 
 enum { NH_BLOCK_SIZE = 8, NH_MAX_REPORTED_FAILURES = 16, NH_SAMPLE_MAX_TRIES = 100000, NH_INTERRUPT_POLL_STEPS = 1024,
-       NH_MAX_OUTPUT_ROWS = 1000000 /* output times of a run: memory is ~0.5 kB per row and thread */ };
+       NH_MAX_OUTPUT_ROWS = 1000000, /* output times of a run: memory is ~0.5 kB per row and thread */
+       NH_MAX_PATHS = 64 };
 
 
 /* Energy-shell sampler: q from the system's configuration distribution (rejecting V(q) >= E),
@@ -43,6 +44,7 @@ typedef struct nh_run_config {
     double section;             /* driver section angle for the latitude; NAN (or 0 with !have_section): xi(0) */
     int have_section;
     const char *observe;        /* comma-separated observer names to record; NULL: all that apply */
+    long paths;                 /* record every observed value of the first `paths` trajectories (0..NH_MAX_PATHS) */
     void (*progress)(long done, long total, void *ctx);
     void *progress_ctx;
     /* Polled by the workers (every block and every NH_INTERRUPT_POLL_STEPS steps); non-zero: stop handing
@@ -65,6 +67,9 @@ struct nh_run_result {
     long *live;             /* n_out */
     nh_accum *acc;          /* n_out x nh_observer_count() */
     nh_accum *groups;       /* NH_FIT_GROUPS x n_out: the fitted observer per group of blocks (fit errors) */
+    double *paths;          /* paths x n_out x nh_observer_count(): the values of trajectory i at output k
+                               (NAN after it failed, for event observers, and for trajectories not done) */
+    long n_paths;
     long failed;
     long failures_by_status[8];
     nh_failure first_failures[NH_MAX_REPORTED_FAILURES];
@@ -102,6 +107,12 @@ void nh_run_result_free(nh_run_result *res);
 
 /* max |value| of observer `obs` over all output times. */
 double nh_run_observer_max(const nh_run_result *res, int obs);
+
+/* Value of observer `obs` on sample path i at output index k (i < res->n_paths). */
+static inline double nh_run_path(const nh_run_result *res, long i, long k, int obs)
+{
+    return res->paths[(i * res->n_out + k) * nh_observer_count() + obs];
+}
 
 /* Accumulator of observer `obs` at output index k. */
 static inline const nh_accum *nh_run_accum(const nh_run_result *res, long k, int obs)

@@ -7,6 +7,9 @@
 #include "nhens/files.h"
 
 int nh_write_timeseries(const char *dir, const nh_run_result *res, nh_error *err);
+/* DIR/paths.csv: t, then O_i for every sample path i and recorded observer O (values of one trajectory,
+ * nan after it failed); written only for runs with res->n_paths > 0. */
+int nh_write_paths(const char *dir, const nh_run_result *res, nh_error *err);
 /* command: the exact command line, recorded for reproduction. */
 int nh_write_summary(const char *dir, const nh_run_config *cfg, const nh_run_result *res, const char *command,
                      nh_error *err);

@@ -365,3 +365,49 @@ Test(cli, progress_goes_to_a_log_unless_quiet)
                             "--out /tmp/nhens-cli-progress"), 0));
     cr_assert(strstr(err_text, "trajectories") == NULL, "--quiet: %s", err_text);
 }
+
+/* column `name` of a CSV file's last row */
+static double last_row_value(const char *path, const char *name)
+{
+    static char text[1 << 20];
+    FILE *f = fopen(path, "r");
+    cr_assert(f != NULL, "%s", path);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    char *header_end = strchr(text, '\n');
+    *header_end = '\0';
+    int column = -1, c = 0;
+    for (char *save = NULL, *tok = strtok_r(text, ",", &save); tok; tok = strtok_r(NULL, ",", &save), ++c)
+        if (!strcmp(tok, name))
+            column = c;
+    cr_assert(column >= 0, "no column %s in %s", name, path);
+    char *last = header_end + 1;
+    for (char *p = last; *p; ++p)
+        if (p[0] == '\n' && p[1])
+            last = p + 1;
+    c = 0;
+    for (char *save = NULL, *tok = strtok_r(last, ",\n", &save); tok; tok = strtok_r(NULL, ",\n", &save), ++c)
+        if (c == column)
+            return strtod(tok, NULL);
+    return NAN;
+}
+
+Test(cli, sample_paths_are_the_trajectories_themselves)
+{
+    /* trajectory 0 of an ensemble is the same trajectory as the ensemble of one (same PCG stream (seed, 0)),
+     * so its path equals that run's mean; and paths do not depend on the thread count */
+    cr_assert(eq(int, nhens("run --system quartic --energy 1 --method dla --h 0.05 --T 5 --ensemble 16 --paths 2 "
+                            "--threads 3 --quiet --out /tmp/nhens-cli-paths16"), 0), "%s", err_text);
+    cr_assert(eq(int, nhens("run --system quartic --energy 1 --method dla --h 0.05 --T 5 --ensemble 1 --quiet "
+                            "--out /tmp/nhens-cli-paths1"), 0), "%s", err_text);
+    const double path = last_row_value("/tmp/nhens-cli-paths16/paths.csv", "dH_0");
+    const double alone = last_row_value("/tmp/nhens-cli-paths1/timeseries.csv", "dH_mean");
+    cr_assert(path == alone && path != 0, "path %.17g, alone %.17g: the same trajectory, bit for bit", path, alone);
+    cr_assert(eq(int, nhens("run --system quartic --energy 1 --method dla --h 0.05 --T 5 --ensemble 16 --paths 2 "
+                            "--threads 1 --quiet --out /tmp/nhens-cli-paths16b"), 0));
+    cr_assert(eq(int, system("cmp -s /tmp/nhens-cli-paths16/paths.csv /tmp/nhens-cli-paths16b/paths.csv"), 0),
+              "paths.csv differs between 1 and 3 threads");
+    refused("run --system quartic --energy 1 --method dla --h 0.05 --T 5 --ensemble 2 --paths 3 --out /tmp/x",
+            "sample paths=3 must be in [0, 64] and at most the ensemble size 2");
+}

@@ -10,7 +10,7 @@
 #include "child.h"
 
 #define STUDY "run", "--system", "quartic", "--method", "dla", "--h", "0.01", "--T", "20", "--energy", "1", \
-              "--ensemble", "400", "--threads", "2", "--quiet"
+              "--ensemble", "400", "--threads", "2", "--quiet", "--paths", "3"
 
 typedef struct scratch {
     char root[128], reference[256], out[256], checkpoint[300], err[256];
@@ -77,6 +77,9 @@ static void assert_same_results(const scratch *s)
     file_text(s->reference, "timeseries.csv", a, sizeof a);
     file_text(s->out, "timeseries.csv", b, sizeof b);
     cr_assert(strlen(a) > 1000 && strcmp(a, b) == 0, "timeseries.csv differs from the uninterrupted run's");
+    file_text(s->reference, "paths.csv", a, sizeof a);
+    file_text(s->out, "paths.csv", b, sizeof b);
+    cr_assert(strlen(a) > 1000 && strcmp(a, b) == 0, "paths.csv differs from the uninterrupted run's");
     comparable_summary(s->reference, a, sizeof a);
     comparable_summary(s->out, b, sizeof b);
     cr_assert(strcmp(a, b) == 0, "summary.json differs:\n%s\n---\n%s", a, b);
