@@ -2,8 +2,12 @@
  * (n = 3) and the pendulum CVT, ensemble throughput with 1 and 2 threads, and peak memory for
  * N = 100 and N = 10 000. The machine is noisy: every figure is the median of several repeats, and
  * the ratios compare runs interleaved in the same process.
- * usage: nhens_bench [--quick] */
+ * The guard: every figure that can regress is also a ratio measured in the same run (a method over a
+ * bare C loop of DLA^{0,1} on the quartic written here, KINSOL over the built-in Newton, 2 threads over
+ * 1); --check compares them with a committed baseline and fails when one is worse by more than 2x.
+ * usage: nhens_bench [--quick] [--check BASELINE.json] [--write-baseline FILE] */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +103,86 @@ static long steps_for_budget(const nh_system *s, const nh_method_spec *m, double
     return steps < 50 ? 50 : steps > cap ? cap : steps;
 }
 
+/* DLA^{0,1} (seed 004 eq. 29) on the quartic n = 3 written out by hand: q = (x, w1..w3, z1..z3), M = I,
+ * one constraint x' + sum w_i z_i' = 0 whose row depends on w only, so the multiplier is one division.
+ * The practical limit of any implementation of the same formulas. */
+static void bare_dla01_quartic(double *q, double *v, double h, long steps)
+{
+    enum { K = 3, N = 2 * K + 1 };
+    for (long s = 0; s < steps; ++s) {
+        double qh[N], g[N], w[N], a1[N] = {1}, kick[N] = {0};
+        for (int i = 0; i < N; ++i)
+            qh[i] = q[i] + 0.5 * h * v[i];
+        const double *wq = qh + 1, *z = qh + 1 + K;
+        for (int i = 0; i < N; ++i)
+            g[i] = qh[i];
+        g[1 + K] += z[0] * z[1] * z[1];
+        g[2 + K] += z[1] * z[0] * z[0];
+        for (int i = 0; i < K; ++i) {
+            g[1 + i] += wq[i] * z[i] * z[i];
+            g[1 + K + i] += z[i] * wq[i] * wq[i];
+        }
+        for (int i = 0; i < N; ++i)
+            w[i] = v[i] - h * g[i];
+        kick[0] = h;
+        double num = w[0], den = h;
+        for (int i = 0; i < K; ++i) {
+            kick[1 + K + i] = h * wq[i];                      /* h A(q_half)^T */
+            a1[1 + K + i] = wq[i] + 0.5 * h * w[1 + i];        /* A(q1): w moves without the kick */
+            num += a1[1 + K + i] * w[1 + K + i];
+            den += a1[1 + K + i] * kick[1 + K + i];
+        }
+        const double lam = -num / den;
+        for (int i = 0; i < N; ++i) {
+            v[i] = w[i] + kick[i] * lam;
+            q[i] = qh[i] + 0.5 * h * v[i];
+        }
+    }
+}
+
+/* Median ns per step of the bare loop from the same shell state as ns_per_step, and the largest
+ * difference from nhens' dla01 after the same steps (the same formulas: round-off only). */
+static cJSON *bench_bare_loop(const bench_settings *b, double *ns)
+{
+    nh_system s;
+    nh_method_spec m;
+    if (make(&s, "quartic", "n=3", &m, "dla01"))
+        return NULL;
+    double times[16], q0[NH_MAX_DIM], v0[NH_MAX_DIM];
+    nh_pcg32 rng;
+    nh_pcg32_for_trajectory(&rng, 1, 0);
+    nh_energy_shell_sample(&s, 3.06, &rng, q0, v0);
+    const long steps = b->steps_explicit;
+    for (int r = 0; r < b->repeats; ++r) {
+        double q[NH_MAX_DIM], v[NH_MAX_DIM];
+        memcpy(q, q0, sizeof q);
+        memcpy(v, v0, sizeof v);
+        double t0 = now_seconds();
+        bare_dla01_quartic(q, v, 0.1, steps);
+        times[r] = (now_seconds() - t0) / steps * 1e9;
+    }
+    *ns = median(times, b->repeats);
+    double q[NH_MAX_DIM], v[NH_MAX_DIM], qb[NH_MAX_DIM], vb[NH_MAX_DIM], carried[NH_MAX_UNKNOWNS], diff = 0;
+    memcpy(q, q0, sizeof q);
+    memcpy(v, v0, sizeof v);
+    memcpy(qb, q0, sizeof qb);
+    memcpy(vb, v0, sizeof vb);
+    nh_error err;
+    nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
+    nh_stepper_start(st, q, v, carried);
+    for (long k = 0; k < 100; ++k)
+        nh_stepper_step(st, 0.1, q, v, carried);
+    nh_stepper_free(st);
+    bare_dla01_quartic(qb, vb, 0.1, 100);
+    for (int i = 0; i < s.n; ++i)
+        diff = fmax(diff, fmax(fabs(q[i] - qb[i]), fabs(v[i] - vb[i])));
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "loop", "DLA^{0,1} on the quartic n = 3, written out in bench/bench.c");
+    cJSON_AddNumberToObject(o, "ns_per_step", *ns);
+    cJSON_AddNumberToObject(o, "max_difference_from_dla01_after_100_steps", diff);
+    return o;
+}
+
 static cJSON *bench_methods(const char *system, const char *param, double energy, const bench_settings *b)
 {
     cJSON *arr = cJSON_CreateArray();
@@ -152,7 +236,7 @@ static double ensemble_seconds(const char *method, int threads, long n, double T
 /* T is chosen per method so that one run lasts about 0.5 s: shorter runs measure thread start-up. */
 static cJSON *bench_scaling(const char *method, double T, const bench_settings *b)
 {
-    const long n = 64;
+    const long n = 200;
     double one[8], two[8];
     for (int r = 0; r < b->repeats && r < 8; ++r) { /* interleaved, so drift in machine load hits both */
         one[r] = ensemble_seconds(method, 1, n, T, 10);
@@ -202,16 +286,103 @@ static void nhens_next_to(const char *argv0, char *out, size_t len)
     snprintf(out, len, "%.*s/nhens", dir, slash ? argv0 : ".");
 }
 
+/* The run's guarded ratios: a method over the bare loop (explicit and linearly implicit methods on the
+ * quartic), KINSOL over Newton (implicit methods on the quartic), and the two-thread speed-ups. */
+static cJSON *collect_ratios(const cJSON *quartic, const cJSON *scaling, double bare_ns)
+{
+    cJSON *r = cJSON_CreateObject();
+    char key[160];
+    for (const cJSON *o = quartic->child; o; o = o->next) {
+        const char *name = cJSON_GetObjectItem(o, "method")->valuestring;
+        const cJSON *kinsol = cJSON_GetObjectItem(o, "kinsol_over_newton");
+        snprintf(key, sizeof key, "%s:%s", kinsol ? "kinsol_over_newton" : "over_bare_loop", name);
+        cJSON_AddNumberToObject(r, key, kinsol ? kinsol->valuedouble
+                                               : cJSON_GetObjectItem(o, "ns_per_step")->valuedouble / bare_ns);
+    }
+    for (const cJSON *o = scaling->child; o; o = o->next) {
+        snprintf(key, sizeof key, "speedup_2_threads:%s", cJSON_GetObjectItem(o, "method")->valuestring);
+        cJSON_AddNumberToObject(r, key, cJSON_GetObjectItem(o, "speedup_2_threads")->valuedouble);
+    }
+    return r;
+}
+
+/* Every ratio of the baseline against this run's: a cost ratio may grow, a speed-up shrink, by 2x at most. */
+static int check_ratios(const cJSON *ratios, const char *baseline_path, cJSON *report)
+{
+    FILE *f = fopen(baseline_path, "r");
+    static char text[1 << 20];
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[n] = '\0';
+    cJSON *base = cJSON_Parse(text);
+    const cJSON *expected = cJSON_GetObjectItem(base, "ratios");
+    cJSON *failures = cJSON_AddArrayToObject(report, "failures");
+    cJSON_AddStringToObject(report, "baseline", baseline_path);
+    cJSON_AddStringToObject(report, "rule", "fails when a cost ratio exceeds 2x its baseline or a speed-up falls below half of it");
+    if (!cJSON_IsObject(expected))
+        cJSON_AddItemToArray(failures, cJSON_CreateString("the baseline file has no \"ratios\" object"));
+    for (const cJSON *e = expected ? expected->child : NULL; e; e = e->next) {
+        const cJSON *got = cJSON_GetObjectItem(ratios, e->string);
+        const int speedup = strncmp(e->string, "speedup", 7) == 0;
+        char line[256];
+        if (!cJSON_IsNumber(got))
+            snprintf(line, sizeof line, "%s: not measured", e->string);
+        else if (speedup ? got->valuedouble < 0.5 * e->valuedouble : got->valuedouble > 2.0 * e->valuedouble)
+            snprintf(line, sizeof line, "%s: %.3g against a baseline of %.3g", e->string, got->valuedouble,
+                     e->valuedouble);
+        else
+            continue;
+        cJSON_AddItemToArray(failures, cJSON_CreateString(line));
+        fprintf(stderr, "nhens_bench: regression: %s\n", line);
+    }
+    const int ok = cJSON_GetArraySize(failures) == 0;
+    cJSON_AddBoolToObject(report, "passed", ok);
+    cJSON_Delete(base);
+    return ok ? 0 : 1;
+}
+
+static int write_baseline(const cJSON *ratios, const char *path)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "about", "ratios guarded by nhens_bench --check (written by --write-baseline)");
+    cJSON_AddItemToObject(doc, "ratios", cJSON_Duplicate(ratios, 1));
+    char *text = cJSON_Print(doc);
+    FILE *f = fopen(path, "w");
+    int bad = !f || fputs(text, f) < 0 || fputc('\n', f) == EOF;
+    bad |= f && fclose(f) != 0;
+    free(text);
+    cJSON_Delete(doc);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
-    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
-    bench_settings b = quick ? (bench_settings){3, 20000, 4000, 10.0} : (bench_settings){5, 200000, 40000, 100.0};
+    int quick = 0;
+    const char *check = NULL, *baseline_out = NULL;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--quick"))
+            quick = 1;
+        else if (!strcmp(argv[i], "--check") && i + 1 < argc)
+            check = argv[++i];
+        else if (!strcmp(argv[i], "--write-baseline") && i + 1 < argc)
+            baseline_out = argv[++i];
+        else {
+            fprintf(stderr, "nhens_bench: unknown argument '%s'; usage: nhens_bench [--quick] [--check BASELINE.json] "
+                            "[--write-baseline FILE]\n", argv[i]);
+            return 2;
+        }
+    }
+    bench_settings b = quick ? (bench_settings){3, 20000, 4000, 2.0} : (bench_settings){5, 200000, 40000, 20.0};
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "nhens_version", NH_VERSION);
     cJSON_AddStringToObject(root, "statistic", "median of repeats");
     cJSON_AddNumberToObject(root, "repeats", b.repeats);
     cJSON_AddNumberToObject(root, "h", 0.1);
-    cJSON_AddItemToObject(root, "quartic_n3_E3.06", bench_methods("quartic", "n=3", 3.06, &b));
+    double bare_ns = 0;
+    cJSON_AddItemToObject(root, "bare_loop", bench_bare_loop(&b, &bare_ns));
+    cJSON *quartic = bench_methods("quartic", "n=3", 3.06, &b);
+    cJSON_AddItemToObject(root, "quartic_n3_E3.06", quartic);
     cJSON_AddItemToObject(root, "cvt_eps0.1_E6", bench_methods("cvt", "eps=0.1", 6.0, &b));
     cJSON *scaling = cJSON_AddArrayToObject(root, "ensemble_scaling_quartic");
     cJSON_AddItemToArray(scaling, bench_scaling("dla01", 50 * b.ensemble_T, &b));
@@ -222,9 +393,18 @@ int main(int argc, char **argv)
     nhens_next_to(argv[0], nhens_path, sizeof nhens_path);
     cJSON_AddNumberToObject(mem, "N_100", (double)peak_memory_kib(nhens_path, 100, 100.0));
     cJSON_AddNumberToObject(mem, "N_10000", (double)peak_memory_kib(nhens_path, 10000, 100.0));
+    cJSON *ratios = collect_ratios(quartic, scaling, bare_ns);
+    cJSON_AddItemToObject(root, "ratios", ratios);
+    int status = 0;
+    if (check)
+        status = check_ratios(ratios, check, cJSON_AddObjectToObject(root, "check"));
+    if (baseline_out && write_baseline(ratios, baseline_out)) {
+        fprintf(stderr, "nhens_bench: cannot write %s\n", baseline_out);
+        status = 1;
+    }
     char *text = cJSON_Print(root);
     puts(text);
     free(text);
     cJSON_Delete(root);
-    return 0;
+    return status;
 }
