@@ -262,28 +262,6 @@ static int compute(run_control *ctl, const nh_checkpoint *ck, nh_run_result *res
     return NH_OK;
 }
 
-/* timeseries.csv, summary.json and smoothed.csv committed together into out. */
-static int write_outputs(const run_options *o, const nh_run_config *cfg, const nh_run_result *res,
-                         const char *command, nh_error *err)
-{
-    nh_output_set set;
-    int rc = nh_output_set_begin(&set, o->out, err);
-    if (rc)
-        return rc;
-    rc = nh_write_timeseries(set.stage, res, err);
-    if (!rc)
-        rc = nh_write_summary(set.stage, cfg, res, command, err);
-    if (!rc && o->smooth > 0)
-        rc = nh_write_smoothed(set.stage, o->smooth, err);
-    if (!rc && res->n_paths > 0)
-        rc = nh_write_paths(set.stage, res, err);
-    if (rc) {
-        nh_output_set_abort(&set);
-        return rc;
-    }
-    return nh_output_set_commit(&set, err);
-}
-
 static int run_status(const nh_run_result *res)
 {
     if (nh_cli_interrupt_status())
@@ -339,7 +317,7 @@ static int execute(const run_options *o, run_control *ctl, const nh_checkpoint *
     }
     char command[4096];
     join_command(ctl->n_args, ctl->args, command, sizeof command);
-    int status = write_outputs(o, ctl->cfg, &res, command, &err);
+    int status = nh_write_run(o->out, ctl->cfg, &res, command, o->smooth, &err);
     if (status) {
         fprintf(stderr, "nhens run: %s\n", err.msg);
         status = NH_EXIT_ERROR;

@@ -97,31 +97,15 @@ static int hash_body(FILE *f, const void *data)
     return fprintf(f, "%016llx\n", *(const unsigned long long *)data) < 0;
 }
 
-/* The run's files committed as one set; config.hash (what makes a later report reuse them) only when
- * the run is complete. */
+/* The run's files committed as one set, then config.hash (what makes a later report reuse them) only when
+ * the run is complete: a process killed in between leaves no hash, so the run is redone. */
 static int commit_run(const nh_exp_panel *p, const char *dir, const nh_run_config *cfg, const nh_run_result *res,
                       unsigned long long hash, const char *command, nh_error *err)
 {
-    nh_output_set set;
     char path[2400];
-    int rc = nh_output_set_begin(&set, dir, err);
-    if (rc)
-        return rc;
-    snprintf(path, sizeof path, "%s/config.hash", set.stage);
-    rc = nh_write_timeseries(set.stage, res, err);
-    if (!rc)
-        rc = nh_write_summary(set.stage, cfg, res, command, err);
-    if (!rc && p->smooth > 0)
-        rc = nh_write_smoothed(set.stage, p->smooth, err);
-    if (!rc && res->n_paths > 0)
-        rc = nh_write_paths(set.stage, res, err);
-    if (!rc && res->complete)
-        rc = nh_write_file(path, hash_body, &hash, err);
-    if (rc) {
-        nh_output_set_abort(&set);
-        return rc;
-    }
-    return nh_output_set_commit(&set, err);
+    snprintf(path, sizeof path, "%s/config.hash", dir);
+    int rc = nh_write_run(dir, cfg, res, command, p->smooth, err);
+    return rc || !res->complete ? rc : nh_write_file(path, hash_body, &hash, err);
 }
 
 /* The run configuration of (panel, method k), validated like `nhens run` validates its options. */

@@ -363,3 +363,24 @@ int nh_write_smoothed(const char *dir, double window, nh_error *err)
     return rc;
 }
 
+
+int nh_write_run(const char *dir, const nh_run_config *cfg, const nh_run_result *res, const char *command,
+                 double smooth, nh_error *err)
+{
+    nh_output_set set;
+    int rc = nh_output_set_begin(&set, dir, err);
+    if (rc)
+        return rc;
+    rc = nh_write_timeseries(set.stage, res, err);
+    if (!rc)
+        rc = nh_write_summary(set.stage, cfg, res, command, err);
+    if (!rc && smooth > 0)
+        rc = nh_write_smoothed(set.stage, smooth, err);
+    if (!rc && res->n_paths > 0)
+        rc = nh_write_paths(set.stage, res, err);
+    if (rc) {
+        nh_output_set_abort(&set);
+        return rc;
+    }
+    return nh_output_set_commit(&set, err);
+}

@@ -16,6 +16,11 @@ int nh_write_summary(const char *dir, const nh_run_config *cfg, const nh_run_res
 /* DIR/smoothed.csv: every column of DIR/timeseries.csv as a running mean over a centred window of `window`
  * time units (seed 004's plots use 3 and 30); event columns average their finite values. */
 int nh_write_smoothed(const char *dir, double window, nh_error *err);
+/* A run's files committed as one set into dir (nh_output_set): timeseries.csv, summary.json, smoothed.csv
+ * when smooth > 0 (window in time units), paths.csv when the run has sample paths; any other file of the
+ * set left by an earlier run (config.hash, an older smoothed.csv) is removed by the commit. */
+int nh_write_run(const char *dir, const nh_run_config *cfg, const nh_run_result *res, const char *command,
+                 double smooth, nh_error *err);
 /* The summary as a JSON string (caller frees with free()). */
 char *nh_summary_json(const nh_run_config *cfg, const nh_run_result *res, const char *command);
 
