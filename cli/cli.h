@@ -1,7 +1,7 @@
 /* The nhens executable (not part of libnhens): subcommands, their option tables, experiment files,
  * reports and plotting. Exit codes: 0 success, 1 internal or I/O error, 2 bad input (the message
  * names the value and what is allowed), 3 the run finished but some trajectories failed (counted in
- * the summary). Every subcommand parses its options with nh_options_parse from one table, which
+ * the summary), 4 (report --check-claims) a claim marked ci does not hold. Every subcommand parses its options with nh_options_parse from one table, which
  * also gives its --help and `nhens help CMD`. */
 #ifndef NHENS_CLI_H
 #define NHENS_CLI_H
@@ -11,7 +11,7 @@
 #include "nhens/options.h"
 #include "nhens/registry.h"
 
-enum { NH_EXIT_OK = 0, NH_EXIT_ERROR = 1, NH_EXIT_USAGE = 2, NH_EXIT_FAILED_TRAJECTORIES = 3 };
+enum { NH_EXIT_OK = 0, NH_EXIT_ERROR = 1, NH_EXIT_USAGE = 2, NH_EXIT_FAILED_TRAJECTORIES = 3, NH_EXIT_CLAIMS = 4 };
 enum { NH_CLI_MAX_PARAMS = 16 };
 
 /* What every subcommand receives: the registry (built-ins plus --plugin objects). */

@@ -183,6 +183,11 @@ static int experiment_key(load_state *st, const char *name, const char *value)
         return put_text(exp->description, sizeof exp->description, name, value, 1, st->err);
     if (!strcmp(name, "expect"))
         return put_text(exp->expect, sizeof exp->expect, name, value, 1, st->err);
+    if (!strcmp(name, "claim")) {
+        if (exp->n_claims == NH_EXP_MAX_CLAIMS)
+            return nh_fail(st->err, NH_ERR_INPUT, "more than %d claims", NH_EXP_MAX_CLAIMS);
+        return nh_claim_parse(value, &exp->claims[exp->n_claims++], st->err);
+    }
     if (strcmp(name, "plugin"))
         return panel_key(&exp->defaults, name, value, st->err);
     if (!st->allow_plugins)
@@ -227,6 +232,8 @@ typedef struct header_list {
     int lines[NH_EXP_MAX_PANELS];
     int n;
     int experiment_line;
+    int claim_lines[NH_EXP_MAX_CLAIMS]; /* of the `claim` keys, in order (libinih does not give lines) */
+    int n_claims;
 } header_list;
 
 /* "[experiment]" (before any panel, so every panel starts from the final defaults) or "[panel NAME]". */
@@ -283,6 +290,9 @@ static int scan_line(header_list *h, const char *line, size_t len, int number, n
     }
     if (start == buf && !strpbrk(start, "=:"))
         return nh_fail(err, NH_ERR_INPUT, "expected 'key = value', a [section] or a comment");
+    if (start == buf && !strncmp(start, "claim", 5) && start[5 + strspn(start + 5, " \t")] == '=' &&
+        h->n_claims < NH_EXP_MAX_CLAIMS)
+        h->claim_lines[h->n_claims++] = number;
     return NH_OK;
 }
 
@@ -366,13 +376,15 @@ int nh_experiment_load(const char *path, int allow_plugins, nh_experiment *exp, 
     if (rc != 0)
         return nh_fail(err, NH_ERR_INPUT, "%s:%d: %s", path, rc, local.msg[0] ? local.msg : "syntax error");
     order_panels(exp, &headers);
+    for (int i = 0; i < exp->n_claims && i < headers.n_claims; ++i)
+        exp->claims[i].line = headers.claim_lines[i];
     for (int i = 0; i < exp->n_panels; ++i) /* a panel without a title of its own shows the experiment's */
         if (!exp->panels[i].title[0])
             snprintf(exp->panels[i].title, sizeof exp->panels[i].title, "%s", exp->title);
     for (int i = 0; i < exp->n_panels; ++i)
         if (check_panel(path, &exp->panels[i], err))
             return NH_ERR_INPUT;
-    return NH_OK;
+    return nh_claims_check(path, exp, err);
 }
 
 void nh_experiment_scale(nh_experiment *exp, double scale)

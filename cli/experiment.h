@@ -9,7 +9,8 @@
 #include "nhens/core.h"
 #include "nhens/registry.h"
 
-enum { NH_EXP_MAX_PANELS = 8, NH_EXP_MAX_METHODS = 12, NH_EXP_MAX_PLOTS = 4, NH_EXP_MAX_PLUGINS = 4, NH_EXP_NAME_MAX = 41,
+enum { NH_EXP_MAX_CLAIMS = 24,
+       NH_EXP_MAX_PANELS = 8, NH_EXP_MAX_METHODS = 12, NH_EXP_MAX_PLOTS = 4, NH_EXP_MAX_PLUGINS = 4, NH_EXP_NAME_MAX = 41,
        NH_EXP_MAX_PATHS = 16 };
 
 typedef struct nh_exp_panel {
@@ -38,6 +39,25 @@ typedef struct nh_exp_panel {
     char reference_label[128];  /* its key entry (default "A t^P") */
 } nh_exp_panel;
 
+/* `claim = PANEL/METHOD:METRIC OP RHS | SOURCE [| ci]`, a paper's statement checked against the results:
+ * OP is <, <=, > or >=; RHS a number, PANEL/METHOD:METRIC or FACTOR*PANEL/METHOD:METRIC; `ci` marks a claim that also holds at
+ * the small scale of the test suite (report --check-claims asserts it). See cli/claims.c. */
+typedef struct nh_claim_ref {
+    char panel[64];
+    char method[128];
+    char metric[64];
+} nh_claim_ref;
+
+typedef struct nh_claim {
+    int line;
+    char text[200];             /* as written, before the first '|' */
+    char source[160];
+    int ci;
+    nh_claim_ref lhs, rhs;      /* rhs.metric[0] == 0: the right-hand side is just `factor` */
+    char op[3];
+    double factor;
+} nh_claim;
+
 typedef struct nh_experiment {
     char title[256];
     char figure[128];
@@ -49,7 +69,21 @@ typedef struct nh_experiment {
     nh_exp_panel defaults;
     nh_exp_panel panels[NH_EXP_MAX_PANELS];
     int n_panels;
+    nh_claim claims[NH_EXP_MAX_CLAIMS];
+    int n_claims;
 } nh_experiment;
+
+/* cli/claims.c: a claim's syntax (at load), its panels/methods (after load), its value against the results. */
+int nh_claim_parse(const char *value, nh_claim *c, nh_error *err);
+int nh_claims_check(const char *path, const nh_experiment *exp, nh_error *err);
+/* summary.json of (panel, method index) as cJSON (caller deletes), or NULL */
+typedef struct cJSON *(*nh_claim_summary_fn)(const nh_exp_panel *p, int method, void *ctx);
+typedef struct nh_claim_result {
+    double lhs, lhs_err, rhs, rhs_err;  /* errors: standard errors where the summary has them, else NAN */
+    int holds;                          /* 1, 0, or -1 when a value is missing */
+} nh_claim_result;
+void nh_claim_evaluate(const nh_experiment *exp, const nh_claim *c, nh_claim_summary_fn load, void *ctx,
+                       nh_claim_result *out);
 
 /* allow_plugins: honour `plugin` keys (they load and run code); otherwise such a key is refused. */
 int nh_experiment_load(const char *path, int allow_plugins, nh_experiment *exp, nh_error *err);

@@ -23,7 +23,7 @@ extern char **environ;
 
 typedef struct report_options {
     const char *experiment, *out, *solver;
-    int allow_plugins;
+    int allow_plugins, check_claims, dry_run;
     double scale;
     long threads;
     nh_solver_kind solver_kind;
@@ -39,10 +39,14 @@ static const nh_option REPORT_OPTIONS[] = {
      "nonlinear solver (default " NH_CLI_DEFAULT_SOLVER ")", 0, 0},
     {"allow-plugins", NH_OPTION_FLAG, offsetof(report_options, allow_plugins), 0, 0, NULL,
      "honour the experiment's plugin keys (they load and run code; refused otherwise)", 0, 0},
+    {"dry-run", NH_OPTION_FLAG, offsetof(report_options, dry_run), 0, 0, NULL,
+     "check the whole file (every panel and method at this scale), print the plan, run nothing", 0, 0},
+    {"check-claims", NH_OPTION_FLAG, offsetof(report_options, check_claims), 0, 0, NULL,
+     "exit 4 when a claim marked ci does not hold (every claim is reported either way)", 0, 0},
 };
 
 const nh_option_table nh_cli_report_table = {
-    "report", "EXPERIMENT.ini [--out DIR] [--scale F] [--threads K] [--solver kinsol|newton] [--allow-plugins]",
+    "report", "EXPERIMENT.ini [--out DIR] [--scale F] [--threads K] [--solver kinsol|newton] [--allow-plugins] [--check-claims] [--dry-run]",
     "run an experiment file: results, figures (gnuplot) and report.md", REPORT_OPTIONS,
     sizeof REPORT_OPTIONS / sizeof REPORT_OPTIONS[0], 1};
 
@@ -480,7 +484,34 @@ typedef struct markdown {
     const nh_experiment *exp;
     int argc;
     char **argv;
+    const nh_claim_result *claims;  /* exp->n_claims */
 } markdown;
+
+static const char *claim_verdict(int holds)
+{
+    return holds > 0 ? "holds" : holds == 0 ? "**does not hold**" : "not measured";
+}
+
+/* "1.23e-04 ± 5.6e-06" (no ± without an error) */
+static void value_cell(FILE *md, double v, double e)
+{
+    fprintf(md, isfinite(e) && e > 0 ? "%.3g ± %.2g" : "%.3g", v, e);
+}
+
+static void claims_table(FILE *md, const nh_experiment *exp, const nh_claim_result *r)
+{
+    if (exp->n_claims == 0)
+        return;
+    fprintf(md, "## Claims\n\n| claim | source | measured | against | verdict |\n|---|---|---|---|---|\n");
+    for (int i = 0; i < exp->n_claims; ++i) {
+        fprintf(md, "| `%s` | %s | ", exp->claims[i].text, exp->claims[i].source);
+        value_cell(md, r[i].lhs, r[i].lhs_err);
+        fputs(" | ", md);
+        value_cell(md, r[i].rhs, r[i].rhs_err);
+        fprintf(md, " | %s |\n", claim_verdict(r[i].holds));
+    }
+    fputc('\n', md);
+}
 
 static int markdown_body(FILE *md, const void *data)
 {
@@ -493,6 +524,7 @@ static int markdown_body(FILE *md, const void *data)
         fprintf(md, "%s\n\n", exp->description);
     if (exp->expect[0])
         fprintf(md, "What the run should show: %s\n\n", exp->expect);
+    claims_table(md, exp, m->claims);
     fprintf(md, "Command: `nhens");
     for (int i = 0; i < m->argc; ++i)
         fprintf(md, " %s", m->argv[i]);
@@ -503,11 +535,12 @@ static int markdown_body(FILE *md, const void *data)
     return 0;
 }
 
-static int write_markdown(const report_options *o, const nh_experiment *exp, int argc, char **argv, nh_error *err)
+static int write_markdown(const report_options *o, const nh_experiment *exp, int argc, char **argv,
+                          const nh_claim_result *claims, nh_error *err)
 {
     char path[1200];
     snprintf(path, sizeof path, "%s/report.md", o->out);
-    markdown m = {o, exp, argc, argv};
+    markdown m = {o, exp, argc, argv, claims};
     return nh_write_file(path, markdown_body, &m, err);
 }
 
@@ -573,6 +606,32 @@ static void run_panels(const nh_cli *cli, const report_options *o, const nh_expe
     }
 }
 
+static cJSON *claim_summary(const nh_exp_panel *p, int method, void *ctx)
+{
+    const report_options *o = ctx;
+    char dir[1024];
+    run_dir(o->out, p, method, dir, sizeof dir);
+    return load_summary(dir);
+}
+
+/* Every claim against the results, one line each on stderr; the number of ci claims that do not hold. */
+static int evaluate_claims(const report_options *o, const nh_experiment *exp, nh_claim_result *results)
+{
+    int held = 0, ci_failed = 0;
+    for (int i = 0; i < exp->n_claims; ++i) {
+        const nh_claim *c = &exp->claims[i];
+        nh_claim_evaluate(exp, c, claim_summary, (void *)o, &results[i]);
+        held += results[i].holds > 0;
+        ci_failed += c->ci && results[i].holds <= 0;
+        fprintf(stderr, "claim %s%s: %s (%.3g against %.3g)\n", c->text, c->ci ? " [ci]" : "",
+                results[i].holds > 0 ? "holds" : results[i].holds == 0 ? "DOES NOT HOLD" : "not measured",
+                results[i].lhs, results[i].rhs);
+    }
+    if (exp->n_claims)
+        fprintf(stderr, "claims: %d of %d hold\n", held, exp->n_claims);
+    return ci_failed;
+}
+
 int nh_cli_report(const nh_cli *cli, int argc, char **argv)
 {
     report_options o;
@@ -590,6 +649,14 @@ int nh_cli_report(const nh_cli *cli, int argc, char **argv)
     if (validate_experiment(cli, &o, &exp, &err)) {
         fprintf(stderr, "nhens report: %s\n", err.msg);
         return NH_EXIT_USAGE;
+    }
+    if (o.dry_run) {
+        int runs = 0;
+        for (int i = 0; i < exp.n_panels; ++i)
+            runs += exp.panels[i].n_methods;
+        printf("nhens report (dry run): %s: %d panel(s), %d run(s), %d claim(s); all valid\n", o.experiment,
+               exp.n_panels, runs, exp.n_claims);
+        return NH_EXIT_OK;
     }
     char out[512];
     if (!o.out) {
@@ -615,10 +682,14 @@ int nh_cli_report(const nh_cli *cli, int argc, char **argv)
                         "finishes the report (finished runs are reused).\n");
         return nh_cli_interrupt_status();
     }
-    if (write_markdown(&o, &exp, argc, argv, &err)) {
+    nh_claim_result claims[NH_EXP_MAX_CLAIMS];
+    const int claims_failed = evaluate_claims(&o, &exp, claims);
+    if (write_markdown(&o, &exp, argc, argv, claims, &err)) {
         fprintf(stderr, "nhens report: %s\n", err.msg);
         return NH_EXIT_ERROR;
     }
     printf("nhens report: wrote %s/report.md and %d figure(s) (PNG and SVG)\n", o.out, exp.n_panels);
-    return plots_failed ? NH_EXIT_ERROR : NH_EXIT_OK;
+    if (plots_failed)
+        return NH_EXIT_ERROR;
+    return o.check_claims && claims_failed ? NH_EXIT_CLAIMS : NH_EXIT_OK;
 }
