@@ -32,6 +32,8 @@ typedef struct nh_cli_progress {
     int tty;
 } nh_cli_progress;
 void nh_cli_progress_start(nh_cli_progress *p, const char *label);
+/* Monotonic clock in seconds (progress, checkpoint intervals). */
+double nh_cli_seconds(void);
 void nh_cli_progress_report(long done, long total, void *ctx);
 
 /* cli/interrupt.c: graceful SIGINT/SIGTERM. nh_cli_interrupted fits nh_run_config.interrupted;

@@ -12,7 +12,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 enum { OUTPUT_ROWS_TARGET = 1000 };
@@ -222,26 +221,19 @@ typedef struct run_control {
     int warned;
 } run_control;
 
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void save_checkpoint(run_control *ctl, const nh_run_result *res)
 {
     nh_error err;
     if (nh_checkpoint_save(ctl->path, ctl->cfg, res, ctl->n_args, ctl->args, &err) && !ctl->warned++)
         fprintf(stderr, "nhens run: warning: checkpoint not saved: %s\n", err.msg);
-    ctl->last = seconds_now();
+    ctl->last = nh_cli_seconds();
 }
 
 static void on_merged(const nh_run_result *partial, long next_block, void *ctx)
 {
     (void)next_block;
     run_control *ctl = ctx;
-    if (ctl->path[0] && seconds_now() - ctl->last >= ctl->every)
+    if (ctl->path[0] && nh_cli_seconds() - ctl->last >= ctl->every)
         save_checkpoint(ctl, partial);
 }
 
@@ -347,7 +339,7 @@ int nh_cli_run(const nh_cli *cli, int argc, char **argv)
     nh_system sys;
     nh_run_config cfg;
     nh_error err;
-    run_control ctl = {.cfg = &cfg, .every = o.checkpoint_every, .last = seconds_now(), .n_args = n_args,
+    run_control ctl = {.cfg = &cfg, .every = o.checkpoint_every, .last = nh_cli_seconds(), .n_args = n_args,
                        .args = args};
     if (build_config(cli, &o, &sys, &cfg, &err) || checkpoint_path(&o, ctl.path, sizeof ctl.path, &err)) {
         fprintf(stderr, "nhens run: %s\n", err.msg);

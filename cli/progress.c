@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double monotonic_seconds(void)
+double nh_cli_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -15,14 +15,14 @@ static double monotonic_seconds(void)
 
 void nh_cli_progress_start(nh_cli_progress *p, const char *label)
 {
-    *p = (nh_cli_progress){.label = label, .start = monotonic_seconds(), .tty = isatty(STDERR_FILENO)};
+    *p = (nh_cli_progress){.label = label, .start = nh_cli_seconds(), .tty = isatty(STDERR_FILENO)};
     p->last = p->start - 2 * NH_PROGRESS_SECONDS;
 }
 
 void nh_cli_progress_report(long done, long total, void *ctx)
 {
     nh_cli_progress *p = ctx;
-    const double now = monotonic_seconds(), elapsed = now - p->start;
+    const double now = nh_cli_seconds(), elapsed = now - p->start;
     if (!p->tty && done < total && now - p->last < NH_PROGRESS_SECONDS)
         return;
     p->last = now;

@@ -205,7 +205,7 @@ int nh_checkpoint_args(const nh_checkpoint *ck, char ***args)
     return ck->n_args;
 }
 
-static int restore_counts(const cJSON *root, nh_run_result *res, long n_blocks, long res_ensemble)
+static int restore_counts(const cJSON *root, nh_run_result *res, long n_blocks, long ensemble)
 {
     long v[7];
     const char *keys[7] = {"next_block", "trajectories_done", "completed_steps", "failed", "solves", "iterations",
@@ -218,7 +218,7 @@ static int restore_counts(const cJSON *root, nh_run_result *res, long n_blocks, 
     res->completed_steps = v[2];
     res->failed = v[3];
     res->solver = (nh_solver_stats){v[4], v[5], v[6]};
-    const long done = v[0] * NH_BLOCK_SIZE < res_ensemble ? v[0] * NH_BLOCK_SIZE : res_ensemble;
+    const long done = v[0] * NH_BLOCK_SIZE < ensemble ? v[0] * NH_BLOCK_SIZE : ensemble;
     if (v[1] != done)
         return 1;
     const cJSON *by = cJSON_GetObjectItemCaseSensitive(root, "failures_by_status");
