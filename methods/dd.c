@@ -105,7 +105,7 @@ static int dd_step_fn(nh_stepper *st, double h, double *q, double *v, double *ca
     if (rc)
         return rc;
     s->type->potential_gradient(s, q, grad0);
-    nh_nonlinear_problem pb = {n + s->m, dd_residual, dd_jacobian, &c, dd_scale(&c, x, grad0), 0};
+    nh_nonlinear_problem pb = {n + s->m, dd_residual, dd_jacobian, &c, dd_scale(&c, x, grad0), NH_JACOBIAN_EACH_ITERATION, 0};
     rc = nh_solver_solve(st->solver, &pb, x);
     if (rc)
         return rc;

@@ -91,7 +91,7 @@ static int dla_advance(nh_stepper *st, double h, double alpha, double *q, double
     if (rc)
         return rc;
     nh_nonlinear_problem pb = {n + s->m, dla_residual, dla_jacobian, &c,
-                               nh_method_momentum_scale(s, h, v, c.grad0), 0};
+                               nh_method_momentum_scale(s, h, v, c.grad0), NH_JACOBIAN_EACH_ITERATION, 0};
     rc = nh_solver_solve(st->solver, &pb, x);
     if (rc)
         return rc;

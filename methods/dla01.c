@@ -90,7 +90,7 @@ static int dla01_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     }
     int rc = dla01_linear(&c, lam);
     if (rc == NH_OK && st->solver) {
-        nh_nonlinear_problem pb = {m, dla01_residual, dla01_jacobian, &c, fmax(nh_norm_inf(n, v), 1e-300), 0};
+        nh_nonlinear_problem pb = {m, dla01_residual, dla01_jacobian, &c, fmax(nh_norm_inf(n, v), 1e-300), NH_JACOBIAN_EACH_ITERATION, 0};
         rc = nh_solver_solve(st->solver, &pb, lam);
     }
     if (rc)

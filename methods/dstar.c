@@ -131,14 +131,30 @@ static int basis_at(const dstar_step *c, const double *q, double *x, double *dx)
     return 0;
 }
 
-/* y = g^-1 rho with g = X^T M(q) X; v = X y */
-static int velocity_coordinates(const dstar_step *c, const double *q, const double *x, const double *rho, double *y,
-                                double *v)
+/* Everything the D* form needs at one point z = (q, rho), computed once and shared by H, grad H and
+ * Pi(z): the basis X (and dX when asked) in the workspace, y = g^-1 rho with g = X^T M X, v = X y,
+ * p = M v and p.dX. The workspace holds one frame: a frame is valid until the next frame_at. */
+typedef struct dstar_frame {
+    const double *z;
+    double y[N], v[N], p[N];
+    double pdx[N * N];   /* with dX: pdx[a n + i] = sum_j p_j dX[(j r + a) n + i], the one contraction of
+                            dX that both grad H and Pi need */
+} dstar_frame;
+
+/* mx = M X: a row scaling for a constant diagonal mass (M is built only when it varies with q) */
+static void mass_times_basis(const dstar_step *c, const double *q, double *mx)
 {
     const nh_system *s = c->sys;
     const int n = s->n, r = c->r;
-    double *g = c->w->g, *mass = c->w->mass, *mx = c->w->mx;
-    nh_mass_matrix(s, q, mass);
+    const double *x = c->w->x;
+    if (!nh_has_variable_mass(s)) {
+        for (int i = 0; i < n; ++i)
+            for (int a = 0; a < r; ++a)
+                mx[i * r + a] = s->mass[i] * x[i * r + a];
+        return;
+    }
+    double *mass = c->w->mass;
+    s->type->mass_matrix(s, q, mass);
     for (int i = 0; i < n; ++i)
         for (int a = 0; a < r; ++a) {
             double sum = 0.0;
@@ -146,6 +162,30 @@ static int velocity_coordinates(const dstar_step *c, const double *q, const doub
                 sum += mass[i * n + k] * x[k * r + a];
             mx[i * r + a] = sum;
         }
+}
+
+static void contract_momentum_with_derivative(const dstar_step *c, dstar_frame *f)
+{
+    const int n = c->sys->n, r = c->r;
+    const double *dx = c->w->dx;
+    memset(f->pdx, 0, (size_t)r * n * sizeof *f->pdx);
+    for (int j = 0; j < n; ++j)
+        for (int a = 0; a < r; ++a) {
+            const double pj = f->p[j], *row = dx + (j * r + a) * n;
+            double *out = f->pdx + a * n;
+            for (int i = 0; i < n; ++i)
+                out[i] += pj * row[i];
+        }
+}
+
+static int frame_at(const dstar_step *c, const double *z, int with_dx, dstar_frame *f)
+{
+    const nh_system *s = c->sys;
+    const int n = s->n, r = c->r;
+    double *x = c->w->x, *g = c->w->g, *mx = c->w->mx;
+    if (basis_at(c, z, x, with_dx ? c->w->dx : NULL))
+        return 1;
+    mass_times_basis(c, z, mx);
     for (int a = 0; a < r; ++a)
         for (int b = 0; b <= a; ++b) {
             double sum = 0.0;
@@ -153,76 +193,53 @@ static int velocity_coordinates(const dstar_step *c, const double *q, const doub
                 sum += x[i * r + a] * mx[i * r + b];
             g[a * r + b] = g[b * r + a] = sum;
         }
-    memcpy(y, rho, (size_t)r * sizeof *y);
-    if (nh_spd_solve(r, g, y))
+    f->z = z;
+    memcpy(f->y, z + n, (size_t)r * sizeof *f->y);
+    if (nh_spd_solve(r, g, f->y))
         return 1;
-    nh_matvec(n, r, x, y, v);
+    nh_matvec(n, r, x, f->y, f->v);
+    nh_matvec(n, r, mx, f->y, f->p);   /* p = M X y = M v */
+    if (with_dx)
+        contract_momentum_with_derivative(c, f);
     return 0;
 }
 
-static int hamiltonian(const dstar_step *c, const double *z, double *value)
+static double frame_energy(const dstar_step *c, const dstar_frame *f)
 {
-    const nh_system *s = c->sys;
-    double *x = c->w->x, y[N], v[N];
-    if (basis_at(c, z, x, NULL) || velocity_coordinates(c, z, x, z + s->n, y, v))
-        return 1;
-    *value = 0.5 * nh_dot(c->r, z + s->n, y) + s->type->potential(s, z);
-    return 0;
+    return 0.5 * nh_dot(c->r, f->z + c->sys->n, f->y) + c->sys->type->potential(c->sys, f->z);
 }
 
-/* grad H: dH/dq_j = -(M v)^T (dX_j y) - 1/2 v^T (dM/dq_j) v + dV/dq_j, dH/drho = y */
-static int hamiltonian_gradient(const dstar_step *c, const double *z, double *grad)
+/* grad H: dH/dq_j = -p^T (dX_j y) - 1/2 v^T (dM/dq_j) v + dV/dq_j, dH/drho = y (a frame with dX);
+ * p^T (dX_j y) = sum_a y_a pdx[a n + j] */
+static void frame_gradient(const dstar_step *c, const dstar_frame *f, double *grad)
 {
     const nh_system *s = c->sys;
     const int n = s->n, r = c->r;
-    double *x = c->w->x, *dx = c->w->dx, y[N], v[N], *mass = c->w->mass, p[N];
-    if (basis_at(c, z, x, dx) || velocity_coordinates(c, z, x, z + n, y, v))
-        return 1;
-    nh_mass_matrix(s, z, mass);
-    nh_matvec(n, n, mass, v, p);
-    s->type->potential_gradient(s, z, grad);
-    for (int j = 0; j < n; ++j) {
-        double sum = 0.0;
-        for (int i = 0; i < n; ++i)
-            for (int a = 0; a < r; ++a)
-                sum += p[i] * dx[(i * r + a) * n + j] * y[a];
-        grad[j] -= sum;
+    s->type->potential_gradient(s, f->z, grad);
+    for (int a = 0; a < r; ++a) {
+        const double ya = f->y[a], *row = f->pdx + a * n;
+        for (int j = 0; j < n; ++j)
+            grad[j] -= ya * row[j];
     }
     if (nh_has_variable_mass(s)) {
         double *dm = c->w->dm;
-        s->type->mass_matrix_derivative(s, z, dm);
+        s->type->mass_matrix_derivative(s, f->z, dm);
         for (int j = 0; j < n; ++j)
             for (int i = 0; i < n; ++i)
                 for (int k = 0; k < n; ++k)
-                    grad[j] -= 0.5 * v[i] * dm[(i * n + k) * n + j] * v[k];
+                    grad[j] -= 0.5 * f->v[i] * dm[(i * n + k) * n + j] * f->v[k];
     }
-    memcpy(grad + n, y, (size_t)r * sizeof *y);
-    return 0;
+    memcpy(grad + n, f->y, (size_t)r * sizeof *f->y);
 }
 
-/* out = Pi(z) G */
-static int pi_times(const dstar_step *c, const double *z, const double *grad, double *out)
+/* D_ab = sum_j p_j (dX_a^j . X_b) = pdx_a . X_b; -C rho = D - D^T. A reduced
+ * system (no configuration) takes its brackets from the Lie algebra: -C rho = -p.[X_a, X_b]. */
+static void structure_matrix(const dstar_step *c, const dstar_frame *f, double *d)
 {
     const nh_system *s = c->sys;
     const int n = s->n, r = c->r;
-    double *x = c->w->x, *dx = c->w->dx, y[N], v[N], *d = c->w->d, *mass = c->w->mass, p[N];
-    if (basis_at(c, z, x, dx) || velocity_coordinates(c, z, x, z + n, y, v))
-        return 1;
-    nh_mass_matrix(s, z, mass);
-    nh_matvec(n, n, mass, v, p);
-    /* D_ab = sum_j p_j (dX_a^j . X_b), p = M v; -C rho = D - D^T */
-    for (int a = 0; a < r; ++a)
-        for (int b = 0; b < r; ++b) {
-            double sum = 0.0;
-            for (int j = 0; j < n; ++j) {
-                double dxa_xb = 0.0;
-                for (int i = 0; i < n; ++i)
-                    dxa_xb += dx[(j * r + a) * n + i] * x[i * r + b];
-                sum += p[j] * dxa_xb;
-            }
-            d[a * r + b] = sum;
-        }
-    if (nh_is_reduced(s)) {   /* no configuration: q stays; brackets from the Lie algebra, -C rho = -p.[X_a, X_b] */
+    const double *x = c->w->x;
+    if (nh_is_reduced(s)) {
         double xa[N], xb[N], br[N];
         for (int a = 0; a < r; ++a)
             for (int b = 0; b < r; ++b) {
@@ -231,34 +248,81 @@ static int pi_times(const dstar_step *c, const double *z, const double *grad, do
                     xb[i] = x[i * r + b];
                 }
                 s->type->lie_bracket(s, xa, xb, br);
-                d[a * r + b] = -0.5 * nh_dot(n, p, br);   /* D - D^T below doubles it */
+                d[a * r + b] = -0.5 * nh_dot(n, f->p, br);   /* D - D^T doubles it */
             }
+        return;
     }
-    nh_matvec(n, r, x, grad + n, out);
-    if (nh_is_reduced(s))
+    const double *pdx = f->pdx;
+    for (int a = 0; a < r; ++a)
+        for (int b = 0; b < r; ++b) {
+            double sum = 0.0;
+            for (int i = 0; i < n; ++i)
+                sum += pdx[a * n + i] * x[i * r + b];
+            d[a * r + b] = sum;
+        }
+}
+
+/* out = Pi(z) G (a frame with dX) */
+static void frame_pi_times(const dstar_step *c, const dstar_frame *f, const double *grad, double *out)
+{
+    const nh_system *s = c->sys;
+    const int n = s->n, r = c->r;
+    const double *x = c->w->x;
+    double *d = c->w->d;
+    structure_matrix(c, f, d);
+    if (nh_is_reduced(s))   /* Pi = [[0, 0], [0, -C rho]]: q stays */
         memset(out, 0, (size_t)n * sizeof *out);
+    else
+        nh_matvec(n, r, x, grad + n, out);
     for (int a = 0; a < r; ++a) {
         double sum = 0.0;
-        for (int i = 0; i < n && !nh_is_reduced(s); ++i)   /* reduced: Pi = [[0, 0], [0, -C rho]] */
+        for (int i = 0; i < n && !nh_is_reduced(s); ++i)
             sum -= x[i * r + a] * grad[i];
         for (int b = 0; b < r; ++b)
             sum += (d[a * r + b] - d[b * r + a]) * grad[n + b];
         out[n + a] = sum;
     }
+}
+
+static int hamiltonian(const dstar_step *c, const double *z, double *value)
+{
+    dstar_frame f;
+    if (frame_at(c, z, 0, &f))
+        return 1;
+    *value = frame_energy(c, &f);
+    return 0;
+}
+
+static int hamiltonian_gradient(const dstar_step *c, const double *z, double *grad)
+{
+    dstar_frame f;
+    if (frame_at(c, z, 1, &f))
+        return 1;
+    frame_gradient(c, &f, grad);
+    return 0;
+}
+
+static int pi_times(const dstar_step *c, const double *z, const double *grad, double *out)
+{
+    dstar_frame f;
+    if (frame_at(c, z, 1, &f))
+        return 1;
+    frame_pi_times(c, &f, grad, out);
     return 0;
 }
 
 /* ---- discrete gradients of H on R^{n+r} -------------------------------------------------------- */
 
-static int gonzalez_gradient(const dstar_step *c, const double *z1, double *out)
+/* (12) at the midpoint frame f (which the residual reuses for Pi): grad H(mid) plus the correction
+ * that makes it a discrete gradient. H(z1) is evaluated first, since the workspace holds one frame. */
+static int gonzalez_gradient(const dstar_step *c, const double *z1, const double *mid, dstar_frame *f, double *out)
 {
-    double mid[Z], delta[Z], h1;
-    for (int i = 0; i < c->dim; ++i) {
-        mid[i] = 0.5 * (c->z0[i] + z1[i]);
+    double delta[Z], h1;
+    for (int i = 0; i < c->dim; ++i)
         delta[i] = z1[i] - c->z0[i];
-    }
-    if (hamiltonian_gradient(c, mid, out) || hamiltonian(c, z1, &h1))
+    if (hamiltonian(c, z1, &h1) || frame_at(c, mid, 1, f))
         return 1;
+    frame_gradient(c, f, out);
     nh_gonzalez_correct(c->dim, c->energy0, h1, delta, nh_dot(c->dim, mid, mid), out);
     return 0;
 }
@@ -321,14 +385,18 @@ static int itoh_abe_gradient(const dstar_step *c, const double *z1, double *out)
     return 0;
 }
 
-static int discrete_gradient(const dstar_step *c, const double *z1, double *out)
+/* The discrete gradient at (z0, z1), and the frame at the midpoint for Pi. */
+static int discrete_gradient(const dstar_step *c, const double *z1, const double *mid, dstar_frame *f, double *out)
 {
     switch (c->method->gradient) {
-    case DG_AVF: return avf_gradient(c, z1, out);
-    case DG_ITOH_ABE: return itoh_abe_gradient(c, z1, out);
-    case DG_GONZALEZ: break;
+    case DG_AVF:
+        return avf_gradient(c, z1, out) || frame_at(c, mid, 1, f);
+    case DG_ITOH_ABE:
+        return itoh_abe_gradient(c, z1, out) || frame_at(c, mid, 1, f);
+    case DG_GONZALEZ:
+        break;
     }
-    return gonzalez_gradient(c, z1, out);
+    return gonzalez_gradient(c, z1, mid, f, out);
 }
 
 /* ---- the step ---------------------------------------------------------------------------------- */
@@ -337,10 +405,12 @@ static int dstar_residual(const double *z1, double *res, void *ctx)
 {
     const dstar_step *c = ctx;
     double grad[Z], mid[Z], flow[Z];
+    dstar_frame f;
     for (int i = 0; i < c->dim; ++i)
         mid[i] = 0.5 * (c->z0[i] + z1[i]);
-    if (discrete_gradient(c, z1, grad) || pi_times(c, mid, grad, flow))
+    if (discrete_gradient(c, z1, mid, &f, grad))
         return 1;
+    frame_pi_times(c, &f, grad, flow);
     for (int i = 0; i < c->dim; ++i)
         res[i] = (z1[i] - c->z0[i]) / c->h - flow[i];
     return 0;
@@ -365,34 +435,70 @@ static int to_momentum_coordinates(const dstar_step *c, const double *q, const d
     return 0;
 }
 
+/* carried: [0] the step size of the previous step (0: none yet), [1 .. dim] its increment z0 - z_-1 */
+static int dstar_carried_dim(const nh_method_spec *self, const nh_system *sys)
+{
+    (void)self;
+    return 1 + 2 * sys->n - sys->m;
+}
+
+static int dstar_start(nh_stepper *st, const double *q, const double *v, double *carried)
+{
+    (void)st;
+    (void)q;
+    (void)v;
+    carried[0] = 0.0;
+    return NH_OK;
+}
+
+/* z0 = (q, rho0), H(z0), and the initial guess for z1: with the previous step's increment D of the same
+ * size, z0 + 2 h zdot0 - D (a quadratic through z_-1, z0 with slope zdot0: O(h^3) from z1), else the
+ * explicit Euler step z0 + h zdot0 (O(h^2)); zdot0 = Pi(z0) grad H(z0) from one frame. */
+static int dstar_start_point(dstar_step *c, const double *q, const double *v, const double *carried, double *z1)
+{
+    const int n = c->sys->n;
+    dstar_frame f;
+    double grad[Z], zdot[Z];
+    memcpy(c->z0, q, (size_t)n * sizeof *q);
+    if (to_momentum_coordinates(c, q, v, c->z0 + n) || frame_at(c, c->z0, 1, &f))
+        return 1;
+    c->energy0 = frame_energy(c, &f);
+    frame_gradient(c, &f, grad);
+    frame_pi_times(c, &f, grad, zdot);
+    const int extrapolate = carried && carried[0] == c->h;
+    for (int i = 0; i < c->dim; ++i)
+        z1[i] = extrapolate ? c->z0[i] + 2.0 * c->h * zdot[i] - carried[1 + i] : c->z0[i] + c->h * zdot[i];
+    return 0;
+}
+
 static int dstar_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
 {
-    (void)carried;
     const nh_system *s = st->sys;
     const int n = nh_dim(s);
     dstar_work w;
     dstar_work_layout(st->workspace, n, s->m, &w);
     dstar_step c = {.sys = s, .method = st->impl, .w = &w, .h = h, .r = n - s->m, .dim = 2 * n - s->m};
-    double z1[Z], v1[N], lam[NH_MAX_CON], *x = w.x, y[N];
-    if (c.method->basis != BASIS_SYSTEM && nh_qr_kernel_basis(s, q, c.signs, 1, x, NULL, w.qr))
+    double z1[Z];
+    if (c.method->basis != BASIS_SYSTEM && nh_qr_kernel_basis(s, q, c.signs, 1, w.x, NULL, w.qr))
         return NH_STEP_SINGULAR;
-    memcpy(c.z0, q, (size_t)n * sizeof *q);
-    if (to_momentum_coordinates(&c, q, v, c.z0 + n) || hamiltonian(&c, c.z0, &c.energy0))
+    if (dstar_start_point(&c, q, v, carried, z1))
         return NH_STEP_SINGULAR;
-    int rc = nh_method_predict(s, h, q, v, v1, lam);   /* explicit Euler guess, mapped to D* */
+    nh_nonlinear_problem pb = {c.dim, dstar_residual, dstar_jacobian, &c, fmax(nh_norm_inf(c.dim, c.z0) / h, 1e-300),
+                               NH_JACOBIAN_ACROSS_SOLVES, h};
+    int rc = nh_solver_solve(st->solver, &pb, z1);
     if (rc)
-        return rc;
-    for (int i = 0; i < n; ++i)
-        z1[i] = q[i] + h * v[i];
-    if (to_momentum_coordinates(&c, z1, v1, z1 + n))
-        return NH_STEP_SINGULAR;
-    nh_nonlinear_problem pb = {c.dim, dstar_residual, dstar_jacobian, &c, fmax(nh_norm_inf(c.dim, c.z0) / h, 1e-300), 1};
-    if ((rc = nh_solver_solve(st->solver, &pb, z1)))
         return rc;
     if (nh_is_reduced(s))   /* its q rows read q' = q; keep q bit-exact */
         memcpy(z1, q, (size_t)n * sizeof *q);
-    if (basis_at(&c, z1, x, NULL) || velocity_coordinates(&c, z1, x, z1 + n, y, v))
+    dstar_frame f;
+    if (frame_at(&c, z1, 0, &f))
         return NH_STEP_SINGULAR;
+    if (carried) {
+        carried[0] = h;
+        for (int i = 0; i < c.dim; ++i)
+            carried[1 + i] = z1[i] - c.z0[i];
+    }
+    memcpy(v, f.v, (size_t)n * sizeof *v);
     memcpy(q, z1, (size_t)n * sizeof *q);
     return NH_OK;
 }
@@ -488,7 +594,8 @@ static const dstar_variant AVF = {BASIS_SYSTEM, DG_AVF}, GONZALEZ = {BASIS_SYSTE
                                 .reference = "Celledoni et al. 2019 eqs. 8, 11-14, 17-18, Algorithm 1",            \
                                 .n_params = np, .params = pars, .data = &variant, .fixed_flags = fl,               \
                                 .fixed_order = ord, .accepts = needs_dstar_form, .solver_dim = dstar_solver_dim,   \
-                                .workspace_size = dstar_workspace_size, .step = dstar_step_fn,                     \
+                                .workspace_size = dstar_workspace_size, .carried_dim = dstar_carried_dim,          \
+                                .start = dstar_start, .step = dstar_step_fn,                                       \
                                 .create = dstar_create, .destroy = dstar_destroy}
 
 DSTAR_METHOD(nh_method_avf, "avf", "AVF discrete gradient method on D* (seed 000 eqs. 11, 14)", 1, avf_params,

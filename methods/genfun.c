@@ -98,7 +98,7 @@ static int genfun_step_fn(nh_stepper *st, double h, double *q, double *v, double
         return rc;
     for (int i = 0; i < n; ++i)
         q1[i] = q0[i] + 0.5 * h * (v[i] + v1[i]);
-    nh_nonlinear_problem pb = {n, genfun_residual, genfun_jacobian, &c, fmax(nh_norm_inf(n, c.p0), 1e-300), 1};
+    nh_nonlinear_problem pb = {n, genfun_residual, genfun_jacobian, &c, fmax(nh_norm_inf(n, c.p0), 1e-300), NH_JACOBIAN_EACH_SOLVE, 0};
     if ((rc = nh_solver_solve(st->solver, &pb, q1)) || genfun_force(&c, q1, force))
         return rc ? rc : NH_STEP_NONFINITE;
     for (int i = 0; i < n; ++i)

@@ -182,7 +182,7 @@ static int newmark_step_fn(nh_stepper *st, double h, double *q, double *v, doubl
     for (int i = 0; i < n; ++i)
         x[i] = q0[i] + h * v[i] + 0.5 * h * h * g0[i];
     double scale = fmax(nh_norm_inf(n, q0) / h, fmax(nh_norm_inf(n, v), h * nh_norm_inf(n, grad)));
-    nh_nonlinear_problem pb = {2 * n + 2 * m, newmark_residual, newmark_jacobian, &c, scale > 0 ? scale : 1.0, 0};
+    nh_nonlinear_problem pb = {2 * n + 2 * m, newmark_residual, newmark_jacobian, &c, scale > 0 ? scale : 1.0, NH_JACOBIAN_EACH_ITERATION, 0};
     rc = nh_solver_solve(st->solver, &pb, x);
     if (rc)
         return rc;

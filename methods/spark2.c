@@ -97,7 +97,7 @@ static int spark_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     }
     int rc = spark_linear(&c, l1);
     if (rc == NH_OK && st->solver) {
-        nh_nonlinear_problem pb = {m, spark_residual, spark_jacobian, &c, fmax(nh_norm_inf(n, v), 1e-300), 0};
+        nh_nonlinear_problem pb = {m, spark_residual, spark_jacobian, &c, fmax(nh_norm_inf(n, v), 1e-300), NH_JACOBIAN_EACH_ITERATION, 0};
         rc = nh_solver_solve(st->solver, &pb, l1);
     }
     if (rc)

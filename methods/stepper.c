@@ -61,8 +61,18 @@ nh_stepper *nh_stepper_create_inner(nh_stepper *outer, const nh_method_spec *spe
     return inner;
 }
 
+/* A trajectory's steps must not depend on the trajectories integrated before it by the same worker. */
+static void forget_solver_memory(nh_stepper *st)
+{
+    if (st->solver)
+        nh_solver_forget(st->solver);
+    for (int i = 0; i < st->n_inner; ++i)
+        forget_solver_memory(st->inner[i]);
+}
+
 int nh_stepper_start(nh_stepper *st, const double *q, const double *v, double *carried)
 {
+    forget_solver_memory(st);
     return st->type->start ? st->type->start(st, q, v, carried) : NH_OK;
 }
 

@@ -27,11 +27,11 @@ int nh_solver_kind_parse(const char *name, nh_solver_kind *kind)
     return 0;
 }
 
-int nh_solver_accepts(double fnorm, double rel_step, double scale)
+int nh_solver_accepts(const nh_nonlinear_problem *problem, double fnorm, double rel_step)
 {
-    if (fnorm <= NH_SOLVER_FTOL * scale)
+    if (fnorm <= NH_SOLVER_FTOL * problem->scale)
         return 1;
-    return rel_step <= NH_SOLVER_STEPTOL && fnorm <= NH_SOLVER_STALL_FTOL * scale;
+    return rel_step <= NH_SOLVER_STEPTOL && fnorm <= NH_SOLVER_STALL_FTOL * problem->scale;
 }
 
 nh_solver *nh_solver_create(nh_solver_kind kind, int dim, nh_error *err)
@@ -70,6 +70,11 @@ int nh_solver_solve(nh_solver *solver, const nh_nonlinear_problem *problem, doub
 nh_solver_stats nh_solver_get_stats(const nh_solver *solver)
 {
     return solver->stats;
+}
+
+void nh_solver_forget(nh_solver *solver)
+{
+    solver->backend->forget(solver->impl);
 }
 
 void nh_solver_free(nh_solver *solver)

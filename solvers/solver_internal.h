@@ -7,6 +7,7 @@
 typedef struct nh_solver_backend {
     void *(*create)(int dim, nh_error *err);
     int (*solve)(void *impl, const nh_nonlinear_problem *problem, double *x, long *iterations);
+    void (*forget)(void *impl);   /* drop a Newton matrix kept across solves */
     void (*destroy)(void *impl);
 } nh_solver_backend;
 
@@ -14,6 +15,6 @@ extern const nh_solver_backend nh_solver_backend_kinsol;
 extern const nh_solver_backend nh_solver_backend_newton;
 
 /* The shared acceptance rule after an update (see solver.h). */
-int nh_solver_accepts(double fnorm, double rel_step, double scale);
+int nh_solver_accepts(const nh_nonlinear_problem *problem, double fnorm, double rel_step);
 
 #endif

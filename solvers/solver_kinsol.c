@@ -1,8 +1,9 @@
 /* SUNDIALS KINSOL backend: one SUNContext and one full solver set (KINSOL memory, vectors, dense
  * matrix, dense linear solver) per instance, created once per worker and reused. Settings from
- * docs/TOOLCHAIN.md: strategy KIN_NONE, full Newton (max setup calls 1), tolerances at round-off,
- * silent error handler; KIN_STEP_LT_STPTOL is accepted only if the residual passes the shared
- * stall test. */
+ * docs/TOOLCHAIN.md: strategy KIN_NONE, tolerances at round-off, silent error handler; the problem's
+ * Newton matrix policy (nh_jacobian_reuse) as max setup calls and no-init-setup, a chord solve ending
+ * with the same polishing step as the Newton backend; KIN_STEP_LT_STPTOL is accepted only if the
+ * residual passes the shared stall test. */
 #include "solver_internal.h"
 
 #include "nhens/linalg.h"
@@ -19,17 +20,26 @@ typedef struct kinsol_impl {
     int dim;
     SUNContext context;
     void *memory;
-    N_Vector unknowns, ones;
+    N_Vector unknowns, ones, step;
     SUNMatrix matrix;
     SUNLinearSolver linear_solver;
     const nh_nonlinear_problem *problem;  /* the problem of the solve in progress */
     double *row_major;                    /* Jacobian as the method writes it */
+    double *last_x, *last_f;              /* the latest residual evaluation: F(last_x) = last_f */
+    int have_matrix;                      /* KINSOL's linear solver holds a factored Newton matrix ... */
+    double matrix_key;                    /* ... built for a problem with this jacobian_key */
 } kinsol_impl;
 
 static int kinsol_residual(N_Vector u, N_Vector f, void *user_data)
 {
     kinsol_impl *k = user_data;
-    return k->problem->residual(N_VGetArrayPointer(u), N_VGetArrayPointer(f), k->problem->ctx) ? 1 : 0;
+    const double *x = N_VGetArrayPointer(u);
+    double *r = N_VGetArrayPointer(f);
+    if (k->problem->residual(x, r, k->problem->ctx))
+        return 1;
+    memcpy(k->last_x, x, (size_t)k->dim * sizeof *x);
+    memcpy(k->last_f, r, (size_t)k->dim * sizeof *r);
+    return 0;
 }
 
 static int kinsol_jacobian(N_Vector u, N_Vector fu, SUNMatrix jac, void *user_data, N_Vector t1, N_Vector t2)
@@ -38,8 +48,11 @@ static int kinsol_jacobian(N_Vector u, N_Vector fu, SUNMatrix jac, void *user_da
     (void)t1;
     (void)t2;
     kinsol_impl *k = user_data;
+    k->have_matrix = 0;
     if (k->problem->jacobian(N_VGetArrayPointer(u), k->row_major, k->problem->ctx))
         return 1;
+    k->have_matrix = 1;   /* KINSOL factors it next; a failed factorisation fails the solve */
+    k->matrix_key = k->problem->jacobian_key;
     const int n = k->dim;
     for (int j = 0; j < n; ++j) {
         double *col = SM_COLUMN_D(jac, j);
@@ -73,9 +86,13 @@ static void kinsol_destroy(void *p)
         N_VDestroy(k->unknowns);
     if (k->ones)
         N_VDestroy(k->ones);
+    if (k->step)
+        N_VDestroy(k->step);
     if (k->context)
         SUNContext_Free(&k->context);
     free(k->row_major);
+    free(k->last_x);
+    free(k->last_f);
     free(k);
 }
 
@@ -87,8 +104,6 @@ static int kinsol_configure(kinsol_impl *k)
     rc |= KINSetLinearSolver(k->memory, k->linear_solver, k->matrix);
     rc |= KINSetJacFn(k->memory, kinsol_jacobian);
     rc |= KINSetErrHandlerFn(k->memory, kinsol_silent, NULL);
-    rc |= KINSetMaxSetupCalls(k->memory, 1);
-    rc |= KINSetNumMaxIters(k->memory, NH_SOLVER_MAX_ITERS);
     rc |= KINSetScaledStepTol(k->memory, NH_SOLVER_STEPTOL);
     return rc;
 }
@@ -102,12 +117,15 @@ static void *kinsol_create(int dim, nh_error *err)
     }
     k->dim = dim;
     k->row_major = malloc((size_t)dim * dim * sizeof(double));
-    if (!k->row_major || SUNContext_Create(NULL, &k->context) != 0)
+    k->last_x = malloc((size_t)dim * sizeof(double));
+    k->last_f = malloc((size_t)dim * sizeof(double));
+    if (!k->row_major || !k->last_x || !k->last_f || SUNContext_Create(NULL, &k->context) != 0)
         goto fail;
     k->unknowns = N_VNew_Serial(dim, k->context);
     k->ones = N_VNew_Serial(dim, k->context);
+    k->step = N_VNew_Serial(dim, k->context);
     k->matrix = SUNDenseMatrix(dim, dim, k->context);
-    if (!k->unknowns || !k->ones || !k->matrix)
+    if (!k->unknowns || !k->ones || !k->step || !k->matrix)
         goto fail;
     N_VConst(1.0, k->ones);
     k->linear_solver = SUNLinSol_Dense(k->unknowns, k->matrix, k->context);
@@ -121,33 +139,95 @@ fail:
     return NULL;
 }
 
-static int kinsol_solve(void *p, const nh_nonlinear_problem *pb, double *x, long *iterations)
+/* The Newton matrix policy (nh_jacobian_reuse) in KINSOL's terms: how many iterations between matrix
+ * set-ups, and whether the first iteration reuses the matrix of an earlier solve. */
+static void kinsol_set_policy(kinsol_impl *k, const nh_nonlinear_problem *pb, int stale)
 {
-    kinsol_impl *k = p;
-    k->problem = pb;
-    memcpy(N_VGetArrayPointer(k->unknowns), x, (size_t)k->dim * sizeof *x);
-    KINSetFuncNormTol(k->memory, NH_SOLVER_FTOL * pb->scale);
-    /* KINSOL keeps full Newton: its trajectories are the reference the chord iteration is tested against */
+    const int full = pb->reuse_jacobian == NH_JACOBIAN_EACH_ITERATION;
+    KINSetMaxSetupCalls(k->memory, full ? 1 : NH_SOLVER_MAX_ITERS);
+    KINSetNoInitSetup(k->memory, stale ? SUNTRUE : SUNFALSE);
+    KINSetNumMaxIters(k->memory, stale ? NH_SOLVER_STALE_ITERS : NH_SOLVER_MAX_ITERS);
+
+}
+
+/* A chord iteration stops above the residual's floor: the polishing chord steps of solver.h with the
+ * factored matrix, as the Newton backend takes them. */
+static void kinsol_polish(kinsol_impl *k, const nh_nonlinear_problem *pb, N_Vector u)
+{
+    double *x = N_VGetArrayPointer(u), *step = N_VGetArrayPointer(k->step), saved[NH_MAX_UNKNOWNS];
+    double f[NH_MAX_UNKNOWNS];
+    const int n = k->dim;
+    if (memcmp(k->last_x, x, (size_t)n * sizeof *x) != 0)
+        return;   /* the last residual is not the solution's: nothing to polish with */
+    memcpy(f, k->last_f, (size_t)n * sizeof *f);
+    double fnorm = nh_norm_inf(n, f);
+    for (int i = 0; i < NH_SOLVER_POLISH_STEPS; ++i) {
+        memcpy(saved, x, (size_t)n * sizeof *x);
+        for (int j = 0; j < n; ++j)
+            step[j] = -f[j];
+        if (SUNLinSolSolve(k->linear_solver, k->matrix, k->step, k->step, 0.0) != 0)
+            return;
+        for (int j = 0; j < n; ++j)
+            x[j] += step[j];
+        const double previous = fnorm;
+        if (pb->residual(x, f, pb->ctx) || !((fnorm = nh_norm_inf(n, f)) <= previous)) {
+            memcpy(x, saved, (size_t)n * sizeof *x);
+            return;
+        }
+        if (!(fnorm < 0.5 * previous))
+            return;
+    }
+}
+
+static int kinsol_attempt(kinsol_impl *k, const nh_nonlinear_problem *pb, const double *guess, long *iterations,
+                          int stale)
+{
+    memcpy(N_VGetArrayPointer(k->unknowns), guess, (size_t)k->dim * sizeof *guess);
+    kinsol_set_policy(k, pb, stale);
     int flag = KINSol(k->memory, k->unknowns, KIN_NONE, k->ones, k->ones);
     long nni = 0;
     KINGetNumNonlinSolvIters(k->memory, &nni);
-    *iterations = flag == KIN_INITIAL_GUESS_OK ? 0 : nni;
+    *iterations += flag == KIN_INITIAL_GUESS_OK ? 0 : nni;
     /* The acceptance test is the Newton backend's, in its norm: KINGetFuncNorm is an L2 norm, which at the
      * rounding floor of a many-component residual exceeds the max norm the tolerances are written for
      * (it refused steps the Newton backend accepts: dd on cvt eps=0.5 failed at t = 362.1). */
     double f[NH_MAX_UNKNOWNS];
     const int have_f = flag == KIN_STEP_LT_STPTOL && pb->residual(N_VGetArrayPointer(k->unknowns), f, pb->ctx) == 0;
-    k->problem = NULL;
     int ok = flag == KIN_SUCCESS || flag == KIN_INITIAL_GUESS_OK ||
              (have_f && nh_norm_inf(k->dim, f) <= NH_SOLVER_STALL_FTOL * pb->scale);
+    if (ok && flag != KIN_INITIAL_GUESS_OK && pb->reuse_jacobian != NH_JACOBIAN_EACH_ITERATION)
+        kinsol_polish(k, pb, k->unknowns);
+    return ok;
+}
+
+static int kinsol_solve(void *p, const nh_nonlinear_problem *pb, double *x, long *iterations)
+{
+    kinsol_impl *k = p;
+    k->problem = pb;
+    /* A chord solve stops at the stall tolerance and polishes to the floor: below it KINSOL, finding
+     * its matrix not current, would build a new one at every stall (nearly every solve). */
+    const int chord = pb->reuse_jacobian != NH_JACOBIAN_EACH_ITERATION;
+    KINSetFuncNormTol(k->memory, (chord ? NH_SOLVER_STALL_FTOL : NH_SOLVER_FTOL) * pb->scale);
+    const int stale = pb->reuse_jacobian == NH_JACOBIAN_ACROSS_SOLVES && k->have_matrix &&
+                      k->matrix_key == pb->jacobian_key;
+    int ok = kinsol_attempt(k, pb, x, iterations, stale);
+    if (!ok && stale)   /* the kept matrix converged too slowly: a fresh one from the same guess */
+        ok = kinsol_attempt(k, pb, x, iterations, 0);
+    k->problem = NULL;
     if (!ok)
         return NH_STEP_NO_CONVERGENCE;
     memcpy(x, N_VGetArrayPointer(k->unknowns), (size_t)k->dim * sizeof *x);
     return NH_OK;
 }
 
+static void kinsol_forget(void *p)
+{
+    ((kinsol_impl *)p)->have_matrix = 0;
+}
+
 const nh_solver_backend nh_solver_backend_kinsol = {
     .create = kinsol_create,
     .solve = kinsol_solve,
+    .forget = kinsol_forget,
     .destroy = kinsol_destroy,
 };

@@ -1,5 +1,6 @@
-/* Built-in dense Newton backend: full Newton steps with partial-pivoting LU, the convergence
- * rule of include/nhens/solver.h. Workspace is allocated once at creation. */
+/* Built-in dense Newton backend: Newton or chord steps with partial-pivoting LU (the matrix policy
+ * nh_jacobian_reuse), the convergence rule of include/nhens/solver.h. Workspace is allocated once at
+ * creation; a Newton matrix kept across solves lives here until nh_solver_forget. */
 #include "nhens/linalg.h"
 #include "solver_internal.h"
 
@@ -11,6 +12,8 @@ typedef struct newton_impl {
     int dim;
     double *residual, *jacobian, *step;
     int *pivots;
+    int have_matrix;      /* jacobian holds a factored Newton matrix ... */
+    double matrix_key;    /* ... built for a problem with this jacobian_key */
 } newton_impl;
 
 static void newton_destroy(void *p)
@@ -55,22 +58,69 @@ static double relative_step(int n, const double *dx, const double *x)
     return r;
 }
 
-/* A chord iteration converges linearly and stops just below the tolerance; one more chord step takes
- * the residual to its floor (kept only if it did not grow), which is what the energy-preserving methods
- * need: their energy error per step is the residual. */
+/* A chord iteration converges linearly and stops above the residual's floor: the polishing chord steps
+ * of solver.h take it there (what the energy-preserving methods need: their energy error per step is
+ * the residual). */
 static int polish(newton_impl *w, const nh_nonlinear_problem *pb, double *x, double fnorm)
 {
     const int n = w->dim;
     double saved[NH_MAX_UNKNOWNS];
-    memcpy(saved, x, (size_t)n * sizeof *x);
-    for (int i = 0; i < n; ++i)
-        w->step[i] = -w->residual[i];
-    nh_lu_solve(n, w->jacobian, w->pivots, w->step);
-    for (int i = 0; i < n; ++i)
-        x[i] += w->step[i];
-    if (pb->residual(x, w->residual, pb->ctx) || !(nh_norm_inf(n, w->residual) <= fnorm))
-        memcpy(x, saved, (size_t)n * sizeof *x);
+    for (int i = 0; i < NH_SOLVER_POLISH_STEPS; ++i) {
+        memcpy(saved, x, (size_t)n * sizeof *x);
+        for (int j = 0; j < n; ++j)
+            w->step[j] = -w->residual[j];
+        nh_lu_solve(n, w->jacobian, w->pivots, w->step);
+        for (int j = 0; j < n; ++j)
+            x[j] += w->step[j];
+        const double previous = fnorm;
+        if (pb->residual(x, w->residual, pb->ctx) || !((fnorm = nh_norm_inf(n, w->residual)) <= previous)) {
+            memcpy(x, saved, (size_t)n * sizeof *x);
+            return NH_OK;
+        }
+        if (!(fnorm < 0.5 * previous))
+            break;
+    }
     return NH_OK;
+}
+
+enum { RETRY_FRESH = -1 };   /* a kept matrix converged too slowly: rebuild it and start again */
+
+static int build_matrix(newton_impl *w, const nh_nonlinear_problem *pb, const double *x)
+{
+    w->have_matrix = !pb->jacobian(x, w->jacobian, pb->ctx) && !nh_lu_factor(w->dim, w->jacobian, w->pivots);
+    w->matrix_key = pb->jacobian_key;
+    return !w->have_matrix;
+}
+
+/* Newton or chord iterations from x, whose residual is in w->residual. With a kept matrix (`stale`),
+ * an iteration that contracts the residual by less than NH_SOLVER_STALE_RATE, or no convergence after
+ * NH_SOLVER_STALE_ITERS iterations, returns RETRY_FRESH. */
+static int iterate(newton_impl *w, const nh_nonlinear_problem *pb, double *x, long *iterations, int stale)
+{
+    const int n = w->dim, fail = stale ? RETRY_FRESH : NH_STEP_NO_CONVERGENCE;
+    double fnorm = nh_norm_inf(n, w->residual);
+    for (int it = 1; it <= NH_SOLVER_MAX_ITERS; ++it) {
+        ++*iterations;
+        if ((pb->reuse_jacobian == NH_JACOBIAN_EACH_ITERATION || !w->have_matrix) && build_matrix(w, pb, x))
+            return NH_STEP_NO_CONVERGENCE;
+        for (int i = 0; i < n; ++i)
+            w->step[i] = -w->residual[i];
+        nh_lu_solve(n, w->jacobian, w->pivots, w->step);
+        for (int i = 0; i < n; ++i)
+            x[i] += w->step[i];
+        if (pb->residual(x, w->residual, pb->ctx))
+            return fail;
+        const double previous = fnorm;
+        fnorm = nh_norm_inf(n, w->residual);
+        if (!isfinite(fnorm))
+            return fail;
+        if (nh_solver_accepts(pb, fnorm, relative_step(n, w->step, x))) {
+            return pb->reuse_jacobian != NH_JACOBIAN_EACH_ITERATION ? polish(w, pb, x, fnorm) : NH_OK;
+        }
+        if (stale && (fnorm > NH_SOLVER_STALE_RATE * previous || it >= NH_SOLVER_STALE_ITERS))
+            return RETRY_FRESH;
+    }
+    return fail;
 }
 
 static int newton_solve(void *p, const nh_nonlinear_problem *pb, double *x, long *iterations)
@@ -79,32 +129,33 @@ static int newton_solve(void *p, const nh_nonlinear_problem *pb, double *x, long
     const int n = w->dim;
     if (pb->residual(x, w->residual, pb->ctx))
         return NH_STEP_NO_CONVERGENCE;
-    double fnorm = nh_norm_inf(n, w->residual);
-    if (fnorm <= 0.01 * NH_SOLVER_FTOL * pb->scale)
+    if (nh_norm_inf(n, w->residual) <= 0.01 * NH_SOLVER_FTOL * pb->scale)
         return NH_OK;
-    for (int it = 1; it <= NH_SOLVER_MAX_ITERS; ++it) {
-        *iterations = it;
-        if ((it == 1 || !pb->reuse_jacobian) &&
-            (pb->jacobian(x, w->jacobian, pb->ctx) || nh_lu_factor(n, w->jacobian, w->pivots)))
-            return NH_STEP_NO_CONVERGENCE;
-        for (int i = 0; i < n; ++i)
-            w->step[i] = -w->residual[i];
-        nh_lu_solve(n, w->jacobian, w->pivots, w->step);
-        for (int i = 0; i < n; ++i)
-            x[i] += w->step[i];
-        if (pb->residual(x, w->residual, pb->ctx))
-            return NH_STEP_NO_CONVERGENCE;
-        fnorm = nh_norm_inf(n, w->residual);
-        if (!isfinite(fnorm))
-            return NH_STEP_NO_CONVERGENCE;
-        if (nh_solver_accepts(fnorm, relative_step(n, w->step, x), pb->scale))
-            return pb->reuse_jacobian ? polish(w, pb, x, fnorm) : NH_OK;
+    const int stale = pb->reuse_jacobian == NH_JACOBIAN_ACROSS_SOLVES && w->have_matrix &&
+                      w->matrix_key == pb->jacobian_key;
+    if (!stale)
+        w->have_matrix = 0;
+    double guess[NH_MAX_UNKNOWNS], guess_residual[NH_MAX_UNKNOWNS];
+    memcpy(guess, x, (size_t)n * sizeof *x);
+    memcpy(guess_residual, w->residual, (size_t)n * sizeof *x);
+    int rc = iterate(w, pb, x, iterations, stale);
+    if (rc == RETRY_FRESH) {
+        memcpy(x, guess, (size_t)n * sizeof *x);
+        memcpy(w->residual, guess_residual, (size_t)n * sizeof *x);
+        w->have_matrix = 0;
+        rc = iterate(w, pb, x, iterations, 0);
     }
-    return NH_STEP_NO_CONVERGENCE;
+    return rc;
+}
+
+static void newton_forget(void *p)
+{
+    ((newton_impl *)p)->have_matrix = 0;
 }
 
 const nh_solver_backend nh_solver_backend_newton = {
     .create = newton_create,
     .solve = newton_solve,
+    .forget = newton_forget,
     .destroy = newton_destroy,
 };

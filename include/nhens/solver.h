@@ -8,6 +8,8 @@
  * Convergence (both backends): after each full Newton update x += dx,
  *   success if |F(x)|_inf <= NH_SOLVER_FTOL * scale, or
  *   success if max_i |dx_i| / max(|x_i|, 1) <= NH_SOLVER_STEPTOL and |F(x)|_inf <= NH_SOLVER_STALL_FTOL * scale;
+ * a chord iteration (which contracts linearly, so stops above the residual's floor) then takes up to
+ * NH_SOLVER_POLISH_STEPS more chord steps while each at least halves |F|, keeping the last one unless |F| grew;
  * an initial guess with |F| <= 0.01 * NH_SOLVER_FTOL * scale is accepted unchanged.
  * `scale` is the magnitude of the terms summed in the residual, supplied by the method, so that the
  * test sits at round-off of that sum. */
@@ -18,6 +20,7 @@
 
 #define NH_SOLVER_FTOL 5.0e-16       /* ~2 ulp of the largest term: at the floor of a sum of a few terms */
 #define NH_SOLVER_STEPTOL 1.0e-11     /* after a Newton step this small the error is O(step^2): converged */
+#define NH_SOLVER_POLISH_STEPS 5
 #define NH_SOLVER_STALL_FTOL 1.0e-12  /* ... provided the residual is also near its floor (which rounding
                                          of large coordinates, e.g. a rotating angle, can lift above FTOL) */
 #define NH_SOLVER_MAX_ITERS 20
@@ -32,10 +35,27 @@ typedef struct nh_nonlinear_problem {
     int (*jacobian)(const double *x, double *jac, void *ctx);
     void *ctx;
     double scale;
-    /* 1: keep the Newton matrix of the first iteration for the whole solve (chord iteration), for
-     * expensive finite-difference Jacobians that are only accurate to ~1e-7 anyway */
+    /* When the Newton matrix is rebuilt (an nh_jacobian_reuse); the chord variants are for expensive
+     * finite-difference Jacobians that are only accurate to ~1e-7 anyway. */
     int reuse_jacobian;
+    /* NH_JACOBIAN_ACROSS_SOLVES only: the matrix is kept while this key (e.g. the step size) is the
+     * same; a different key, nh_solver_forget or slow convergence rebuild it. */
+    double jacobian_key;
 } nh_nonlinear_problem;
+
+/* NH_JACOBIAN_EACH_ITERATION: full Newton. NH_JACOBIAN_EACH_SOLVE: the matrix of the first iteration
+ * for the whole solve (chord iteration). NH_JACOBIAN_ACROSS_SOLVES: chord iteration with the matrix
+ * of an earlier solve of the same trajectory (the steps' Jacobians differ by O(h)), rebuilt at the
+ * solve's initial guess and the solve restarted when an iteration contracts the residual by less
+ * than NH_SOLVER_STALE_RATE or the solve has not converged after NH_SOLVER_STALE_ITERS iterations. The
+ * end point passes the same convergence test in every mode; only the iteration count differs. */
+typedef enum nh_jacobian_reuse {
+    NH_JACOBIAN_EACH_ITERATION = 0,
+    NH_JACOBIAN_EACH_SOLVE = 1,
+    NH_JACOBIAN_ACROSS_SOLVES = 2
+} nh_jacobian_reuse;
+#define NH_SOLVER_STALE_RATE 0.25
+#define NH_SOLVER_STALE_ITERS 8
 
 typedef struct nh_solver_stats {
     long solves;
@@ -53,6 +73,9 @@ nh_solver *nh_solver_create(nh_solver_kind kind, int dim, nh_error *err);
 /* x: initial guess in, solution out. NH_OK or NH_STEP_NO_CONVERGENCE. */
 int nh_solver_solve(nh_solver *solver, const nh_nonlinear_problem *problem, double *x);
 nh_solver_stats nh_solver_get_stats(const nh_solver *solver);
+/* Drop a Newton matrix kept across solves: called when a trajectory starts (nh_stepper_start), so a
+ * trajectory's steps never depend on which trajectories the worker integrated before. */
+void nh_solver_forget(nh_solver *solver);
 void nh_solver_free(nh_solver *solver);
 
 /* The one finite-difference Jacobian rule, for every method without an analytic Newton matrix:

@@ -31,7 +31,7 @@ static void solve_circle(nh_solver_kind kind)
     nh_error err;
     nh_solver *s = nh_solver_create(kind, 2, &err);
     cr_assert(s != NULL, "%s", err.msg);
-    nh_nonlinear_problem pb = {2, circle_residual, circle_jacobian, NULL, 4.0, 0};
+    nh_nonlinear_problem pb = {2, circle_residual, circle_jacobian, NULL, 4.0, NH_JACOBIAN_EACH_ITERATION, 0};
     double x[2] = {1.0, 1.2};
     cr_assert(eq(int, nh_solver_solve(s, &pb, x), NH_OK));
     /* the convergence test stops at ~1e-15 relative residual: the root to a few ulp */
@@ -72,7 +72,7 @@ Test(solver, both_backends_report_no_convergence)
     for (int kind = 0; kind < 2; ++kind) {
         nh_error err;
         nh_solver *s = nh_solver_create((nh_solver_kind)kind, 1, &err);
-        nh_nonlinear_problem pb = {1, no_root_residual, no_root_jacobian, NULL, 1.0, 0};
+        nh_nonlinear_problem pb = {1, no_root_residual, no_root_jacobian, NULL, 1.0, NH_JACOBIAN_EACH_ITERATION, 0};
         double x[1] = {0.3};
         cr_assert(eq(int, nh_solver_solve(s, &pb, x), NH_STEP_NO_CONVERGENCE), "backend %d", kind);
         cr_assert(eq(long, nh_solver_get_stats(s).failures, 1L));
