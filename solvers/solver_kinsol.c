@@ -1,9 +1,11 @@
-/* SUNDIALS KINSOL backend: one SUNContext and one full solver set (KINSOL memory, vectors, dense
- * matrix, dense linear solver) per instance, created once per worker and reused. Settings from
+/* SUNDIALS KINSOL backend: one SUNContext and one full solver set (KINSOL memory, and the project's
+ * vectors, small dense matrix and LU solver of kinsol_dense.h) per instance, created once per
+ * worker and reused. Settings from
  * docs/TOOLCHAIN.md: strategy KIN_NONE, tolerances at round-off, silent error handler; the problem's
  * Newton matrix policy (nh_jacobian_reuse) as max setup calls and no-init-setup, a chord solve ending
  * with the same polishing step as the Newton backend; KIN_STEP_LT_STPTOL is accepted only if the
  * residual passes the shared stall test. */
+#include "kinsol_dense.h"
 #include "solver_internal.h"
 
 #include "nhens/linalg.h"
@@ -13,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sundials/sundials_context.h>
-#include <sunlinsol/sunlinsol_dense.h>
-#include <sunmatrix/sunmatrix_dense.h>
 
 typedef struct kinsol_impl {
     int dim;
@@ -24,7 +24,6 @@ typedef struct kinsol_impl {
     SUNMatrix matrix;
     SUNLinearSolver linear_solver;
     const nh_nonlinear_problem *problem;  /* the problem of the solve in progress */
-    double *row_major;                    /* Jacobian as the method writes it */
     double *last_x, *last_f;              /* the latest residual evaluation: F(last_x) = last_f */
     int have_matrix;                      /* KINSOL's linear solver holds a factored Newton matrix ... */
     double matrix_key;                    /* ... built for a problem with this jacobian_key */
@@ -49,16 +48,10 @@ static int kinsol_jacobian(N_Vector u, N_Vector fu, SUNMatrix jac, void *user_da
     (void)t2;
     kinsol_impl *k = user_data;
     k->have_matrix = 0;
-    if (k->problem->jacobian(N_VGetArrayPointer(u), k->row_major, k->problem->ctx))
+    if (k->problem->jacobian(N_VGetArrayPointer(u), nh_small_dense_data(jac), k->problem->ctx))
         return 1;
     k->have_matrix = 1;   /* KINSOL factors it next; a failed factorisation fails the solve */
     k->matrix_key = k->problem->jacobian_key;
-    const int n = k->dim;
-    for (int j = 0; j < n; ++j) {
-        double *col = SM_COLUMN_D(jac, j);
-        for (int i = 0; i < n; ++i)
-            col[i] = k->row_major[i * n + j];
-    }
     return 0;
 }
 
@@ -90,7 +83,6 @@ static void kinsol_destroy(void *p)
         N_VDestroy(k->step);
     if (k->context)
         SUNContext_Free(&k->context);
-    free(k->row_major);
     free(k->last_x);
     free(k->last_f);
     free(k);
@@ -116,19 +108,18 @@ static void *kinsol_create(int dim, nh_error *err)
         return NULL;
     }
     k->dim = dim;
-    k->row_major = malloc((size_t)dim * dim * sizeof(double));
     k->last_x = malloc((size_t)dim * sizeof(double));
     k->last_f = malloc((size_t)dim * sizeof(double));
-    if (!k->row_major || !k->last_x || !k->last_f || SUNContext_Create(NULL, &k->context) != 0)
+    if (!k->last_x || !k->last_f || SUNContext_Create(NULL, &k->context) != 0)
         goto fail;
-    k->unknowns = N_VNew_Serial(dim, k->context);
-    k->ones = N_VNew_Serial(dim, k->context);
-    k->step = N_VNew_Serial(dim, k->context);
-    k->matrix = SUNDenseMatrix(dim, dim, k->context);
+    k->unknowns = nh_small_vector(k->context, dim);
+    k->ones = nh_small_vector(k->context, dim);
+    k->step = nh_small_vector(k->context, dim);
+    k->matrix = nh_small_dense_matrix(k->context, dim);
     if (!k->unknowns || !k->ones || !k->step || !k->matrix)
         goto fail;
     N_VConst(1.0, k->ones);
-    k->linear_solver = SUNLinSol_Dense(k->unknowns, k->matrix, k->context);
+    k->linear_solver = nh_small_dense_solver(k->context);
     k->memory = KINCreate(k->context);
     if (!k->linear_solver || !k->memory || kinsol_configure(k) != 0)
         goto fail;
