@@ -70,35 +70,54 @@ static int make(nh_system *s, const char *system, const char *param, nh_method_s
     return 0;
 }
 
-/* Median ns per step of one trajectory from a fixed shell state. */
-static double ns_per_step(const nh_system *s, const nh_method_spec *m, nh_solver_kind kind, double energy,
-                          long steps, int repeats)
+/* One timed repeat: ns per step of one trajectory from a fixed shell state, and the solver's
+ * iterations per step. */
+static double time_trajectory(nh_stepper *st, const nh_system *s, double energy, long steps, double *iterations)
+{
+    double q[NH_MAX_DIM], v[NH_MAX_DIM], carried[NH_MAX_UNKNOWNS];
+    nh_pcg32 rng;
+    nh_pcg32_for_trajectory(&rng, 1, 0);
+    nh_energy_shell_sample(s, energy, &rng, q, v);
+    nh_stepper_start(st, q, v, carried);
+    const long before = nh_stepper_solver_stats(st).iterations;
+    double t0 = now_seconds();
+    for (long k = 0; k < steps; ++k)
+        if (nh_stepper_step(st, 0.1, q, v, carried))
+            break;
+    const double ns = (now_seconds() - t0) / steps * 1e9;
+    *iterations = (double)(nh_stepper_solver_stats(st).iterations - before) / steps;
+    return ns;
+}
+
+/* Median ns per step with each of `kinds` solvers, the repeats interleaved (kind 0, kind 1, kind 0, ...)
+ * so that the machine's drift affects both alike; iterations per step of the last repeat. */
+static int ns_per_step(const nh_system *s, const nh_method_spec *m, const nh_solver_kind *kinds, int n_kinds,
+                       double energy, long steps, int repeats, double *ns, double *iterations)
 {
     nh_error err;
-    nh_stepper *st = nh_stepper_create(m, s, kind, &err);
-    if (!st)
-        return -1;
-    double times[16];
-    for (int r = 0; r < repeats; ++r) {
-        double q[NH_MAX_DIM], v[NH_MAX_DIM], carried[NH_MAX_UNKNOWNS];
-        nh_pcg32 rng;
-        nh_pcg32_for_trajectory(&rng, 1, 0);
-        nh_energy_shell_sample(s, energy, &rng, q, v);
-        nh_stepper_start(st, q, v, carried);
-        double t0 = now_seconds();
-        for (long k = 0; k < steps; ++k)
-            if (nh_stepper_step(st, 0.1, q, v, carried))
-                break;
-        times[r] = (now_seconds() - t0) / steps * 1e9;
+    nh_stepper *st[2] = {NULL, NULL};
+    double times[2][16];
+    for (int k = 0; k < n_kinds; ++k)
+        if (!(st[k] = nh_stepper_create(m, s, kinds[k], &err))) {
+            nh_stepper_free(st[0]);
+            return 1;
+        }
+    for (int r = 0; r < repeats; ++r)
+        for (int k = 0; k < n_kinds; ++k)
+            times[k][r] = time_trajectory(st[k], s, energy, steps, &iterations[k]);
+    for (int k = 0; k < n_kinds; ++k) {
+        ns[k] = median(times[k], repeats);
+        nh_stepper_free(st[k]);
     }
-    nh_stepper_free(st);
-    return median(times, repeats);
+    return 0;
 }
 
 /* Steps for about `budget` seconds per repeat, from a 50-step probe (the D* methods are 100x slower). */
 static long steps_for_budget(const nh_system *s, const nh_method_spec *m, double energy, long cap, double budget)
 {
-    double probe = ns_per_step(s, m, NH_SOLVER_NEWTON, energy, 50, 1);
+    const nh_solver_kind newton = NH_SOLVER_NEWTON;
+    double probe = -1, iterations;
+    ns_per_step(s, m, &newton, 1, energy, 50, 1, &probe, &iterations);
     long steps = probe > 0 ? (long)(budget * 1e9 / probe) : cap;
     return steps < 50 ? 50 : steps > cap ? cap : steps;
 }
@@ -201,14 +220,18 @@ static cJSON *bench_methods(const char *system, const char *param, double energy
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "method", name);
         cJSON_AddNumberToObject(o, "steps_timed", (double)steps);
-        double newton = ns_per_step(&s, &m, NH_SOLVER_NEWTON, energy, steps, b->repeats);
-        cJSON_AddNumberToObject(o, "ns_per_step", newton);
-        cJSON_AddNumberToObject(o, "steps_per_second", 1e9 / newton);
+        const nh_solver_kind kinds[2] = {NH_SOLVER_NEWTON, NH_SOLVER_KINSOL};
+        double ns[2], iterations[2];
+        if (ns_per_step(&s, &m, kinds, implicit ? 2 : 1, energy, steps, b->repeats, ns, iterations))
+            continue;
+        cJSON_AddNumberToObject(o, "ns_per_step", ns[0]);
+        cJSON_AddNumberToObject(o, "steps_per_second", 1e9 / ns[0]);
         if (implicit) {
-            double kinsol = ns_per_step(&s, &m, NH_SOLVER_KINSOL, energy, steps, b->repeats);
             cJSON_AddStringToObject(o, "solver_of_ns_per_step", "newton");
-            cJSON_AddNumberToObject(o, "ns_per_step_kinsol", kinsol);
-            cJSON_AddNumberToObject(o, "kinsol_over_newton", kinsol / newton);
+            cJSON_AddNumberToObject(o, "newton_iterations_per_step", iterations[0]);
+            cJSON_AddNumberToObject(o, "ns_per_step_kinsol", ns[1]);
+            cJSON_AddNumberToObject(o, "kinsol_iterations_per_step", iterations[1]);
+            cJSON_AddNumberToObject(o, "kinsol_over_newton", ns[1] / ns[0]);
         }
         cJSON_AddItemToArray(arr, o);
     }

@@ -171,8 +171,8 @@ static void print_summary(const nh_run_config *cfg, const nh_run_result *res, co
     for (int i = 0; i < res->n_reported && i < 5; ++i)
         printf("  failure: trajectory %ld at t = %g: %s\n", res->first_failures[i].trajectory,
                res->first_failures[i].time, nh_status_name(res->first_failures[i].status));
-    printf("  wrote %s/timeseries.csv and %s/summary.json%s%s%s\n", out, out, res->n_paths ? " and " : "",
-           res->n_paths ? out : "", res->n_paths ? "/paths.csv" : "");
+    printf("  wrote %s/timeseries.csv, %s/summary.json and %s/quantiles.csv (median, 5-95 %% band)%s%s%s\n", out, out,
+           out, res->n_paths ? " and " : "", res->n_paths ? out : "", res->n_paths ? "/paths.csv" : "");
 }
 
 /* --resume FILE: the run's own options come from the checkpoint; the resume command line may only choose

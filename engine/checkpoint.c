@@ -75,13 +75,40 @@ static int add_accumulators(cJSON *root, const char *key, const nh_accum *acc, s
     return add_doubles(root, key, (const double *)acc, 4 * count);
 }
 
+/* The sketches' non-zero counts as one string "FLAT:COUNT,..." in hex, FLAT = cell * NH_SKETCH_BINS + bin. */
+static int add_sketches(cJSON *root, const nh_run_result *res)
+{
+    const size_t cells = (size_t)(res->sketch_layout.rows * res->sketch_layout.n);
+    size_t used = 0, cap = 64;
+    char *text = malloc(cap);
+    if (!text)
+        return 1;
+    text[0] = '\0';
+    for (size_t c = 0; c < cells; ++c)
+        for (int b = 0; b < NH_SKETCH_BINS; ++b) {
+            if (!res->sketch[c].count[b])
+                continue;
+            if (cap - used < 40) {
+                char *bigger = realloc(text, cap *= 2);
+                if (!bigger)
+                    return free(text), 1;
+                text = bigger;
+            }
+            used += (size_t)snprintf(text + used, cap - used, "%zx:%x,", c * NH_SKETCH_BINS + (size_t)b,
+                                     res->sketch[c].count[b]);
+        }
+    int bad = cJSON_AddStringToObject(root, "sketches", text) == NULL;
+    free(text);
+    return bad;
+}
+
 static int add_statistics(cJSON *root, const nh_run_result *res)
 {
     const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
     cJSON *live = cJSON_AddArrayToObject(root, "live");
     if (!live || add_accumulators(root, "accumulators", res->acc, cells) ||
         add_accumulators(root, "groups", res->groups, (size_t)res->n_out * NH_FIT_GROUPS) ||
-        add_doubles(root, "paths", res->paths, (size_t)done_paths(res) * cells))
+        add_doubles(root, "paths", res->paths, (size_t)done_paths(res) * cells) || add_sketches(root, res))
         return 1;
     for (long k = 0; k < res->n_out; ++k)
         cJSON_AddItemToArray(live, cJSON_CreateNumber((double)res->live[k]));
@@ -263,13 +290,39 @@ static int restore_accumulators(const cJSON *root, const char *key, nh_accum *ac
     return restore_doubles(root, key, (double *)acc, 4 * count);
 }
 
+/* add_sketches' string back into res->sketch: entries in increasing FLAT order, each count at most the
+ * trajectories done (anything else is a damaged checkpoint). */
+static int restore_sketches(const cJSON *root, nh_run_result *res)
+{
+    const cJSON *text = cJSON_GetObjectItemCaseSensitive(root, "sketches");
+    const size_t flat_end = (size_t)(res->sketch_layout.rows * res->sketch_layout.n) * NH_SKETCH_BINS;
+    if (!cJSON_IsString(text))
+        return 1;
+    const char *p = text->valuestring;
+    size_t next = 0;
+    while (*p) {
+        char *end;
+        const unsigned long long flat = strtoull(p, &end, 16);
+        if (end == p || *end != ':' || flat < next || flat >= flat_end)
+            return 1;
+        p = end + 1;
+        const unsigned long count = strtoul(p, &end, 16);
+        if (end == p || *end != ',' || count == 0 || count > (unsigned long)res->trajectories_done)
+            return 1;
+        p = end + 1;
+        res->sketch[flat / NH_SKETCH_BINS].count[flat % NH_SKETCH_BINS] = (unsigned)count;
+        next = (size_t)flat + 1;
+    }
+    return 0;
+}
+
 static int restore_statistics(const cJSON *root, nh_run_result *res)
 {
     const cJSON *live = cJSON_GetObjectItemCaseSensitive(root, "live");
     const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
     if (restore_accumulators(root, "accumulators", res->acc, cells) ||
         restore_accumulators(root, "groups", res->groups, (size_t)res->n_out * NH_FIT_GROUPS) ||
-        restore_doubles(root, "paths", res->paths, (size_t)done_paths(res) * cells) ||
+        restore_doubles(root, "paths", res->paths, (size_t)done_paths(res) * cells) || restore_sketches(root, res) ||
         !cJSON_IsArray(live) || cJSON_GetArraySize(live) != res->n_out)
         return 1;
     long k = 0;

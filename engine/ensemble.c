@@ -13,6 +13,8 @@
 typedef struct block_stats {
     nh_accum *acc;          /* n_out x observers */
     long *live;             /* n_out */
+    double *samples;        /* NH_BLOCK_SIZE x sketch rows x sketched observers, NAN where not recorded:
+                               counted into the run's sketches when the block is merged */
     nh_failure failures[NH_BLOCK_SIZE];
     int n_failures;
     long steps;
@@ -27,6 +29,7 @@ typedef struct worker {
     block_stats *block;         /* the slot of the block being computed */
     double carried[NH_MAX_UNKNOWNS];
     unsigned observer_mask;     /* the run's: which observers are recorded */
+    const nh_sketch_layout *sketch_layout;
 } worker;
 
 /* Finished blocks wait in slots (block b in slot b % n_slots) until every block before them is merged;
@@ -115,7 +118,10 @@ static int result_alloc(nh_run_result *res, long n_out)
     res->paths = malloc((path_values ? path_values : 1) * sizeof *res->paths);
     for (size_t i = 0; res->paths && i < path_values; ++i)
         res->paths[i] = NAN;
-    return res->time && res->live && res->acc && res->groups && res->paths ? NH_OK : NH_ERR_NOMEM;
+    const nh_sketch_layout *sl = &res->sketch_layout;
+    const long sketch_cells = sl->rows * sl->n;
+    res->sketch = calloc((size_t)(sketch_cells > 0 ? sketch_cells : 1), sizeof *res->sketch);
+    return res->time && res->live && res->acc && res->groups && res->paths && res->sketch ? NH_OK : NH_ERR_NOMEM;
 }
 
 double nh_run_observer_max(const nh_run_result *res, int obs)
@@ -133,6 +139,7 @@ void nh_run_result_free(nh_run_result *res)
     free(res->acc);
     free(res->groups);
     free(res->paths);
+    free(res->sketch);
     memset(res, 0, sizeof *res);
 }
 
@@ -148,6 +155,12 @@ static int record_sample(worker *w, long index, long k, const double *values)
         if (!nh_observer_at(i)->event)
             nh_accum_add(&b->acc[k * nobs + i], values[i]);
     b->live[k]++;
+    const nh_sketch_layout *sl = w->sketch_layout;
+    if (k % sl->stride == 0) {
+        double *cell = &b->samples[((index % NH_BLOCK_SIZE) * sl->rows + k / sl->stride) * sl->n];
+        for (int j = 0; j < sl->n; ++j)
+            cell[j] = values[sl->observer[j]];
+    }
     if (index < w->n_paths) {
         double *row = &w->paths[(index * w->n_out + k) * nobs];
         for (int i = 0; i < nobs; ++i)
@@ -225,11 +238,18 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long
     }
 }
 
-static void block_reset(block_stats *b, long n_out)
+static long sample_count(const nh_sketch_layout *sl)
+{
+    return NH_BLOCK_SIZE * sl->rows * sl->n;
+}
+
+static void block_reset(block_stats *b, long n_out, const nh_sketch_layout *sl)
 {
     const long cells = n_out * nh_observer_count();
     for (long i = 0; i < cells; ++i)
         nh_accum_reset(&b->acc[i]);
+    for (long i = 0; i < sample_count(sl); ++i)
+        b->samples[i] = NAN;
     memset(b->live, 0, (size_t)n_out * sizeof *b->live);
     b->n_failures = 0;
     b->steps = 0;
@@ -249,6 +269,11 @@ static void merge_block(nh_run_result *res, long index, const block_stats *b)
         nh_accum_merge(&group[k], &b->acc[k * nobs + fitted]);
     for (long k = 0; k < res->n_out; ++k)
         res->live[k] += b->live[k];
+    const nh_sketch_layout *sl = &res->sketch_layout;
+    for (long t = 0; t < NH_BLOCK_SIZE; ++t)
+        for (long row = 0; row < sl->rows; ++row)
+            for (int j = 0; j < sl->n; ++j)
+                nh_sketch_add(&res->sketch[row * sl->n + j], b->samples[(t * sl->rows + row) * sl->n + j]);
     for (int f = 0; f < b->n_failures; ++f) {
         const nh_failure *fl = &b->failures[f];
         res->failed++;
@@ -266,6 +291,7 @@ static int worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, 
 {
     memset(w, 0, sizeof *w);
     w->observer_mask = res->observer_mask;
+    w->sketch_layout = &res->sketch_layout;
     w->paths = res->paths;
     w->n_paths = res->n_paths;
     w->n_out = res->n_out;
@@ -278,12 +304,13 @@ static void queue_free(merge_queue *q)
     for (int i = 0; q->slots && i < q->n_slots; ++i) {
         free(q->slots[i].acc);
         free(q->slots[i].live);
+        free(q->slots[i].samples);
     }
     free(q->slots);
     free(q->ready);
 }
 
-static int queue_init(merge_queue *q, int threads, long n_out, nh_error *err)
+static int queue_init(merge_queue *q, int threads, long n_out, const nh_sketch_layout *sl, nh_error *err)
 {
     *q = (merge_queue){.n_slots = 2 * threads};
     q->slots = calloc((size_t)q->n_slots, sizeof *q->slots);
@@ -293,7 +320,8 @@ static int queue_init(merge_queue *q, int threads, long n_out, nh_error *err)
         q->ready[i] = -1;
         q->slots[i].acc = calloc((size_t)n_out * nh_observer_count(), sizeof *q->slots[i].acc);
         q->slots[i].live = calloc((size_t)n_out, sizeof *q->slots[i].live);
-        ok = q->slots[i].acc && q->slots[i].live;
+        q->slots[i].samples = malloc((size_t)(sample_count(sl) ? sample_count(sl) : 1) * sizeof(double));
+        ok = q->slots[i].acc && q->slots[i].live && q->slots[i].samples;
     }
     if (!ok)
         queue_free(q);
@@ -327,6 +355,17 @@ static void finish_result(const nh_run_config *cfg, nh_run_result *res)
     }
 }
 
+/* Every stride-th output time up to NH_SKETCH_MAX_ROWS rows, for the recorded observers with a sketch. */
+static void sketch_layout_init(nh_sketch_layout *sl, long n_out, unsigned mask)
+{
+    sl->stride = (n_out + NH_SKETCH_MAX_ROWS - 1) / NH_SKETCH_MAX_ROWS;
+    sl->rows = (n_out + sl->stride - 1) / sl->stride;
+    sl->n = 0;
+    for (int i = 0; i < nh_observer_count(); ++i)
+        if (nh_observer_at(i)->quantile_prefix && (mask & (1u << i)))
+            sl->observer[sl->n++] = i;
+}
+
 long nh_run_block_count(const nh_run_config *cfg)
 {
     return (cfg->ensemble + NH_BLOCK_SIZE - 1) / NH_BLOCK_SIZE;
@@ -345,6 +384,7 @@ int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *e
     unsigned selected;
     nh_observer_select(cfg->observe, &selected, err); /* validated above */
     res->observer_mask = nh_observer_mask(cfg->system) & selected;
+    sketch_layout_init(&res->sketch_layout, n_out, res->observer_mask);
     if (result_alloc(res, n_out)) {
         nh_run_result_free(res);
         return nh_fail(err, NH_ERR_NOMEM, "out of memory for %ld output times", n_out);
@@ -357,7 +397,7 @@ int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *e
 /* Block b's trajectories into w->block (all of them, or until an interruption abandons the block). */
 static void run_block(const nh_run_config *cfg, worker *w, long b, const nh_run_result *res)
 {
-    block_reset(w->block, res->n_out);
+    block_reset(w->block, res->n_out, &res->sketch_layout);
     if (interrupted(cfg)) {
         w->block->abandoned = 1;
         return;
@@ -423,7 +463,7 @@ int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_er
     nh_error setup_err = {{0}};
     double start = omp_get_wtime();
     merge_queue q;
-    if (queue_init(&q, cfg->threads, res->n_out, err))
+    if (queue_init(&q, cfg->threads, res->n_out, &res->sketch_layout, err))
         return NH_ERR_NOMEM;
 #pragma omp parallel num_threads(cfg->threads)
     {

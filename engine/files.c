@@ -14,7 +14,7 @@
 #define MANIFEST "MANIFEST"
 
 const char *const nh_output_set_names[] = {"timeseries.csv", "summary.json", "smoothed.csv", "paths.csv",
-                                           "config.hash", NULL};
+                                           "quantiles.csv", "config.hash", NULL};
 
 static int make_one(const char *path, nh_error *err)
 {

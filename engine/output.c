@@ -78,6 +78,31 @@ static int paths_body(FILE *f, const void *data)
     return 0;
 }
 
+/* t, then PREFIX_q05, PREFIX_q50, PREFIX_q95 for every sketched observer, at the sketch rows. */
+static int quantiles_body(FILE *f, const void *data)
+{
+    const nh_run_result *res = data;
+    const nh_sketch_layout *sl = &res->sketch_layout;
+    fprintf(f, "t");
+    for (int j = 0; j < sl->n; ++j)
+        for (int l = 0; l < NH_QUANTILE_LEVELS; ++l)
+            fprintf(f, ",%s_%s", nh_observer_at(sl->observer[j])->quantile_prefix, nh_quantile_suffixes[l]);
+    fputc('\n', f);
+    for (long row = 0; row < sl->rows; ++row) {
+        fprintf(f, "%.17g", res->time[row * sl->stride]);
+        for (int j = 0; j < sl->n; ++j)
+            for (int l = 0; l < NH_QUANTILE_LEVELS; ++l)
+                fprintf(f, ",%.17g", nh_sketch_quantile(nh_run_sketch(res, row, j), nh_quantile_levels[l]));
+        fputc('\n', f);
+    }
+    return 0;
+}
+
+int nh_write_quantiles(const char *dir, const nh_run_result *res, nh_error *err)
+{
+    return write_atomically(dir, "quantiles.csv", quantiles_body, res, err);
+}
+
 int nh_write_paths(const char *dir, const nh_run_result *res, nh_error *err)
 {
     return write_atomically(dir, "paths.csv", paths_body, res, err);
@@ -374,6 +399,8 @@ int nh_write_run(const char *dir, const nh_run_config *cfg, const nh_run_result 
     rc = nh_write_timeseries(set.stage, res, err);
     if (!rc)
         rc = nh_write_summary(set.stage, cfg, res, command, err);
+    if (!rc && res->sketch_layout.n > 0)
+        rc = nh_write_quantiles(set.stage, res, err);
     if (!rc && smooth > 0)
         rc = nh_write_smoothed(set.stage, smooth, err);
     if (!rc && res->n_paths > 0)

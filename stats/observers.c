@@ -46,22 +46,23 @@ static int has_driver(const nh_system *s)
 static const nh_observer observers[] = {
     {"dH", "energy error H(t) - H(0)", energy_error, 3,
      {{"dH_mean", NH_STAT_MEAN}, {"dH_var", NH_STAT_VARIANCE}, {"dH_absmax", NH_STAT_ABSMAX}}, NULL, 0, 1, "|dH|",
-     "dH_absmax", "H(t) − H(0)"},
+     "dH_absmax", "H(t) − H(0)", "dH"},
     {"rel_energy", "relative energy error (H(t) - H(0)) / |H(0)| (divided by 1 if H(0) = 0)",
      relative_energy_error, 1, {{"rel_energy_absmax", NH_STAT_ABSMAX}}, NULL, 0, 0, "|dH|/|H0|", "rel_energy_absmax",
-     "(H(t) − H(0)) / |H(0)|"},
+     "(H(t) − H(0)) / |H(0)|", NULL},
     {"constraint", "constraint residual |A(q) v|", constraint_residual, 2,
-     {{"constraint_max", NH_STAT_ABSMAX}, {"constraint_rms", NH_STAT_RMS}}, NULL, 0, 0, "|A(q)v|", "constraint_max", "‖A(q)v‖"},
+     {{"constraint_max", NH_STAT_ABSMAX}, {"constraint_rms", NH_STAT_RMS}}, NULL, 0, 0, "|A(q)v|", "constraint_max", "‖A(q)v‖",
+     "constraint"},
     {"driver_energy", "driver energy error h(t) - h(0), seed 004 eq. 7 (coupled systems)", driver_energy_error, 2,
      {{"driver_dE_mean", NH_STAT_MEAN}, {"driver_dE_absmax", NH_STAT_ABSMAX}}, has_driver, 0, 0,
-     "|driver_energy error|", "driver_energy_absmax", "driver energy h(t) − h(0)"},
+     "|driver_energy error|", "driver_energy_absmax", "driver energy h(t) − h(0)", NULL},
     {"passenger_energy", "passenger energy error E(t) - E(0), seed 004 eq. 6 (coupled systems)",
      passenger_energy_error, 2, {{"passenger_dE_mean", NH_STAT_MEAN}, {"passenger_dE_absmax", NH_STAT_ABSMAX}},
-     has_driver, 0, 0, "|passenger_energy error|", "passenger_energy_absmax", "passenger energy E(t) − E(0)"},
+     has_driver, 0, 0, "|passenger_energy error|", "passenger_energy_absmax", "passenger energy E(t) − E(0)", NULL},
     {"latitude", "latitude error at the driver's Poincare section (seed 004 Sect. 3.2, Fig. 8; cvt, hcvt); "
      "binned to the nearest output time, nan where no crossing fell", NULL, 2,
      {{"latitude_mean", NH_STAT_MEAN}, {"latitude_absmax", NH_STAT_ABSMAX}}, nh_has_latitude, 1, 0,
-     "|latitude error|", "latitude_absmax", "latitude error (rad)"},
+     "|latitude error|", "latitude_absmax", "latitude error (rad)", NULL},
 };
 
 _Static_assert(sizeof observers / sizeof observers[0] <= NH_MAX_OBSERVERS, "raise NH_MAX_OBSERVERS");

@@ -1,5 +1,5 @@
 /* Checkpoints of an ensemble run: the merged statistics of its first next_block blocks (every
- * accumulator bit for bit, the fit groups' too), the failure records, step and solver counts, the
+ * accumulator bit for bit, the fit groups' and quantile sketches' too), the failure records, step and solver counts, the
  * run's configuration, and
  * the arguments that rebuild that configuration (the CLI stores its command line). Resuming restores
  * the statistics into a fresh result and continues at next_block; since blocks are merged in order,
@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-enum { NH_CHECKPOINT_VERSION = 2, NH_CHECKPOINT_MAX_ARGS = 128 };
+enum { NH_CHECKPOINT_VERSION = 3, NH_CHECKPOINT_MAX_ARGS = 128 };
 
 typedef struct nh_checkpoint nh_checkpoint;
 

@@ -61,6 +61,15 @@ typedef struct nh_failure {
     int status;
 } nh_failure;
 
+/* Which output times and observers carry a quantile sketch: output index k = row * stride (rows of
+ * them, at most NH_SKETCH_MAX_ROWS), observer[j] for j < n (the table's sketched observers). */
+enum { NH_SKETCH_MAX_ROWS = 1000 };
+typedef struct nh_sketch_layout {
+    long rows, stride;
+    int n;
+    int observer[NH_MAX_OBSERVERS];
+} nh_sketch_layout;
+
 struct nh_run_result {
     long n_steps, n_out;
     double *time;           /* n_out */
@@ -70,6 +79,8 @@ struct nh_run_result {
     double *paths;          /* paths x n_out x nh_observer_count(): the values of trajectory i at output k
                                (NAN after it failed, for event observers, and for trajectories not done) */
     long n_paths;
+    nh_sketch_layout sketch_layout;
+    nh_sketch *sketch;      /* rows x n: the distribution of each sketched observer at its output times */
     long failed;
     long failures_by_status[8];
     nh_failure first_failures[NH_MAX_REPORTED_FAILURES];
@@ -112,6 +123,12 @@ double nh_run_observer_max(const nh_run_result *res, int obs);
 static inline double nh_run_path(const nh_run_result *res, long i, long k, int obs)
 {
     return res->paths[(i * res->n_out + k) * nh_observer_count() + obs];
+}
+
+/* Sketch of the layout's observer j at sketch row `row` (output index row * stride). */
+static inline const nh_sketch *nh_run_sketch(const nh_run_result *res, long row, int j)
+{
+    return &res->sketch[row * res->sketch_layout.n + j];
 }
 
 /* Accumulator of observer `obs` at output index k. */

@@ -3,7 +3,7 @@
  * One file: written to DIR/.NAME.tmp.PID, flushed, fsync'ed, checked for write errors, renamed onto
  * DIR/NAME. A failure (full disk, I/O error) removes the temporary and leaves any older NAME as it was.
  *
- * A set (the files of one run: timeseries.csv, summary.json, smoothed.csv, paths.csv, config.hash): the files are
+ * A set (the files of one run: timeseries.csv, summary.json, smoothed.csv, paths.csv, quantiles.csv, config.hash): the files are
  * written into a staging folder DIR/.nhens-stage.PID; the commit writes the folder's MANIFEST (the
  * commit point, itself atomic), moves the staged files into DIR, removes the set's files that the new
  * set does not have (an older smoothed.csv), and removes the staging folder. A process killed before

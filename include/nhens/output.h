@@ -1,4 +1,4 @@
-/* Result files of a run: DIR/timeseries.csv, DIR/summary.json, DIR/smoothed.csv. Each is written
+/* Result files of a run: DIR/timeseries.csv, DIR/summary.json, DIR/quantiles.csv, DIR/smoothed.csv. Each is written
  * whole or not at all (nh_write_file); write them into an nh_output_set's stage to commit them as one set. */
 #ifndef NHENS_OUTPUT_H
 #define NHENS_OUTPUT_H
@@ -10,6 +10,10 @@ int nh_write_timeseries(const char *dir, const nh_run_result *res, nh_error *err
 /* DIR/paths.csv: t, then O_i for every sample path i and recorded observer O (values of one trajectory,
  * nan after it failed); written only for runs with res->n_paths > 0. */
 int nh_write_paths(const char *dir, const nh_run_result *res, nh_error *err);
+/* DIR/quantiles.csv: t, then PREFIX_q05, PREFIX_q50, PREFIX_q95 of every sketched observer (dH and the
+ * constraint residual) at up to NH_SKETCH_MAX_ROWS output times: the ensemble's median and 5-95 % band,
+ * from mergeable sketches (exact to a factor 10^(1/8) in |value|; nan where no trajectory was live). */
+int nh_write_quantiles(const char *dir, const nh_run_result *res, nh_error *err);
 /* command: the exact command line, recorded for reproduction. */
 int nh_write_summary(const char *dir, const nh_run_config *cfg, const nh_run_result *res, const char *command,
                      nh_error *err);
@@ -17,7 +21,7 @@ int nh_write_summary(const char *dir, const nh_run_config *cfg, const nh_run_res
  * time units (seed 004's plots use 3 and 30); event columns average their finite values. */
 int nh_write_smoothed(const char *dir, double window, nh_error *err);
 /* A run's files committed as one set into dir (nh_output_set): timeseries.csv, summary.json, smoothed.csv
- * when smooth > 0 (window in time units), paths.csv when the run has sample paths; any other file of the
+ * when smooth > 0 (window in time units), quantiles.csv, paths.csv when the run has sample paths; any other file of the
  * set left by an earlier run (config.hash, an older smoothed.csv) is removed by the commit. */
 int nh_write_run(const char *dir, const nh_run_config *cfg, const nh_run_result *res, const char *command,
                  double smooth, nh_error *err);

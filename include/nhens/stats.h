@@ -22,6 +22,32 @@ double nh_accum_variance(const nh_accum *a);
 /* Root mean square, sqrt(mean^2 + m2/n); 0 when empty. */
 double nh_accum_rms(const nh_accum *a);
 
+/* A mergeable fixed-memory quantile sketch: a histogram of counts on signed logarithmic bins,
+ * NH_SKETCH_PER_DECADE per decade of |x| in [1e NH_SKETCH_MIN_EXP, 1e NH_SKETCH_MAX_EXP), one bin for
+ * |x| below (and exactly 0), one for |x| above on each side. Counts add, so merged sketches do not
+ * depend on the merge order: the same ensemble gives the same bytes for any number of threads. A
+ * quantile is exact to one bin, a factor 10^(1/8) = 1.33 in |x|; within its bin it is interpolated
+ * log-linearly. */
+enum {
+    NH_SKETCH_PER_DECADE = 8,
+    NH_SKETCH_MIN_EXP = -20,
+    NH_SKETCH_MAX_EXP = 8,
+    NH_SKETCH_SIDE = (NH_SKETCH_MAX_EXP - NH_SKETCH_MIN_EXP) * NH_SKETCH_PER_DECADE,
+    NH_SKETCH_BINS = 2 * NH_SKETCH_SIDE + 3   /* below -max, negatives, |x| < min, positives, above max */
+};
+
+typedef struct nh_sketch {
+    unsigned count[NH_SKETCH_BINS];
+} nh_sketch;
+
+/* Bin of x (NaN: -1, not counted). */
+int nh_sketch_bin(double x);
+void nh_sketch_add(nh_sketch *s, double x);
+void nh_sketch_merge(nh_sketch *into, const nh_sketch *from);
+unsigned long nh_sketch_total(const nh_sketch *s);
+/* The level-quantile (0 <= level <= 1) of the counted values; NAN when the sketch is empty. */
+double nh_sketch_quantile(const nh_sketch *s, double level);
+
 /* What a trajectory carries from t = 0 to every observer. */
 typedef struct nh_initial_values {
     double energy;
@@ -50,7 +76,14 @@ typedef struct nh_observer {
     const char *label;                    /* "|dH|": how a summary names max |value| */
     const char *extreme_key;              /* summary.json "extremes" key of max |value| */
     const char *symbol;                   /* "H(t) − H(0)": how figures name the quantity (UTF-8) */
+    const char *quantile_prefix;          /* non-NULL: a quantile sketch per output time, columns PREFIX_q05,
+                                             PREFIX_q50, PREFIX_q95 of quantiles.csv */
 } nh_observer;
+
+/* The quantile levels written for every sketched observer, and their column suffixes. */
+enum { NH_QUANTILE_LEVELS = 3 };
+extern const double nh_quantile_levels[NH_QUANTILE_LEVELS];
+extern const char *const nh_quantile_suffixes[NH_QUANTILE_LEVELS];
 
 enum { NH_MAX_OBSERVERS = 16 };
 

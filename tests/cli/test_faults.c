@@ -80,6 +80,9 @@ static void assert_same_results(const scratch *s)
     file_text(s->reference, "paths.csv", a, sizeof a);
     file_text(s->out, "paths.csv", b, sizeof b);
     cr_assert(strlen(a) > 1000 && strcmp(a, b) == 0, "paths.csv differs from the uninterrupted run's");
+    file_text(s->reference, "quantiles.csv", a, sizeof a);
+    file_text(s->out, "quantiles.csv", b, sizeof b);
+    cr_assert(strlen(a) > 1000 && strcmp(a, b) == 0, "quantiles.csv differs from the uninterrupted run's");
     comparable_summary(s->reference, a, sizeof a);
     comparable_summary(s->out, b, sizeof b);
     cr_assert(strcmp(a, b) == 0, "summary.json differs:\n%s\n---\n%s", a, b);

@@ -47,6 +47,7 @@ static void run_to_dir(const char *method, const char *solver_name, int threads,
     cr_assert(eq(int, nh_make_directory(dir, &err), NH_OK), "%s", err.msg);
     cr_assert(eq(int, nh_write_timeseries(dir, &res, &err), NH_OK), "%s", err.msg);
     cr_assert(eq(int, nh_write_summary(dir, &cfg, &res, "test", &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(int, nh_write_quantiles(dir, &res, &err), NH_OK), "%s", err.msg);
     nh_run_result_free(&res);
 }
 
@@ -67,22 +68,27 @@ static cJSON *summary_without_timing(const char *dir)
 static void check_thread_independence(const char *method, const char *solver)
 {
     char dirs[3][256], path[300];
-    char *series[3];
+    char *series[3], *quantiles[3];
     cJSON *summaries[3];
     for (int t = 0; t < 3; ++t) {
         snprintf(dirs[t], sizeof dirs[t], "/tmp/nhens-test-repro-%d-%s-%s-%d", (int)getpid(), method, solver, t + 1);
         run_to_dir(method, solver, t + 1, dirs[t]);
         snprintf(path, sizeof path, "%s/timeseries.csv", dirs[t]);
         series[t] = slurp(path);
+        snprintf(path, sizeof path, "%s/quantiles.csv", dirs[t]);
+        quantiles[t] = slurp(path);
         summaries[t] = summary_without_timing(dirs[t]);
     }
     for (int t = 1; t < 3; ++t) {
         cr_assert(strcmp(series[0], series[t]) == 0, "%s: timeseries.csv differs between 1 and %d threads", method, t + 1);
+        cr_assert(strcmp(quantiles[0], quantiles[t]) == 0, "%s: quantiles.csv differs between 1 and %d threads", method,
+                  t + 1);
         cr_assert(cJSON_Compare(summaries[0], summaries[t], 1), "%s: summary.json differs between 1 and %d threads",
                   method, t + 1);
     }
     for (int t = 0; t < 3; ++t) {
         free(series[t]);
+        free(quantiles[t]);
         cJSON_Delete(summaries[t]);
     }
 }

@@ -175,3 +175,61 @@ Test(observers, are_selected_by_name_and_role)
         cr_assert(eq(int, nh_observer_index(o->name), i));
     }
 }
+
+static int compare_doubles(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Signed values spread over 12 decades (|x| = 10^U(-14, -2), random sign): the sketch's quantiles against
+ * the exact order statistics. Tolerance: one bin, a factor 10^(1/8) = 1.334 in |x| (stats.h); the
+ * interpolation inside a bin usually does better, so the mean error is also bounded (by half a bin). */
+Test(sketch, quantiles_within_one_bin_of_the_exact_order_statistics)
+{
+    enum { N = 20001 };
+    static double x[N];
+    nh_sketch s, half_a, half_b;
+    memset(&s, 0, sizeof s);
+    memset(&half_a, 0, sizeof half_a);
+    memset(&half_b, 0, sizeof half_b);
+    nh_pcg32 rng;
+    nh_pcg32_seed(&rng, 7, 3);
+    for (int i = 0; i < N; ++i) {
+        const double u = nh_pcg32_uniform(&rng), sign = nh_pcg32_uniform(&rng) < 0.3 ? -1.0 : 1.0;
+        x[i] = sign * pow(10.0, -14.0 + 12.0 * u);
+        nh_sketch_add(&s, x[i]);
+        nh_sketch_add(i % 2 ? &half_a : &half_b, x[i]);
+    }
+    nh_sketch_merge(&half_a, &half_b);
+    cr_assert(memcmp(&half_a, &s, sizeof s) == 0, "merging two halves gives the sketch of the whole");
+    qsort(x, N, sizeof *x, compare_doubles);
+    const double bin = pow(10.0, 1.0 / NH_SKETCH_PER_DECADE);
+    double log_error_sum = 0.0;
+    int n_levels = 0;
+    for (double level = 0.01; level < 1.0; level += 0.02, ++n_levels) {
+        const double exact = x[(int)llround(level * (N - 1))], estimate = nh_sketch_quantile(&s, level);
+        cr_assert(exact * estimate > 0, "level %g: sign of %g vs exact %g", level, estimate, exact);
+        const double ratio = fabs(estimate / exact);
+        cr_assert(ratio < bin && ratio > 1.0 / bin, "level %g: %g vs exact %g", level, estimate, exact);
+        log_error_sum += fabs(log10(ratio));
+    }
+    cr_assert(log_error_sum / n_levels < 0.5 / NH_SKETCH_PER_DECADE, "mean |log10 error| %g",
+              log_error_sum / n_levels);
+}
+
+Test(sketch, zero_nan_and_out_of_range_values)
+{
+    nh_sketch s;
+    memset(&s, 0, sizeof s);
+    cr_assert(isnan(nh_sketch_quantile(&s, 0.5)), "an empty sketch has no quantile");
+    nh_sketch_add(&s, NAN);
+    cr_assert(eq(long, (long)nh_sketch_total(&s), 0L), "NaN is not counted");
+    nh_sketch_add(&s, 0.0);
+    cr_assert(eq(dbl, nh_sketch_quantile(&s, 0.5), 0.0));
+    nh_sketch_add(&s, 1e30);
+    nh_sketch_add(&s, -1e30);
+    cr_assert(nh_sketch_quantile(&s, 1.0) >= pow(10.0, NH_SKETCH_MAX_EXP), "above the range: its bound");
+    cr_assert(nh_sketch_quantile(&s, 0.0) <= -pow(10.0, NH_SKETCH_MAX_EXP), "below the range: its bound");
+    cr_assert(nh_sketch_bin(-1e30) == 0 && nh_sketch_bin(1e30) == NH_SKETCH_BINS - 1);
+}
