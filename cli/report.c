@@ -148,17 +148,32 @@ static const nh_observer *path_column(const char *column)
     return o >= 0 && !nh_observer_at(o)->event ? nh_observer_at(o) : NULL;
 }
 
+/* "dH_band": median and 5-95 % band of a sketched observer (quantiles.csv); the observer, or NULL. */
+static const nh_observer *band_column(const char *column)
+{
+    const size_t len = strlen(column);
+    if (len < 6 || strcmp(column + len - 5, "_band"))
+        return NULL;
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)(len - 5), column);
+    const int o = nh_observer_index(name);
+    return o >= 0 && nh_observer_at(o)->quantile_prefix ? nh_observer_at(o) : NULL;
+}
+
 static int check_plotted_columns(const nh_exp_panel *p, nh_error *err)
 {
     char label[256];
     for (int c = 0; c < p->n_plot; ++c)
-        if (path_column(p->plot[c]) && p->paths < 1)
+        if (band_column(p->plot[c]))
+            continue;
+        else if (path_column(p->plot[c]) && p->paths < 1)
             return nh_fail(err, NH_ERR_INPUT, "plot column '%s' draws sample paths: set paths = K (1 to %d)",
                            p->plot[c], NH_EXP_MAX_PATHS);
         else if (!path_column(p->plot[c]) && nh_column_label(p->plot[c], label, sizeof label))
             return nh_fail(err, NH_ERR_INPUT, "plot column '%s' is not a timeseries column (nhens list names the "
                                               "observers; columns are NAME_mean, NAME_var, NAME_absmax, ..., "
-                                              "dH_var_scaled, and NAME_path for sample paths)", p->plot[c]);
+                                              "dH_var_scaled, NAME_path for sample paths and "
+                                              "dH_band, constraint_band for the median and 5-95 %% band)", p->plot[c]);
     int plotted = !p->reference_column[0];
     for (int c = 0; c < p->n_plot; ++c)
         plotted |= !strcmp(p->plot[c], p->reference_column);
@@ -298,11 +313,38 @@ static void plot_paths(FILE *g, const char *out, const nh_exp_panel *p, const nh
         }
 }
 
+/* Per method: the 5-95 % band of the observer, filled and translucent, and its median as a line. */
+static void plot_band(FILE *g, const char *out, const nh_exp_panel *p, const nh_observer *obs)
+{
+    for (int k = 0; k < p->n_methods; ++k) {
+        char dir[1024], data[1100], low[96], mid[96], high[96];
+        run_dir(out, p, k, dir, sizeof dir);
+        snprintf(data, sizeof data, "%s/quantiles.csv", dir);
+        snprintf(low, sizeof low, "%s_%s", obs->quantile_prefix, nh_quantile_suffixes[0]);
+        snprintf(mid, sizeof mid, "%s_%s", obs->quantile_prefix, nh_quantile_suffixes[1]);
+        snprintf(high, sizeof high, "%s_%s", obs->quantile_prefix, nh_quantile_suffixes[2]);
+        fputs(k ? ", " : "", g);
+        gp_string(g, data, "");
+        fputs(" using 't':", g);
+        gp_string(g, low, "");
+        fputs(":", g);
+        gp_string(g, high, "");
+        fprintf(g, " with filledcurves fs transparent solid 0.18 noborder lc rgb '%s' notitle, ", PALETTE[k % N_STYLES]);
+        gp_string(g, data, "");
+        fputs(" using 't':", g);
+        gp_string(g, mid, "");
+        fprintf(g, " with lines ls %d title ", k + 1);
+        gp_string(g, p->methods[k], "");
+    }
+}
+
 static void plot_column(FILE *g, const char *out, const nh_exp_panel *p, int c, const char *file)
 {
     char label[256];
-    const nh_observer *path = path_column(p->plot[c]);
-    if (path)
+    const nh_observer *path = path_column(p->plot[c]), *band = band_column(p->plot[c]);
+    if (band)
+        snprintf(label, sizeof label, "%s: median and 5–95 %% band", band->symbol);
+    else if (path)
         snprintf(label, sizeof label, "%s (%ld sample paths)", path->symbol, p->paths);
     else
         nh_column_label(p->plot[c], label, sizeof label); /* known: validate_experiment checked every column */
@@ -313,7 +355,9 @@ static void plot_column(FILE *g, const char *out, const nh_exp_panel *p, int c, 
     fputs("\nplot ", g);
     if (path)
         plot_paths(g, out, p, path);
-    for (int k = 0; k < p->n_methods && !path; ++k) {
+    if (band)
+        plot_band(g, out, p, band);
+    for (int k = 0; k < p->n_methods && !path && !band; ++k) {
         char dir[1024], data[1100];
         run_dir(out, p, k, dir, sizeof dir);
         snprintf(data, sizeof data, "%s/%s", dir, file);
