@@ -136,28 +136,30 @@ static int panel_config(const nh_cli *cli, const report_options *o, const nh_exp
 }
 
 /* Plotted columns and the reference's column must be timeseries columns (and the reference one plotted). */
+/* The observer named by COLUMN = NAME + suffix ("_path", "_band"), or NULL. */
+static const nh_observer *suffixed_observer(const char *column, const char *suffix)
+{
+    const size_t len = strlen(column), tail = strlen(suffix);
+    if (len <= tail || strcmp(column + len - tail, suffix))
+        return NULL;
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)(len - tail), column);
+    const int o = nh_observer_index(name);
+    return o >= 0 ? nh_observer_at(o) : NULL;
+}
+
 /* "dH_path": the sample paths of observer dH (paths.csv); the observer, or NULL for another column. */
 static const nh_observer *path_column(const char *column)
 {
-    const size_t len = strlen(column);
-    if (len < 6 || strcmp(column + len - 5, "_path"))
-        return NULL;
-    char name[64];
-    snprintf(name, sizeof name, "%.*s", (int)(len - 5), column);
-    const int o = nh_observer_index(name);
-    return o >= 0 && !nh_observer_at(o)->event ? nh_observer_at(o) : NULL;
+    const nh_observer *o = suffixed_observer(column, "_path");
+    return o && !o->event ? o : NULL;
 }
 
 /* "dH_band": median and 5-95 % band of a sketched observer (quantiles.csv); the observer, or NULL. */
 static const nh_observer *band_column(const char *column)
 {
-    const size_t len = strlen(column);
-    if (len < 6 || strcmp(column + len - 5, "_band"))
-        return NULL;
-    char name[64];
-    snprintf(name, sizeof name, "%.*s", (int)(len - 5), column);
-    const int o = nh_observer_index(name);
-    return o >= 0 && nh_observer_at(o)->quantile_prefix ? nh_observer_at(o) : NULL;
+    const nh_observer *o = suffixed_observer(column, "_band");
+    return o && o->quantile_prefix ? o : NULL;
 }
 
 static int check_plotted_columns(const nh_exp_panel *p, nh_error *err)
