@@ -1,6 +1,8 @@
 /* Front of the implicit-solver interface: backend dispatch, statistics, shared convergence rule. */
 #include "solver_internal.h"
 
+#include "nhens/linalg.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +34,34 @@ int nh_solver_accepts(const nh_nonlinear_problem *problem, double fnorm, double 
     if (fnorm <= NH_SOLVER_FTOL * problem->scale)
         return 1;
     return rel_step <= NH_SOLVER_STEPTOL && fnorm <= NH_SOLVER_STALL_FTOL * problem->scale;
+}
+
+int nh_solver_keeps_matrix(const nh_nonlinear_problem *problem, int have_matrix, double matrix_key)
+{
+    return problem->reuse_jacobian == NH_JACOBIAN_ACROSS_SOLVES && have_matrix && matrix_key == problem->jacobian_key;
+}
+
+void nh_solver_polish(const nh_nonlinear_problem *problem, double *x, double *f, double *step,
+                      int (*solve)(double *step, void *ctx), void *ctx)
+{
+    const int n = problem->dim;
+    double saved[NH_MAX_UNKNOWNS], fnorm = nh_norm_inf(n, f);
+    for (int i = 0; i < NH_SOLVER_POLISH_STEPS; ++i) {
+        memcpy(saved, x, (size_t)n * sizeof *x);
+        for (int j = 0; j < n; ++j)
+            step[j] = -f[j];
+        if (solve(step, ctx))
+            return;
+        for (int j = 0; j < n; ++j)
+            x[j] += step[j];
+        const double previous = fnorm;
+        if (problem->residual(x, f, problem->ctx) || !((fnorm = nh_norm_inf(n, f)) <= previous)) {
+            memcpy(x, saved, (size_t)n * sizeof *x);
+            return;
+        }
+        if (!(fnorm < 0.5 * previous))
+            return;
+    }
 }
 
 nh_solver *nh_solver_create(nh_solver_kind kind, int dim, nh_error *err)

@@ -138,36 +138,27 @@ static void kinsol_set_policy(kinsol_impl *k, const nh_nonlinear_problem *pb, in
     KINSetMaxSetupCalls(k->memory, full ? 1 : NH_SOLVER_MAX_ITERS);
     KINSetNoInitSetup(k->memory, stale ? SUNTRUE : SUNFALSE);
     KINSetNumMaxIters(k->memory, stale ? NH_SOLVER_STALE_ITERS : NH_SOLVER_MAX_ITERS);
+}
 
+static int kinsol_solve_step(double *step, void *ctx)
+{
+    kinsol_impl *k = ctx;
+    memcpy(N_VGetArrayPointer(k->step), step, (size_t)k->dim * sizeof *step);
+    if (SUNLinSolSolve(k->linear_solver, k->matrix, k->step, k->step, 0.0) != 0)
+        return 1;
+    memcpy(step, N_VGetArrayPointer(k->step), (size_t)k->dim * sizeof *step);
+    return 0;
 }
 
 /* A chord iteration stops above the residual's floor: the polishing chord steps of solver.h with the
  * factored matrix, as the Newton backend takes them. */
 static void kinsol_polish(kinsol_impl *k, const nh_nonlinear_problem *pb, N_Vector u)
 {
-    double *x = N_VGetArrayPointer(u), *step = N_VGetArrayPointer(k->step), saved[NH_MAX_UNKNOWNS];
-    double f[NH_MAX_UNKNOWNS];
-    const int n = k->dim;
-    if (memcmp(k->last_x, x, (size_t)n * sizeof *x) != 0)
+    double *x = N_VGetArrayPointer(u), f[NH_MAX_UNKNOWNS], step[NH_MAX_UNKNOWNS];
+    if (memcmp(k->last_x, x, (size_t)k->dim * sizeof *x) != 0)
         return;   /* the last residual is not the solution's: nothing to polish with */
-    memcpy(f, k->last_f, (size_t)n * sizeof *f);
-    double fnorm = nh_norm_inf(n, f);
-    for (int i = 0; i < NH_SOLVER_POLISH_STEPS; ++i) {
-        memcpy(saved, x, (size_t)n * sizeof *x);
-        for (int j = 0; j < n; ++j)
-            step[j] = -f[j];
-        if (SUNLinSolSolve(k->linear_solver, k->matrix, k->step, k->step, 0.0) != 0)
-            return;
-        for (int j = 0; j < n; ++j)
-            x[j] += step[j];
-        const double previous = fnorm;
-        if (pb->residual(x, f, pb->ctx) || !((fnorm = nh_norm_inf(n, f)) <= previous)) {
-            memcpy(x, saved, (size_t)n * sizeof *x);
-            return;
-        }
-        if (!(fnorm < 0.5 * previous))
-            return;
-    }
+    memcpy(f, k->last_f, (size_t)k->dim * sizeof *f);
+    nh_solver_polish(pb, x, f, step, kinsol_solve_step, k);
 }
 
 static int kinsol_attempt(kinsol_impl *k, const nh_nonlinear_problem *pb, const double *guess, long *iterations,
@@ -199,8 +190,7 @@ static int kinsol_solve(void *p, const nh_nonlinear_problem *pb, double *x, long
      * its matrix not current, would build a new one at every stall (nearly every solve). */
     const int chord = pb->reuse_jacobian != NH_JACOBIAN_EACH_ITERATION;
     KINSetFuncNormTol(k->memory, (chord ? NH_SOLVER_STALL_FTOL : NH_SOLVER_FTOL) * pb->scale);
-    const int stale = pb->reuse_jacobian == NH_JACOBIAN_ACROSS_SOLVES && k->have_matrix &&
-                      k->matrix_key == pb->jacobian_key;
+    const int stale = nh_solver_keeps_matrix(pb, k->have_matrix, k->matrix_key);
     int ok = kinsol_attempt(k, pb, x, iterations, stale);
     if (!ok && stale)   /* the kept matrix converged too slowly: a fresh one from the same guess */
         ok = kinsol_attempt(k, pb, x, iterations, 0);

@@ -58,29 +58,11 @@ static double relative_step(int n, const double *dx, const double *x)
     return r;
 }
 
-/* A chord iteration converges linearly and stops above the residual's floor: the polishing chord steps
- * of solver.h take it there (what the energy-preserving methods need: their energy error per step is
- * the residual). */
-static int polish(newton_impl *w, const nh_nonlinear_problem *pb, double *x, double fnorm)
+static int lu_solve_step(double *step, void *ctx)
 {
-    const int n = w->dim;
-    double saved[NH_MAX_UNKNOWNS];
-    for (int i = 0; i < NH_SOLVER_POLISH_STEPS; ++i) {
-        memcpy(saved, x, (size_t)n * sizeof *x);
-        for (int j = 0; j < n; ++j)
-            w->step[j] = -w->residual[j];
-        nh_lu_solve(n, w->jacobian, w->pivots, w->step);
-        for (int j = 0; j < n; ++j)
-            x[j] += w->step[j];
-        const double previous = fnorm;
-        if (pb->residual(x, w->residual, pb->ctx) || !((fnorm = nh_norm_inf(n, w->residual)) <= previous)) {
-            memcpy(x, saved, (size_t)n * sizeof *x);
-            return NH_OK;
-        }
-        if (!(fnorm < 0.5 * previous))
-            break;
-    }
-    return NH_OK;
+    const newton_impl *w = ctx;
+    nh_lu_solve(w->dim, w->jacobian, w->pivots, step);
+    return 0;
 }
 
 enum { RETRY_FRESH = -1 };   /* a kept matrix converged too slowly: rebuild it and start again */
@@ -115,7 +97,9 @@ static int iterate(newton_impl *w, const nh_nonlinear_problem *pb, double *x, lo
         if (!isfinite(fnorm))
             return fail;
         if (nh_solver_accepts(pb, fnorm, relative_step(n, w->step, x))) {
-            return pb->reuse_jacobian != NH_JACOBIAN_EACH_ITERATION ? polish(w, pb, x, fnorm) : NH_OK;
+            if (pb->reuse_jacobian != NH_JACOBIAN_EACH_ITERATION)   /* chord: to the residual's floor */
+                nh_solver_polish(pb, x, w->residual, w->step, lu_solve_step, w);
+            return NH_OK;
         }
         if (stale && (fnorm > NH_SOLVER_STALE_RATE * previous || it >= NH_SOLVER_STALE_ITERS))
             return RETRY_FRESH;
@@ -131,8 +115,7 @@ static int newton_solve(void *p, const nh_nonlinear_problem *pb, double *x, long
         return NH_STEP_NO_CONVERGENCE;
     if (nh_norm_inf(n, w->residual) <= 0.01 * NH_SOLVER_FTOL * pb->scale)
         return NH_OK;
-    const int stale = pb->reuse_jacobian == NH_JACOBIAN_ACROSS_SOLVES && w->have_matrix &&
-                      w->matrix_key == pb->jacobian_key;
+    const int stale = nh_solver_keeps_matrix(pb, w->have_matrix, w->matrix_key);
     if (!stale)
         w->have_matrix = 0;
     double guess[NH_MAX_UNKNOWNS], guess_residual[NH_MAX_UNKNOWNS];
