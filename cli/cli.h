@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 
+#include "nhens/ensemble.h"
 #include "nhens/options.h"
 #include "nhens/registry.h"
 
@@ -59,8 +60,14 @@ int nh_cli_check_name(const char *what, const char *value, size_t max, const cha
 /* "kinsol" / "newton" with the message of a bad name. */
 int nh_cli_solver(const char *name, nh_solver_kind *kind, nh_error *err);
 
+/* cli_run.c, shared with merge: a run's configuration from its stored arguments (argv[0] = "run"), and
+ * the printed summary of a finished run. */
+int nh_cli_run_config(const nh_cli *cli, int argc, char **argv, nh_system *sys, nh_run_config *cfg, double *smooth,
+                      nh_error *err);
+void nh_cli_run_print_summary(const nh_run_config *cfg, const nh_run_result *res, const char *out);
+
 extern const nh_option_table nh_cli_run_table, nh_cli_order_table, nh_cli_audit_table, nh_cli_report_table,
-    nh_cli_check_table, nh_cli_list_table;
+    nh_cli_check_table, nh_cli_list_table, nh_cli_merge_table;
 
 int nh_cli_list(const nh_cli *cli, int argc, char **argv);
 int nh_cli_run(const nh_cli *cli, int argc, char **argv);
@@ -68,5 +75,6 @@ int nh_cli_order(const nh_cli *cli, int argc, char **argv);
 int nh_cli_audit(const nh_cli *cli, int argc, char **argv);
 int nh_cli_report(const nh_cli *cli, int argc, char **argv);
 int nh_cli_check(const nh_cli *cli, int argc, char **argv);
+int nh_cli_merge(const nh_cli *cli, int argc, char **argv);
 
 #endif

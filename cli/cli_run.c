@@ -6,6 +6,7 @@
 #include "nhens/checkpoint.h"
 #include "nhens/ensemble.h"
 #include "nhens/output.h"
+#include "nhens/partial.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -19,7 +20,7 @@ enum { OUTPUT_ROWS_TARGET = 1000 };
 _Static_assert(NH_BLOCK_SIZE == 8, "NH_BLOCK_SIZE_TEXT must spell NH_BLOCK_SIZE");
 
 typedef struct run_options {
-    const char *system, *method, *preset, *out, *solver, *observe, *checkpoint, *resume;
+    const char *system, *method, *preset, *out, *solver, *observe, *checkpoint, *resume, *blocks;
     const char *params[NH_CLI_MAX_PARAMS];
     int n_params, quiet, dry_run;
     double h, T, energy, fit_start, section, smooth, checkpoint_every;
@@ -60,6 +61,9 @@ static const nh_option RUN_OPTIONS[] = {
             "(removed when the run completes)"),
     RUN_OPT("checkpoint-every", NH_OPTION_DOUBLE, checkpoint_every, 0, 1e6, "S",
             "seconds between checkpoints (default 60; 0: after every block of " NH_BLOCK_SIZE_TEXT " trajectories)"),
+    RUN_OPT("blocks", NH_OPTION_STRING, blocks, 0, 0, "I/K",
+            "compute only shard I of K (1 <= I <= K) into DIR/part-I-of-K.json; nhens merge joins the K parts into "
+            "the bytes of the whole run"),
     RUN_OPT("resume", NH_OPTION_STRING, resume, 0, 0, "FILE",
             "finish the run saved in checkpoint FILE, bitwise as if never interrupted (with it only --threads, "
             "--quiet, --checkpoint and --checkpoint-every may be given)"),
@@ -93,6 +97,23 @@ static int parse_run_options(int argc, char **argv, run_options *o, int *status)
     return 0;
 }
 
+/* --blocks I/K: shard I (1-based) of K; the engine checks K against the run's chunks. */
+static int parse_blocks(const char *text, nh_run_config *cfg, nh_error *err)
+{
+    char buf[64];
+    const char *slash = strchr(text, '/');
+    long i, k;
+    if (!slash || (size_t)(slash - text) >= sizeof buf)
+        return nh_fail(err, NH_ERR_INPUT, "--blocks '%.60s' is not I/K (shard I of K, 1 <= I <= K)", text);
+    memcpy(buf, text, (size_t)(slash - text));
+    buf[slash - text] = '\0';
+    if (nh_parse_long_in(buf, 1, NH_MERGE_CHUNKS, &i) || nh_parse_long_in(slash + 1, 1, NH_MERGE_CHUNKS, &k) || i > k)
+        return nh_fail(err, NH_ERR_INPUT, "--blocks '%.60s' is not I/K with 1 <= I <= K <= %d", text, NH_MERGE_CHUNKS);
+    cfg->shard = i - 1;
+    cfg->shards = k;
+    return NH_OK;
+}
+
 static int build_config(const nh_cli *cli, const run_options *o, nh_system *sys, nh_run_config *cfg, nh_error *err)
 {
     const nh_preset *preset = NULL;
@@ -121,7 +142,23 @@ static int build_config(const nh_cli *cli, const run_options *o, nh_system *sys,
     long n_steps = (long)steps;
     cfg->every = nh_cli_given(t, o->seen, "every") ? o->every
                                                    : (n_steps / OUTPUT_ROWS_TARGET > 1 ? n_steps / OUTPUT_ROWS_TARGET : 1);
+    if (o->blocks && (rc = parse_blocks(o->blocks, cfg, err)))
+        return rc;
+    if (o->blocks && o->checkpoint)
+        return nh_fail(err, NH_ERR_INPUT, "--blocks %s and --checkpoint: a shard is not checkpointed (rerun an "
+                       "interrupted shard)", o->blocks);
     return nh_run_validate(cfg, err);
+}
+
+int nh_cli_run_config(const nh_cli *cli, int argc, char **argv, nh_system *sys, nh_run_config *cfg, double *smooth,
+                      nh_error *err)
+{
+    run_options o;
+    int status;
+    if (parse_run_options(argc, argv, &o, &status) || o.resume)
+        return nh_fail(err, NH_ERR_INPUT, "the stored arguments are not the options of a run");
+    *smooth = o.smooth;
+    return build_config(cli, &o, sys, cfg, err);
 }
 
 static void join_command(int argc, char **argv, char *buf, size_t len)
@@ -146,7 +183,7 @@ static void print_observer_extremes(const nh_run_result *res)
             printf("  max %s = %.3e\n", nh_observer_at(o)->label, nh_run_observer_max(res, o));
 }
 
-static void print_summary(const nh_run_config *cfg, const nh_run_result *res, const char *out)
+void nh_cli_run_print_summary(const nh_run_config *cfg, const nh_run_result *res, const char *out)
 {
     char method[256], sysp[256];
     nh_method_spec_format(&cfg->method, method, sizeof method);
@@ -295,6 +332,52 @@ static int checkpoint_path(const run_options *o, char *path, size_t len, nh_erro
     return NH_OK;
 }
 
+/* The arguments without --blocks: what the merged run records as its command. */
+static int unsharded_args(int argc, char **argv, char **out)
+{
+    int n = 0;
+    for (int i = 0; i < argc; ++i) {
+        if (!strcmp(argv[i], "--blocks")) {
+            ++i;
+            continue;
+        }
+        if (strncmp(argv[i], "--blocks=", 9))
+            out[n++] = argv[i];
+    }
+    return n;
+}
+
+/* A shard: compute its chunks and write DIR/part-I-of-K.json (whole or absent); the exit status. */
+static int execute_shard(const run_options *o, run_control *ctl)
+{
+    nh_run_result res;
+    nh_error err;
+    char path[2200], *args[NH_PARTIAL_MAX_ARGS];
+    const nh_run_config *cfg = ctl->cfg;
+    int n_args = ctl->n_args <= NH_PARTIAL_MAX_ARGS ? unsharded_args(ctl->n_args, ctl->args, args) : -1;
+    snprintf(path, sizeof path, "%s/part-%ld-of-%ld.json", o->out, cfg->shard + 1, cfg->shards);
+    int rc = nh_make_directory(o->out, &err);
+    if (!rc && !(rc = nh_run_ensemble(cfg, &res, &err))) {
+        if (res.complete)
+            rc = nh_partial_save(path, cfg, &res, n_args, args, &err);
+        else
+            printf("nhens run: INTERRUPTED: shard %ld of %ld not finished, %s not written\n", cfg->shard + 1,
+                   cfg->shards, path);
+        if (!rc && res.complete)
+            printf("nhens run: shard %ld of %ld (chunks %ld to %ld of %ld, trajectories %ld to %ld): %ld steps in "
+                   "%.3f s, %ld failed; wrote %s\n", cfg->shard + 1, cfg->shards, res.first_chunk,
+                   res.first_chunk + res.n_chunks - 1, nh_run_chunk_count(cfg),
+                   nh_run_chunk_first_block(cfg, res.first_chunk) * NH_BLOCK_SIZE, res.trajectories_done - 1,
+                   res.completed_steps, res.wall_seconds, res.failed, path);
+        nh_run_result_free(&res);
+    }
+    if (rc) {
+        fprintf(stderr, "nhens run: %s\n", err.msg);
+        return rc == NH_ERR_INPUT ? NH_EXIT_USAGE : NH_EXIT_ERROR;
+    }
+    return nh_cli_interrupt_status() ? nh_cli_interrupt_status() : NH_EXIT_OK;
+}
+
 /* Compute (or continue) the configured run, commit its files, print the summary; the exit status. */
 static int execute(const run_options *o, run_control *ctl, const nh_checkpoint *ck)
 {
@@ -316,7 +399,7 @@ static int execute(const run_options *o, run_control *ctl, const nh_checkpoint *
     } else {
         if (ctl->path[0] && res.complete)
             remove(ctl->path); /* the outputs hold everything it had */
-        print_summary(ctl->cfg, &res, o->out);
+        nh_cli_run_print_summary(ctl->cfg, &res, o->out);
         print_interruption(ctl->cfg, &res, ctl->path[0] ? ctl->path : NULL);
         status = run_status(&res);
     }
@@ -357,7 +440,7 @@ int nh_cli_run(const nh_cli *cli, int argc, char **argv)
             cfg.progress_ctx = &progress;
         }
         nh_cli_catch_interrupts();
-        rc = execute(&o, &ctl, ck);
+        rc = cfg.shards ? execute_shard(&o, &ctl) : execute(&o, &ctl, ck);
     }
     nh_checkpoint_free(ck);
     return rc;

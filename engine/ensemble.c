@@ -40,11 +40,19 @@ typedef struct merge_queue {
     long *ready;                /* block whose results a slot holds, or -1 */
     int n_slots;
     int stopped;                /* an abandoned block ended the prefix: nothing after it is merged */
+    long next;                  /* the next block to merge (into chunk) */
+    long end;                   /* one past the last block to compute */
+    nh_run_result chunk;        /* the blocks merged so far of the chunk holding block `next` */
 } merge_queue;
 
 static int interrupted(const nh_run_config *cfg)
 {
     return cfg->interrupted && cfg->interrupted(cfg->hook_ctx);
+}
+
+static long trajectories_before(const nh_run_config *cfg, long block)
+{
+    return block * NH_BLOCK_SIZE < cfg->ensemble ? block * NH_BLOCK_SIZE : cfg->ensemble;
 }
 
 static long step_count(const nh_run_config *cfg)
@@ -88,6 +96,11 @@ int nh_run_validate(const nh_run_config *cfg, nh_error *err)
     if (cfg->paths < 0 || cfg->paths > NH_MAX_PATHS || cfg->paths > cfg->ensemble)
         return nh_fail(err, NH_ERR_INPUT, "sample paths=%ld must be in [0, %d] and at most the ensemble size %ld",
                        cfg->paths, NH_MAX_PATHS, cfg->ensemble);
+    if (cfg->shards < 0 || cfg->shards > nh_run_chunk_count(cfg) || (cfg->shards > 0 && (cfg->shard < 0 || cfg->shard >= cfg->shards)))
+        return nh_fail(err, NH_ERR_INPUT,
+                       "shard %ld of %ld: the ensemble of %ld trajectories has %ld chunks of blocks, so at most %ld "
+                       "shards, numbered 1 to the shard count", cfg->shard + 1, cfg->shards, cfg->ensemble,
+                       nh_run_chunk_count(cfg), nh_run_chunk_count(cfg));
     if (cfg->threads < 1 || cfg->threads > 1024)
         return nh_fail(err, NH_ERR_INPUT, "threads=%d must be in [1, 1024]", cfg->threads);
     if (!(cfg->fit_window_start >= 0.0 && cfg->fit_window_start < 1.0))
@@ -124,6 +137,21 @@ static int result_alloc(nh_run_result *res, long n_out)
     return res->time && res->live && res->acc && res->groups && res->paths && res->sketch ? NH_OK : NH_ERR_NOMEM;
 }
 
+/* A shard's kept chunks: one allocation of accumulators, cut per chunk. */
+static int chunks_alloc(nh_run_result *res)
+{
+    const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
+    res->chunks = calloc((size_t)res->n_chunks, sizeof *res->chunks);
+    nh_accum *acc = calloc((size_t)res->n_chunks * cells, sizeof *acc);
+    if (!res->chunks || !acc) {
+        free(acc);
+        return NH_ERR_NOMEM;
+    }
+    for (long c = 0; c < res->n_chunks; ++c)
+        res->chunks[c].acc = acc + (size_t)c * cells;
+    return NH_OK;
+}
+
 double nh_run_observer_max(const nh_run_result *res, int obs)
 {
     double worst = 0.0;
@@ -140,6 +168,9 @@ void nh_run_result_free(nh_run_result *res)
     free(res->groups);
     free(res->paths);
     free(res->sketch);
+    if (res->chunks)
+        free(res->chunks[0].acc);
+    free(res->chunks);
     memset(res, 0, sizeof *res);
 }
 
@@ -257,34 +288,74 @@ static void block_reset(block_stats *b, long n_out, const nh_sketch_layout *sl)
     b->abandoned = 0;
 }
 
-/* Block `index` into the run's statistics and into its group's series of the fitted observer. */
-static void merge_block(nh_run_result *res, long index, const block_stats *b)
+/* Block b's statistics into its chunk's (chunk->acc in block order; counts add). */
+static void merge_block(nh_run_result *chunk, const block_stats *b)
+{
+    const long cells = chunk->n_out * nh_observer_count();
+    for (long i = 0; i < cells; ++i)
+        nh_accum_merge(&chunk->acc[i], &b->acc[i]);
+    for (long k = 0; k < chunk->n_out; ++k)
+        chunk->live[k] += b->live[k];
+    const nh_sketch_layout *sl = &chunk->sketch_layout;
+    for (long t = 0; t < NH_BLOCK_SIZE; ++t)
+        for (long row = 0; row < sl->rows; ++row)
+            for (int j = 0; j < sl->n; ++j)
+                nh_sketch_add(&chunk->sketch[row * sl->n + j], b->samples[(t * sl->rows + row) * sl->n + j]);
+    for (int f = 0; f < b->n_failures; ++f) {
+        const nh_failure *fl = &b->failures[f];
+        chunk->failed++;
+        chunk->failures_by_status[fl->status >= 0 && fl->status < 8 ? fl->status : 0]++;
+        if (chunk->n_reported < NH_MAX_REPORTED_FAILURES)
+            chunk->first_failures[chunk->n_reported++] = *fl;
+    }
+    chunk->completed_steps += b->steps;
+    chunk->solver.solves += b->solver.solves;
+    chunk->solver.iterations += b->solver.iterations;
+    chunk->solver.failures += b->solver.failures;
+}
+
+void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, const nh_failure *failures,
+                          int n_failures)
 {
     const int nobs = nh_observer_count(), fitted = nh_observer_fitted();
     const long cells = res->n_out * nobs;
     for (long i = 0; i < cells; ++i)
-        nh_accum_merge(&res->acc[i], &b->acc[i]);
-    nh_accum *group = &res->groups[(index % NH_FIT_GROUPS) * res->n_out];
+        nh_accum_merge(&res->acc[i], &acc[i]);
+    nh_accum *group = &res->groups[(chunk % NH_FIT_GROUPS) * res->n_out];
     for (long k = 0; k < res->n_out; ++k)
-        nh_accum_merge(&group[k], &b->acc[k * nobs + fitted]);
+        nh_accum_merge(&group[k], &acc[k * nobs + fitted]);
+    for (int f = 0; f < n_failures && res->n_reported < NH_MAX_REPORTED_FAILURES; ++f)
+        res->first_failures[res->n_reported++] = failures[f];
+}
+
+void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from)
+{
     for (long k = 0; k < res->n_out; ++k)
-        res->live[k] += b->live[k];
-    const nh_sketch_layout *sl = &res->sketch_layout;
-    for (long t = 0; t < NH_BLOCK_SIZE; ++t)
-        for (long row = 0; row < sl->rows; ++row)
-            for (int j = 0; j < sl->n; ++j)
-                nh_sketch_add(&res->sketch[row * sl->n + j], b->samples[(t * sl->rows + row) * sl->n + j]);
-    for (int f = 0; f < b->n_failures; ++f) {
-        const nh_failure *fl = &b->failures[f];
-        res->failed++;
-        res->failures_by_status[fl->status >= 0 && fl->status < 8 ? fl->status : 0]++;
-        if (res->n_reported < NH_MAX_REPORTED_FAILURES)
-            res->first_failures[res->n_reported++] = *fl;
+        res->live[k] += from->live[k];
+    const long sketch_cells = res->sketch_layout.rows * res->sketch_layout.n;
+    for (long c = 0; c < sketch_cells; ++c)
+        nh_sketch_merge(&res->sketch[c], &from->sketch[c]);
+    res->failed += from->failed;
+    for (int s = 0; s < 8; ++s)
+        res->failures_by_status[s] += from->failures_by_status[s];
+    res->completed_steps += from->completed_steps;
+    res->solver.solves += from->solver.solves;
+    res->solver.iterations += from->solver.iterations;
+    res->solver.failures += from->solver.failures;
+}
+
+/* A finished chunk into the run: merged (a whole run) or kept as it is (a shard's partial result). */
+static void chunk_done(nh_run_result *res, long c, const nh_run_result *chunk)
+{
+    if (res->chunks) {
+        nh_chunk_stats *kept = &res->chunks[c - res->first_chunk];
+        memcpy(kept->acc, chunk->acc, (size_t)res->n_out * (size_t)nh_observer_count() * sizeof *kept->acc);
+        memcpy(kept->first_failures, chunk->first_failures, sizeof kept->first_failures);
+        kept->n_reported = chunk->n_reported;
+    } else {
+        nh_run_merge_ordered(res, c, chunk->acc, chunk->first_failures, chunk->n_reported);
     }
-    res->completed_steps += b->steps;
-    res->solver.solves += b->solver.solves;
-    res->solver.iterations += b->solver.iterations;
-    res->solver.failures += b->solver.failures;
+    nh_run_merge_counts(res, chunk);
 }
 
 static int worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, nh_error *err)
@@ -301,6 +372,7 @@ static int worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, 
 
 static void queue_free(merge_queue *q)
 {
+    nh_run_result_free(&q->chunk);
     for (int i = 0; q->slots && i < q->n_slots; ++i) {
         free(q->slots[i].acc);
         free(q->slots[i].live);
@@ -310,12 +382,16 @@ static void queue_free(merge_queue *q)
     free(q->ready);
 }
 
-static int queue_init(merge_queue *q, int threads, long n_out, const nh_sketch_layout *sl, nh_error *err)
+static int queue_init(merge_queue *q, int threads, const nh_run_result *res, long first, long end, nh_error *err)
 {
-    *q = (merge_queue){.n_slots = 2 * threads};
+    const long n_out = res->n_out;
+    const nh_sketch_layout *sl = &res->sketch_layout;
+    *q = (merge_queue){.n_slots = 2 * threads, .next = first, .end = end};
+    q->chunk.n_out = n_out;
+    q->chunk.sketch_layout = *sl;
     q->slots = calloc((size_t)q->n_slots, sizeof *q->slots);
     q->ready = malloc((size_t)q->n_slots * sizeof *q->ready);
-    int ok = q->slots && q->ready;
+    int ok = q->slots && q->ready && result_alloc(&q->chunk, n_out) == NH_OK;
     for (int i = 0; ok && i < q->n_slots; ++i) {
         q->ready[i] = -1;
         q->slots[i].acc = calloc((size_t)n_out * nh_observer_count(), sizeof *q->slots[i].acc);
@@ -333,7 +409,7 @@ static void worker_free(worker *w)
     nh_stepper_free(w->stepper);
 }
 
-static void finish_result(const nh_run_config *cfg, nh_run_result *res)
+void nh_run_result_finish(const nh_run_config *cfg, nh_run_result *res)
 {
     double *var = malloc((size_t)res->n_out * sizeof *var);
     res->steps_per_second = res->wall_seconds > 0 ? res->completed_steps / res->wall_seconds : 0.0;
@@ -371,6 +447,45 @@ long nh_run_block_count(const nh_run_config *cfg)
     return (cfg->ensemble + NH_BLOCK_SIZE - 1) / NH_BLOCK_SIZE;
 }
 
+long nh_run_chunk_count(const nh_run_config *cfg)
+{
+    const long blocks = nh_run_block_count(cfg);
+    return blocks < NH_MERGE_CHUNKS ? blocks : NH_MERGE_CHUNKS;
+}
+
+long nh_run_chunk_first_block(const nh_run_config *cfg, long chunk)
+{
+    return chunk * nh_run_block_count(cfg) / nh_run_chunk_count(cfg);
+}
+
+long nh_run_chunk_of_block(const nh_run_config *cfg, long block)
+{
+    const long blocks = nh_run_block_count(cfg), chunks = nh_run_chunk_count(cfg);
+    long c = block * chunks / blocks; /* at most one below the answer */
+    while (c + 1 < chunks && nh_run_chunk_first_block(cfg, c + 1) <= block)
+        ++c;
+    return c;
+}
+
+int nh_run_is_chunk_boundary(const nh_run_config *cfg, long block)
+{
+    return block == nh_run_block_count(cfg) ||
+           (block >= 0 && block < nh_run_block_count(cfg) &&
+            nh_run_chunk_first_block(cfg, nh_run_chunk_of_block(cfg, block)) == block);
+}
+
+void nh_run_shard_chunks(const nh_run_config *cfg, long *first, long *count)
+{
+    const long chunks = nh_run_chunk_count(cfg);
+    if (cfg->shards <= 0) {
+        *first = 0;
+        *count = chunks;
+        return;
+    }
+    *first = cfg->shard * chunks / cfg->shards;
+    *count = (cfg->shard + 1) * chunks / cfg->shards - *first;
+}
+
 int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *err)
 {
     memset(res, 0, sizeof *res);
@@ -391,6 +506,13 @@ int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *e
     }
     for (long k = 0; k < n_out; ++k)
         res->time[k] = (double)(k * cfg->every) * cfg->h;
+    nh_run_shard_chunks(cfg, &res->first_chunk, &res->n_chunks);
+    res->next_block = nh_run_chunk_first_block(cfg, res->first_chunk);
+    res->trajectories_done = trajectories_before(cfg, res->next_block);
+    if (cfg->shards > 0 && chunks_alloc(res)) {
+        nh_run_result_free(res);
+        return nh_fail(err, NH_ERR_NOMEM, "out of memory for %ld chunks of %ld output times", res->n_chunks, n_out);
+    }
     return NH_OK;
 }
 
@@ -411,15 +533,39 @@ static void run_block(const nh_run_config *cfg, worker *w, long b, const nh_run_
                                          after.failures - before.failures};
 }
 
-static void merge_next(const nh_run_config *cfg, const block_stats *blk, nh_run_result *res)
+static void chunk_reset(nh_run_result *chunk)
 {
-    merge_block(res, res->next_block, blk);
-    res->next_block++;
-    const long b = res->next_block;
-    res->trajectories_done = b * NH_BLOCK_SIZE < cfg->ensemble ? b * NH_BLOCK_SIZE : cfg->ensemble;
-    if (cfg->progress)
-        cfg->progress(res->trajectories_done, cfg->ensemble, cfg->progress_ctx);
-    if (cfg->merged)
+    const long cells = chunk->n_out * nh_observer_count();
+    for (long i = 0; i < cells; ++i)
+        nh_accum_reset(&chunk->acc[i]);
+    memset(chunk->live, 0, (size_t)chunk->n_out * sizeof *chunk->live);
+    memset(chunk->sketch, 0, (size_t)(chunk->sketch_layout.rows * chunk->sketch_layout.n) * sizeof *chunk->sketch);
+    chunk->failed = 0;
+    memset(chunk->failures_by_status, 0, sizeof chunk->failures_by_status);
+    chunk->n_reported = 0;
+    chunk->completed_steps = 0;
+    chunk->solver = (nh_solver_stats){0};
+}
+
+/* The next block in order into its chunk; a chunk's last block makes the chunk part of the run. */
+static void merge_next(const nh_run_config *cfg, merge_queue *q, const block_stats *blk, nh_run_result *res)
+{
+    const long c = nh_run_chunk_of_block(cfg, q->next);
+    if (q->next == nh_run_chunk_first_block(cfg, c))
+        chunk_reset(&q->chunk);
+    merge_block(&q->chunk, blk);
+    q->next++;
+    if (cfg->progress) {
+        const long origin = trajectories_before(cfg, nh_run_chunk_first_block(cfg, res->first_chunk));
+        cfg->progress(trajectories_before(cfg, q->next) - origin, trajectories_before(cfg, q->end) - origin,
+                      cfg->progress_ctx);
+    }
+    if (q->next != nh_run_chunk_first_block(cfg, c + 1))
+        return;
+    chunk_done(res, c, &q->chunk);
+    res->next_block = q->next;
+    res->trajectories_done = trajectories_before(cfg, q->next);
+    if (cfg->merged && !res->chunks)
         cfg->merged(res, res->next_block, cfg->hook_ctx);
 }
 
@@ -429,24 +575,24 @@ static void publish(const nh_run_config *cfg, merge_queue *q, long b, nh_run_res
 #pragma omp critical(nh_merge)
     {
         q->ready[b % q->n_slots] = b;
-        for (long next = res->next_block; !q->stopped && q->ready[next % q->n_slots] == next; next = res->next_block) {
+        for (long next = q->next; !q->stopped && q->ready[next % q->n_slots] == next; next = q->next) {
             const block_stats *blk = &q->slots[next % q->n_slots];
             if (blk->abandoned)
                 q->stopped = 1;
             else
-                merge_next(cfg, blk, res);
+                merge_next(cfg, q, blk, res);
             q->ready[next % q->n_slots] = -1;
         }
     }
 }
 
 /* The slot of block b once block b - n_slots is merged, or NULL when the run has stopped short of b. */
-static block_stats *slot_for(merge_queue *q, long b, const nh_run_result *res)
+static block_stats *slot_for(merge_queue *q, long b)
 {
     for (;;) {
         int state;
 #pragma omp critical(nh_merge)
-        state = q->stopped ? -1 : res->next_block > b - q->n_slots;
+        state = q->stopped ? -1 : q->next > b - q->n_slots;
         if (state)
             return state > 0 ? &q->slots[b % q->n_slots] : NULL;
         struct timespec pause = {0, 20000};
@@ -454,17 +600,12 @@ static block_stats *slot_for(merge_queue *q, long b, const nh_run_result *res)
     }
 }
 
-int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_error *err)
+/* Blocks [first, end) over the threads, merged in order into res; 0, or the setup error of a worker. */
+static int compute_blocks(const nh_run_config *cfg, merge_queue *q, nh_run_result *res, long first, long end,
+                          nh_error *err)
 {
-    const long n_blocks = nh_run_block_count(cfg), first = res->next_block;
-    if (first < 0 || first > n_blocks)
-        return nh_fail(err, NH_ERR_INPUT, "cannot continue at block %ld of a run of %ld blocks", first, n_blocks);
     int setup_failed = 0;
     nh_error setup_err = {{0}};
-    double start = omp_get_wtime();
-    merge_queue q;
-    if (queue_init(&q, cfg->threads, res->n_out, &res->sketch_layout, err))
-        return NH_ERR_NOMEM;
 #pragma omp parallel num_threads(cfg->threads)
     {
         worker w;
@@ -483,28 +624,42 @@ int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_er
         any_failed = setup_failed;
         if (!any_failed) {
 #pragma omp for schedule(dynamic, 1)
-            for (long b = first; b < n_blocks; ++b) {
-                if (!(w.block = slot_for(&q, b, res)))
+            for (long b = first; b < end; ++b) {
+                if (!(w.block = slot_for(q, b)))
                     continue;
                 run_block(cfg, &w, b, res);
-                publish(cfg, &q, b, res);
+                publish(cfg, q, b, res);
             }
         }
         worker_free(&w);
     }
-    queue_free(&q);
-    if (setup_failed) {
+    if (setup_failed)
         *err = setup_err;
-        return NH_ERR_SOLVER;
-    }
-    res->complete = res->next_block == n_blocks;
+    return setup_failed ? NH_ERR_SOLVER : NH_OK;
+}
+
+int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_error *err)
+{
+    const long first = res->next_block, end = nh_run_chunk_first_block(cfg, res->first_chunk + res->n_chunks);
+    if (first < nh_run_chunk_first_block(cfg, res->first_chunk) || first > end || !nh_run_is_chunk_boundary(cfg, first))
+        return nh_fail(err, NH_ERR_INPUT, "cannot continue at block %ld: not the start of a chunk of blocks %ld to %ld",
+                       first, nh_run_chunk_first_block(cfg, res->first_chunk), end);
+    double start = omp_get_wtime();
+    merge_queue q;
+    if (queue_init(&q, cfg->threads, res, first, end, err))
+        return NH_ERR_NOMEM;
+    int rc = compute_blocks(cfg, &q, res, first, end, err);
+    queue_free(&q);
+    if (rc)
+        return rc;
+    res->complete = res->next_block == end;
     /* paths of trajectories outside the merged prefix (abandoned blocks) are not results */
     const size_t row = (size_t)res->n_out * (size_t)nh_observer_count();
     for (long i = res->trajectories_done; i < res->n_paths; ++i)
         for (size_t j = 0; j < row; ++j)
             res->paths[(size_t)i * row + j] = NAN;
     res->wall_seconds = omp_get_wtime() - start;
-    finish_result(cfg, res);
+    nh_run_result_finish(cfg, res);
     return NH_OK;
 }
 

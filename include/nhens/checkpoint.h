@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-enum { NH_CHECKPOINT_VERSION = 3, NH_CHECKPOINT_MAX_ARGS = 128 };
+enum { NH_CHECKPOINT_VERSION = 4, NH_CHECKPOINT_MAX_ARGS = 128 };
 
 typedef struct nh_checkpoint nh_checkpoint;
 

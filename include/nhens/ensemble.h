@@ -1,7 +1,10 @@
 /* Ensemble runs: energy-shell sampling and the OpenMP driver. The engine is the only place that
- * knows about threads. Trajectory i draws from its own PCG stream (seed, i); trajectories are
- * grouped in fixed blocks of NH_BLOCK_SIZE, each block's Welford accumulators are merged into the
- * run's in block order, so every output is bitwise identical for any number of threads.
+ * knows about threads and ranks. Trajectory i draws from its own PCG stream (seed, i); trajectories
+ * are grouped in fixed blocks of NH_BLOCK_SIZE, blocks in at most NH_MERGE_CHUNKS fixed chunks of
+ * consecutive blocks. Each block's Welford accumulators are merged in block order into its chunk's,
+ * and the chunks' in chunk order into the run's, so every output is bitwise identical for any number
+ * of threads, and a run computed in shards (chunk ranges, each kept unmerged as a partial result)
+ * merges to the same bits: the merge tree does not depend on who computed what.
  * A trajectory whose step fails is recorded (index, time, reason) and contributes no sample from
  * the failing output time on; n_live counts the trajectories in each output time's statistics. */
 #ifndef NHENS_ENSEMBLE_H
@@ -15,7 +18,8 @@
 
 enum { NH_BLOCK_SIZE = 8, NH_MAX_REPORTED_FAILURES = 16, NH_SAMPLE_MAX_TRIES = 100000, NH_INTERRUPT_POLL_STEPS = 1024,
        NH_MAX_OUTPUT_ROWS = 1000000, /* output times of a run: memory is ~0.5 kB per row and thread */
-       NH_MAX_PATHS = 64 };
+       NH_MAX_PATHS = 64,
+       NH_MERGE_CHUNKS = 256 /* at most this many chunks, so at most this many shards or MPI ranks */ };
 
 
 /* Energy-shell sampler: q from the system's configuration distribution (rejecting V(q) >= E),
@@ -50,7 +54,11 @@ typedef struct nh_run_config {
     /* Polled by the workers (every block and every NH_INTERRUPT_POLL_STEPS steps); non-zero: stop handing
      * out blocks, abandon the blocks in flight, keep the merged prefix (res->complete = 0). NULL: never. */
     int (*interrupted)(void *ctx);
-    /* Called in block order after each merge with the merged prefix of next_block blocks (for checkpoints). */
+    /* A shard of the run: shards > 0 computes chunk range shard of shards (0 <= shard < shards <= chunks) and
+     * keeps each chunk's statistics in res->chunks, a partial result for nh_partial_merge; 0: the whole run. */
+    long shard, shards;
+    /* Called in chunk order after each chunk's merge with the merged prefix of next_block blocks (checkpoints;
+     * not for shards). */
     void (*merged)(const nh_run_result *partial, long next_block, void *ctx);
     void *hook_ctx;             /* passed to interrupted and merged */
 } nh_run_config;
@@ -60,6 +68,14 @@ typedef struct nh_failure {
     double time;
     int status;
 } nh_failure;
+
+/* What a chunk contributes in merge order (everything else adds): its accumulators, n_out x observers,
+ * and its first failures. */
+typedef struct nh_chunk_stats {
+    nh_accum *acc;
+    nh_failure first_failures[NH_MAX_REPORTED_FAILURES];
+    int n_reported;
+} nh_chunk_stats;
 
 /* Which output times and observers carry a quantile sketch: output index k = row * stride (rows of
  * them, at most NH_SKETCH_MAX_ROWS), observer[j] for j < n (the table's sketched observers). */
@@ -95,8 +111,10 @@ struct nh_run_result {
     unsigned observer_mask;     /* nh_observer_mask of the system: the columns written */
     double variance_scale;      /* h^(2r) for a method of order r: dH_var / this is seed 000 Fig. 2's scaling */
     long trajectories_done;     /* trajectories in the statistics: the first blocks, in order */
-    long next_block;            /* blocks merged so far */
+    long next_block;            /* blocks merged so far (a chunk boundary) */
     int complete;               /* every trajectory done (0 after an interruption) */
+    long first_chunk, n_chunks; /* the chunks this result computes: all, or a shard's */
+    nh_chunk_stats *chunks;     /* a shard's chunks, unmerged (n_chunks of them); NULL for a whole run */
 };
 
 /* Start from a preset: one initial state (cfg->preset) or, for a shell preset, its energy shell
@@ -114,6 +132,21 @@ int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *e
 int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_error *err);
 /* Number of blocks of NH_BLOCK_SIZE trajectories in the run. */
 long nh_run_block_count(const nh_run_config *cfg);
+/* Chunks: min(blocks, NH_MERGE_CHUNKS); chunk c holds blocks [c B / C, (c + 1) B / C). */
+long nh_run_chunk_count(const nh_run_config *cfg);
+long nh_run_chunk_first_block(const nh_run_config *cfg, long chunk);
+long nh_run_chunk_of_block(const nh_run_config *cfg, long block);
+/* Whether a merged prefix may end before `block` (the first block of a chunk, or the end of the run). */
+int nh_run_is_chunk_boundary(const nh_run_config *cfg, long block);
+/* The chunks of cfg's shard (all of them for a whole run). */
+void nh_run_shard_chunks(const nh_run_config *cfg, long *first, long *count);
+/* Chunk `chunk`'s ordered part into res (the next chunk in order: accumulators, fit group, failures). */
+void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, const nh_failure *failures,
+                          int n_failures);
+/* The order-free part of `from` into res: live counts, sketches, failure and step and solver counts. */
+void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from);
+/* The derived results of merged statistics: the variance fit and its jackknife errors, steps/s. */
+void nh_run_result_finish(const nh_run_config *cfg, nh_run_result *res);
 void nh_run_result_free(nh_run_result *res);
 
 /* max |value| of observer `obs` over all output times. */
