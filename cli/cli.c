@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "nhens/plugin.h"
+#include "nhens/ranks.h"
 
 #include <string.h>
 
@@ -100,14 +101,22 @@ static int dispatch(const nh_cli *cli, int argc, char **argv)
 int nh_cli_main(int argc, char **argv)
 {
     nh_error err;
-    nh_cli cli = {nh_registry_create(&err)};
-    if (!cli.registry) {
+    if (nh_ranks_init(&argc, &argv, &err)) {
         fprintf(stderr, "nhens: %s\n", err.msg);
         return NH_EXIT_ERROR;
     }
-    int status = NH_EXIT_OK, first = load_plugins(cli.registry, argc, argv, &status);
-    if (first >= 0)
+    nh_cli cli = {nh_registry_create(&err)};
+    int status = NH_EXIT_OK, first = cli.registry ? load_plugins(cli.registry, argc, argv, &status) : -1;
+    if (!cli.registry) {
+        fprintf(stderr, "nhens: %s\n", err.msg);
+        status = NH_EXIT_ERROR;
+    }
+    if (nh_rank() != 0) /* every rank loads the same plugins; rank 0 runs the command */
+        status = cli.registry && first >= 0 ? nh_cli_serve_runs(&cli) : NH_EXIT_ERROR;
+    else if (first >= 0)
         status = dispatch(&cli, argc - first, argv + first);
+    nh_cli_stop_serving();
     nh_registry_free(cli.registry);
+    nh_ranks_finalize();
     return status;
 }

@@ -66,6 +66,12 @@ int nh_cli_run_config(const nh_cli *cli, int argc, char **argv, nh_system *sys, 
                       nh_error *err);
 void nh_cli_run_print_summary(const nh_run_config *cfg, const nh_run_result *res, const char *out);
 
+/* cli_ranks.c: an ensemble over every MPI rank (nh_run_ensemble with one); the other ranks serve rank 0's
+ * runs until it stops them (called once rank 0's command has finished). */
+int nh_cli_compute_run(const nh_run_config *cfg, nh_run_result *res, nh_error *err);
+int nh_cli_serve_runs(const nh_cli *cli);
+void nh_cli_stop_serving(void);
+
 extern const nh_option_table nh_cli_run_table, nh_cli_order_table, nh_cli_audit_table, nh_cli_report_table,
     nh_cli_check_table, nh_cli_list_table, nh_cli_merge_table;
 

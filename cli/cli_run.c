@@ -7,6 +7,7 @@
 #include "nhens/ensemble.h"
 #include "nhens/output.h"
 #include "nhens/partial.h"
+#include "nhens/ranks.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -277,6 +278,8 @@ static void on_merged(const nh_run_result *partial, long next_block, void *ctx)
 /* The ensemble from the start or from the checkpoint; an interrupted run brings its checkpoint up to date. */
 static int compute(run_control *ctl, const nh_checkpoint *ck, nh_run_result *res, nh_error *err)
 {
+    if (nh_rank_count() > 1)
+        return nh_cli_compute_run(ctl->cfg, res, err);
     int rc = nh_run_result_init(ctl->cfg, res, err);
     if (!rc && ck)
         rc = nh_checkpoint_restore(ck, ctl->cfg, res, err);
@@ -415,6 +418,9 @@ int nh_cli_run(const nh_cli *cli, int argc, char **argv)
     nh_checkpoint *ck = NULL; /* when resuming, o's strings point into it: freed last */
     if (parse_run_options(argc, argv, &o, &rc))
         return rc;
+    if (nh_rank_count() > 1 && (o.checkpoint || o.resume || o.blocks))
+        return usage_error("under mpirun the ranks share the run: --checkpoint, --resume and --blocks are for "
+                           "single processes");
     if (o.resume && (rc = resume_options(&o, &ck, &n_args, &args))) {
         nh_checkpoint_free(ck);
         return rc;

@@ -216,7 +216,7 @@ static int run_one(const nh_cli *cli, const report_options *o, const nh_exp_pane
     nh_cli_progress_start(&progress, "   ");
     cfg.progress = nh_cli_progress_report;
     cfg.progress_ctx = &progress;
-    if (rc || (rc = nh_make_directory(dir, err)) || (rc = nh_run_ensemble(&cfg, &res, err)))
+    if (rc || (rc = nh_make_directory(dir, err)) || (rc = nh_cli_compute_run(&cfg, &res, err)))
         return rc;
     char command[512];
     snprintf(command, sizeof command, "nhens report (panel %s, method %s)", p->name, p->methods[k]);

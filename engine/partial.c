@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FORMAT_NAME "nhens-partial"
+#define FORMAT_NAME "nhens-partial-result"
 #define NH_PARTIAL_MAX_BYTES ((size_t)1 << 31)
 
 _Static_assert((int)NH_PARTIAL_MAX_ARGS == (int)NH_STATE_MAX_ARGS, "one bound on stored arguments");

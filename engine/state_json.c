@@ -196,7 +196,7 @@ cJSON *nh_state_parse(const char *text, const char *name, const char *format, in
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, format) || !cJSON_IsNumber(ver) ||
         ver->valuedouble != version || !cJSON_IsArray(list) || cJSON_GetArraySize(list) > NH_STATE_MAX_ARGS) {
         cJSON_Delete(root);
-        return nh_fail(err, NH_ERR_INPUT, "'%s' is not an %s file of version %d", name, format, version), NULL;
+        return nh_fail(err, NH_ERR_INPUT, "'%s' is not an nhens %s of version %d", name, format + 6, version), NULL;
     }
     *n_args = 0;
     for (const cJSON *a = list->child; a; a = a->next) {
