@@ -24,5 +24,9 @@ install(FILES ${CMAKE_BINARY_DIR}/nhensConfig.cmake ${CMAKE_BINARY_DIR}/nhensCon
 
 # Relocatable: the prefix is found from the .pc file's own place, so `cmake --install --prefix P` works.
 file(RELATIVE_PATH NHENS_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+set(NHENS_PC_MPI "")
+if(NHENS_MPI)
+  list(JOIN MPI_C_LIBRARIES " " NHENS_PC_MPI)
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/nhens.pc.in ${CMAKE_BINARY_DIR}/nhens.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/nhens.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

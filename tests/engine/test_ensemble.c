@@ -5,11 +5,13 @@
 #include <criterion/new/assert.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "helpers.h"
 #include "nhens/ensemble.h"
 #include "nhens/output.h"
+#include "nhens/partial.h"
 
 static char *slurp(const char *path)
 {
@@ -481,4 +483,118 @@ Test(latitude, another_section_is_a_parameter)
     /* T = 50 and P = 2.0: 24 or 25 crossings */
     cr_assert(crossings >= 24 && crossings <= 25, "crossings %g", crossings);
     nh_run_result_free(&res);
+}
+
+/* ---- shards and partial results ---- */
+
+static void shard_config(nh_system *s, nh_run_config *cfg, long shard, long shards)
+{
+    make_system(s, "quartic", "n=2", NULL);
+    *cfg = (nh_run_config){.system = s, .h = 0.1, .T = 6, .every = 3, .ensemble = 2101, .seed = 77, .threads = 2,
+                           .energy = 3.2575, .fit_window_start = 0.5, .paths = 3, .shard = shard, .shards = shards};
+    make_method(&cfg->method, "dla01");
+}
+
+/* Shard i of k computed, written as text and merged into whole (in order). */
+static void merge_shard(nh_run_result *whole, long i, long k)
+{
+    nh_system s;
+    nh_run_config cfg, whole_cfg;
+    nh_run_result part;
+    nh_error err;
+    shard_config(&s, &cfg, i, k);
+    shard_config(&s, &whole_cfg, 0, 0);
+    cr_assert(eq(int, nh_run_ensemble(&cfg, &part, &err), NH_OK), "%s", err.msg);
+    char *text = nh_partial_text(&cfg, &part, 0, NULL, &err);
+    cr_assert(text != NULL, "%s", err.msg);
+    nh_partial *p = nh_partial_parse(text, "test", &err);
+    cr_assert(p != NULL, "%s", err.msg);
+    cr_assert(eq(int, nh_partial_merge(p, &whole_cfg, whole, &err), NH_OK), "shard %ld of %ld: %s", i, k, err.msg);
+    nh_partial_free(p);
+    free(text);
+    nh_run_result_free(&part);
+}
+
+static void assert_same_statistics(const nh_run_result *a, const nh_run_result *b)
+{
+    const size_t cells = (size_t)a->n_out * (size_t)nh_observer_count();
+    cr_assert(eq(int, memcmp(a->acc, b->acc, cells * sizeof *a->acc), 0), "accumulators differ bitwise");
+    cr_assert(eq(int, memcmp(a->groups, b->groups, (size_t)a->n_out * NH_FIT_GROUPS * sizeof *a->groups), 0));
+    cr_assert(eq(int, memcmp(a->live, b->live, (size_t)a->n_out * sizeof *a->live), 0));
+    const size_t sketches = (size_t)(a->sketch_layout.rows * a->sketch_layout.n);
+    cr_assert(eq(int, memcmp(a->sketch, b->sketch, sketches * sizeof *a->sketch), 0));
+    cr_assert(eq(int, memcmp(a->paths, b->paths, (size_t)a->n_paths * cells * sizeof *a->paths), 0));
+    cr_assert(eq(long, a->completed_steps, b->completed_steps));
+    cr_assert(eq(long, a->failed, b->failed));
+    cr_assert(eq(long, a->trajectories_done, b->trajectories_done));
+    cr_assert(eq(int, a->complete, b->complete));
+    cr_assert(eq(dbl, a->fit.C, b->fit.C));
+    cr_assert(eq(dbl, a->fit.C_err, b->fit.C_err));
+}
+
+Test(shards, merged_partial_results_are_the_whole_run_bitwise)
+{
+    /* 2101 trajectories = 263 blocks in 256 chunks: some chunks hold two blocks, so the two-level merge
+     * order is exercised; 1, 2 and 5 shards (5 does not divide 256) */
+    nh_system s;
+    nh_run_config cfg;
+    nh_run_result whole;
+    nh_error err;
+    shard_config(&s, &cfg, 0, 0);
+    cr_assert(eq(long, nh_run_chunk_count(&cfg), NH_MERGE_CHUNKS));
+    cr_assert(eq(int, nh_run_ensemble(&cfg, &whole, &err), NH_OK), "%s", err.msg);
+    const long shard_counts[] = {1, 2, 5};
+    for (int t = 0; t < 3; ++t) {
+        nh_run_result merged;
+        cr_assert(eq(int, nh_run_result_init(&cfg, &merged, &err), NH_OK), "%s", err.msg);
+        for (long i = 0; i < shard_counts[t]; ++i)
+            merge_shard(&merged, i, shard_counts[t]);
+        nh_run_result_finish(&cfg, &merged);
+        assert_same_statistics(&whole, &merged);
+        nh_run_result_free(&merged);
+    }
+    nh_run_result_free(&whole);
+}
+
+Test(shards, out_of_order_damaged_and_foreign_parts_are_refused)
+{
+    nh_system s;
+    nh_run_config cfg, whole_cfg;
+    nh_run_result part, whole;
+    nh_error err;
+    shard_config(&s, &cfg, 1, 2);
+    shard_config(&s, &whole_cfg, 0, 0);
+    cr_assert(eq(int, nh_run_ensemble(&cfg, &part, &err), NH_OK), "%s", err.msg);
+    char *text = nh_partial_text(&cfg, &part, 0, NULL, &err);
+    nh_partial *p = nh_partial_parse(text, "second", &err);
+    cr_assert(eq(int, nh_run_result_init(&whole_cfg, &whole, &err), NH_OK));
+    cr_assert(eq(int, nh_partial_merge(p, &whole_cfg, &whole, &err), NH_ERR_INPUT), "shard 2 before shard 1");
+    cr_assert(strstr(err.msg, "does not continue") != NULL, "%s", err.msg);
+    nh_partial_free(p);
+    /* a foreign seed */
+    whole_cfg.seed = 78;
+    nh_run_result_free(&whole);
+    cr_assert(eq(int, nh_run_result_init(&whole_cfg, &whole, &err), NH_OK));
+    whole.next_block = nh_run_chunk_first_block(&whole_cfg, 128);
+    p = nh_partial_parse(text, "second", &err);
+    cr_assert(eq(int, nh_partial_merge(p, &whole_cfg, &whole, &err), NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "another configuration") != NULL, "%s", err.msg);
+    nh_partial_free(p);
+    /* a damaged accumulator string (one hex digit replaced) */
+    whole_cfg.seed = 77;
+    nh_run_result_free(&whole);
+    cr_assert(eq(int, nh_run_result_init(&whole_cfg, &whole, &err), NH_OK));
+    whole.next_block = nh_run_chunk_first_block(&whole_cfg, 128);
+    char *acc = strstr(text, "\"accumulators\":\"");
+    cr_assert(acc != NULL);
+    acc[20] = 'z';
+    p = nh_partial_parse(text, "damaged", &err);
+    cr_assert(eq(int, nh_partial_merge(p, &whole_cfg, &whole, &err), NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "damaged") != NULL, "%s", err.msg);
+    nh_partial_free(p);
+    cr_assert(nh_partial_parse("{\"format\":\"nhens-checkpoint\"}", "other", &err) == NULL);
+    cr_assert(strstr(err.msg, "not an nhens partial-result") != NULL, "%s", err.msg);
+    free(text);
+    nh_run_result_free(&whole);
+    nh_run_result_free(&part);
 }

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Byte identity beyond one process: a run computed whole, as 3 shards merged in shuffled order, as 1 shard,
+# and (when built with MPI) under mpirun -n 1, 2 and 3 gives the same timeseries.csv, quantiles.csv and
+# paths.csv bytes, and the same summary.json apart from the command, threads and timing. 2101 trajectories
+# are 263 blocks in 256 chunks, so chunks of one and two blocks both occur. Also: merge refuses a missing,
+# repeated or foreign shard by name. Ends with "N passed, N failed".
+set -u
+nhens="$1"; mpi="${2:-OFF}"
+out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
+passed=0; failed=0
+ok() { passed=$((passed + 1)); }
+bad() { echo "FAILED: $*"; failed=$((failed + 1)); }
+common=(--system quartic --param n=2 --method dla01 --h 0.1 --T 6 --every 3 --energy 3.2575 --ensemble 2101
+        --paths 3 --quiet)
+run_args=("${common[@]}" --seed 77)
+strip() { grep -v -E '"(command|threads|wall_seconds|steps_per_second)"' "$1"; }
+same_outputs() { # $1 reference folder, $2 folder, $3 label
+  local f
+  for f in timeseries.csv quantiles.csv paths.csv; do
+    cmp -s "$1/$f" "$2/$f" || { bad "$3: $f differs"; return; }
+  done
+  diff <(strip "$1/summary.json") <(strip "$2/summary.json") >/dev/null || { bad "$3: summary.json differs"; return; }
+  ok
+}
+
+"$nhens" run "${run_args[@]}" --threads 2 --out "$out/whole" >/dev/null || bad "whole run"
+for i in 1 2 3; do "$nhens" run "${run_args[@]}" --threads 1 --blocks $i/3 --out "$out/parts" >/dev/null || bad "shard $i"; done
+"$nhens" merge "$out/parts/part-2-of-3.json" "$out/parts/part-3-of-3.json" "$out/parts/part-1-of-3.json" \
+  --out "$out/merged3" --quiet || bad "merge of 3"
+same_outputs "$out/whole" "$out/merged3" "3 shards merged"
+"$nhens" run "${run_args[@]}" --blocks 1/1 --out "$out/one" >/dev/null && "$nhens" merge "$out/one/part-1-of-1.json" \
+  --out "$out/merged1" --quiet || bad "1 shard"
+same_outputs "$out/whole" "$out/merged1" "1 shard merged"
+
+expect_refusal() { # $1 label, $2 text the message must contain, then the merge arguments
+  local label="$1" text="$2"; shift 2
+  if "$nhens" merge "$@" --out "$out/refused" 2>"$out/err" >/dev/null; then bad "$label: accepted";
+  elif ! grep -q -- "$text" "$out/err"; then bad "$label: message '$(cat "$out/err")' lacks '$text'";
+  elif [ -e "$out/refused/summary.json" ]; then bad "$label: wrote outputs"; else ok; fi
+}
+expect_refusal "missing shard" "missing chunks 85 to 169" "$out/parts/part-1-of-3.json" "$out/parts/part-3-of-3.json"
+expect_refusal "repeated shard" "repeated chunks" "$out/parts/part-1-of-3.json" "$out/parts/part-1-of-3.json" \
+  "$out/parts/part-2-of-3.json" "$out/parts/part-3-of-3.json"
+"$nhens" run "${common[@]}" --seed 78 --blocks 2/3 --out "$out/foreign" >/dev/null
+expect_refusal "foreign shard" "another configuration" "$out/parts/part-1-of-3.json" "$out/foreign/part-2-of-3.json" \
+  "$out/parts/part-3-of-3.json"
+expect_refusal "not a partial result" "is not an nhens partial-result" "$out/whole/summary.json"
+
+if [ "$mpi" = ON ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  for k in 1 2 3; do
+    if mpirun --oversubscribe -n $k "$nhens" run "${run_args[@]}" --threads 1 --out "$out/mpi$k" >"$out/mpi$k.log" 2>&1; then
+      same_outputs "$out/whole" "$out/mpi$k" "mpirun -n $k"
+    else bad "mpirun -n $k: $(tail -5 "$out/mpi$k.log")"; fi
+  done
+  # only rank 0 prints the summary
+  [ "$(grep -c '^nhens run:' "$out/mpi3.log")" = 1 ] && ok || bad "mpirun -n 3 printed $(grep -c '^nhens run:' "$out/mpi3.log") summaries"
+  if mpirun --oversubscribe -n 2 "$nhens" run "${run_args[@]}" --blocks 1/2 --out "$out/mpiblocks" >"$out/err" 2>&1; then
+    bad "--blocks under mpirun accepted"
+  else grep -q "for single processes" "$out/err" && ok || bad "--blocks under mpirun: $(cat "$out/err")"; fi
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
