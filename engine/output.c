@@ -26,6 +26,7 @@ static double column_value(const nh_accum *a, nh_stat_kind kind)
     case NH_STAT_VARIANCE: return nh_accum_variance(a);
     case NH_STAT_ABSMAX: return a->absmax;
     case NH_STAT_RMS: return nh_accum_rms(a);
+    case NH_STAT_COUNT: return a->count;
     }
     return NAN;
 }
@@ -45,7 +46,7 @@ static int timeseries_body(FILE *f, const void *data)
             const nh_observer *o = nh_observer_at(i);
             for (int c = 0; c < o->n_columns && (res->observer_mask & (1u << i)); ++c) {
                 const nh_accum *a = nh_run_accum(res, k, i);
-                if (o->event && a->count == 0)
+                if (o->event && a->count == 0 && o->columns[c].kind != NH_STAT_COUNT)
                     fprintf(f, ",nan");   /* no crossing in this bin */
                 else
                     fprintf(f, ",%.17g", column_value(a, o->columns[c].kind));

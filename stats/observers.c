@@ -60,8 +60,9 @@ static const nh_observer observers[] = {
      passenger_energy_error, 2, {{"passenger_dE_mean", NH_STAT_MEAN}, {"passenger_dE_absmax", NH_STAT_ABSMAX}},
      has_driver, 0, 0, "|passenger_energy error|", "passenger_energy_absmax", "passenger energy E(t) − E(0)", NULL},
     {"latitude", "latitude error at the driver's Poincare section (seed 004 Sect. 3.2, Fig. 8; cvt, hcvt); "
-     "binned to the nearest output time, nan where no crossing fell", NULL, 2,
-     {{"latitude_mean", NH_STAT_MEAN}, {"latitude_absmax", NH_STAT_ABSMAX}}, nh_has_latitude, 1, 0,
+     "binned to the nearest output time, nan where no crossing fell; latitude_crossings counts the crossings of "
+     "each bin over the ensemble, so separate runs' bins combine as count-weighted means", NULL, 3,
+     {{"latitude_mean", NH_STAT_MEAN}, {"latitude_absmax", NH_STAT_ABSMAX}, {"latitude_crossings", NH_STAT_COUNT}}, nh_has_latitude, 1, 0,
      "|latitude error|", "latitude_absmax", "latitude error (rad)", NULL},
 };
 
@@ -175,6 +176,7 @@ static void statistic_label(nh_stat_kind kind, const char *symbol, char *buf, si
     case NH_STAT_VARIANCE: snprintf(buf, len, "Var(%s)", symbol); break;
     case NH_STAT_ABSMAX: snprintf(buf, len, "max |%s|", symbol); break;
     case NH_STAT_RMS: snprintf(buf, len, "rms of %s", symbol); break;
+    case NH_STAT_COUNT: snprintf(buf, len, "samples of %s", symbol); break;
     }
 }
 

@@ -6,6 +6,10 @@
 
 #include "nhens/method.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct nh_audit_config {
     const nh_system *system;
     const double *q0, *v0;
@@ -30,5 +34,9 @@ typedef struct nh_audit_row {
 int nh_reversibility_defect(const nh_method_spec *spec, const nh_system *s, nh_solver_kind solver, const double *q0,
                             const double *v0, double h, double *defect, nh_error *err);
 int nh_audit_method(const nh_audit_config *cfg, const nh_method_spec *spec, nh_audit_row *row, nh_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

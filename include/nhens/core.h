@@ -5,6 +5,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define NH_VERSION "0.3.0"
 
 enum {
@@ -41,5 +45,9 @@ void nh_join_names(const char *const *names, int n, char *buf, size_t len);
 
 /* Human name of a step status (for failure reports). */
 const char *nh_status_name(int status);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

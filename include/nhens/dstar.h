@@ -5,11 +5,19 @@
 
 #include "nhens/system.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* zdot has n + (n - m) entries. 0, or 1 if the system has no D* form or g is singular. */
 int nh_dstar_vector_field(const nh_system *s, const double *q, const double *v, double *zdot);
 
 /* H(zeta) and (grad may be NULL) its gradient; out = Pi(zeta) g. Same conventions. */
 int nh_dstar_hamiltonian(const nh_system *s, const double *z, double *value, double *grad);
 int nh_dstar_pi_times(const nh_system *s, const double *z, const double *g, double *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

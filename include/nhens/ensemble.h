@@ -16,6 +16,10 @@
 #include "nhens/stats.h"
 #include "nhens/system.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum { NH_BLOCK_SIZE = 8, NH_MAX_REPORTED_FAILURES = 16, NH_SAMPLE_MAX_TRIES = 100000, NH_INTERRUPT_POLL_STEPS = 1024,
        NH_MAX_OUTPUT_ROWS = 1000000, /* output times of a run: memory is ~0.5 kB per row and thread */
        NH_MAX_PATHS = 64,
@@ -169,5 +173,9 @@ static inline const nh_accum *nh_run_accum(const nh_run_result *res, long k, int
 {
     return &res->acc[k * nh_observer_count() + obs];
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -5,6 +5,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Factor the n x n row-major matrix a in place; piv receives the row permutation.
  * Returns 0, or 1 if a pivot is exactly zero or not finite. */
 int nh_lu_factor(int n, double *a, int *piv);
@@ -21,5 +25,9 @@ void nh_matvec(int rows, int cols, const double *a, const double *x, double *y);
 /* y = a^T x (a is rows x cols, row-major; y has cols entries) */
 void nh_matvec_t(int rows, int cols, const double *a, const double *x, double *y);
 int nh_all_finite(int n, const double *x);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

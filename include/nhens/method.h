@@ -11,6 +11,10 @@
 #include "nhens/solver.h"
 #include "nhens/system.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum nh_method_flags {
     NH_METHOD_IMPLICIT = 1u << 0,            /* nonlinear solve through the solver interface */
     NH_METHOD_LINEARLY_IMPLICIT = 1u << 1,   /* only small linear solves */
@@ -111,5 +115,9 @@ nh_solver_stats nh_stepper_solver_stats(const nh_stepper *st);
 
 /* Flag names for `nhens list`: writes "implicit,reversible,..." */
 void nh_method_flags_format(unsigned flags, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -26,4 +26,12 @@
 #include "nhens/stats.h"
 #include "nhens/system.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
 #endif

@@ -6,6 +6,10 @@
 #include "nhens/ensemble.h"
 #include "nhens/files.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 int nh_write_timeseries(const char *dir, const nh_run_result *res, nh_error *err);
 /* DIR/paths.csv: t, then O_i for every sample path i and recorded observer O (values of one trajectory,
  * nan after it failed); written only for runs with res->n_paths > 0. */
@@ -27,5 +31,9 @@ int nh_write_run(const char *dir, const nh_run_config *cfg, const nh_run_result 
                  double smooth, nh_error *err);
 /* The summary as a JSON string (caller frees with free()). */
 char *nh_summary_json(const nh_run_config *cfg, const nh_run_result *res, const char *command);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

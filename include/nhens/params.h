@@ -6,6 +6,10 @@
 
 #include "nhens/core.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct nh_param_def {
     const char *name;
     double default_value;
@@ -42,5 +46,9 @@ int nh_parse_double(const char *text, double *out);
 
 /* "name=value, ..." into buf (for summaries). */
 void nh_params_format(const nh_param_set *set, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -5,6 +5,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct nh_pcg32 {
     uint64_t state;
     uint64_t inc;   /* always odd */
@@ -25,5 +29,9 @@ uint64_t nh_splitmix64_next(uint64_t *x);
 /* Stream of trajectory `index` of a run with `seed`: state and increment both from a SplitMix64
  * hash of (seed, index), never from the thread that runs it. */
 void nh_pcg32_for_trajectory(nh_pcg32 *rng, uint64_t seed, uint64_t index);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -10,6 +10,10 @@
 
 #include "nhens/system.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct nh_section_tracker {
     int active;
     double xi0, direction;
@@ -28,5 +32,9 @@ int nh_section_start(nh_section_tracker *tr, const nh_system *s, const double *q
 int nh_section_crossing(const nh_section_tracker *tr, const nh_system *s, const double *qa, const double *va,
                         const double *qb, const double *vb, double ta, double h, double *t_cross, double *error);
 double nh_latitude(const double *axis, const double *u);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

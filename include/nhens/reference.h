@@ -5,9 +5,17 @@
 
 #include "nhens/system.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Integrate (q0, v0) from 0 to T; q, v receive the state at T. */
 int nh_reference_solve(const nh_system *s, const double *q0, const double *v0, double T, double rtol,
                        double atol, double *q, double *v, nh_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
 

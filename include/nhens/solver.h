@@ -18,6 +18,10 @@
 
 #include "nhens/core.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define NH_SOLVER_FTOL 5.0e-16       /* ~2 ulp of the largest term: at the floor of a sum of a few terms */
 #define NH_SOLVER_STEPTOL 1.0e-11     /* after a Newton step this small the error is O(step^2): converged */
 #define NH_SOLVER_POLISH_STEPS 5
@@ -87,5 +91,9 @@ void nh_solver_free(nh_solver *solver);
 #define NH_FD_WORK(dim) (3 * (dim))
 int nh_fd_jacobian(int dim, int (*residual)(const double *x, double *r, void *ctx), void *ctx, const double *x,
                    double *jac, double *work);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

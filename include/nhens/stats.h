@@ -6,6 +6,10 @@
 
 #include "nhens/system.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct nh_accum {
     double count;
     double mean;
@@ -54,7 +58,7 @@ typedef struct nh_initial_values {
     double driver_energy;   /* 0 for systems without a driver */
 } nh_initial_values;
 
-typedef enum nh_stat_kind { NH_STAT_MEAN, NH_STAT_VARIANCE, NH_STAT_ABSMAX, NH_STAT_RMS } nh_stat_kind;
+typedef enum nh_stat_kind { NH_STAT_MEAN, NH_STAT_VARIANCE, NH_STAT_ABSMAX, NH_STAT_RMS, NH_STAT_COUNT } nh_stat_kind;
 
 typedef struct nh_column {
     const char *name;
@@ -138,5 +142,9 @@ int nh_variance_fit_compute(const double *t, const double *var, long n, double w
  * groups are merged in index order. Returns 1 (errors NAN) with fewer than 2 non-empty groups. */
 int nh_variance_fit_jackknife(const double *t, const nh_accum *groups, int n_groups, long n, double window_start,
                               double h, int order, nh_variance_fit *fit);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

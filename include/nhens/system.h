@@ -13,6 +13,10 @@
 #include "nhens/params.h"
 #include "nhens/pcg.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct nh_system nh_system;
 
 /* A preset is either one initial state printed in a paper (dim = n, q, v) or, with dim = 0, an
@@ -152,5 +156,9 @@ int nh_driver_state(const nh_system *s, const double *q, const double *v, double
 /* Index-1 ODE right-hand side: dq = v, dv = M^-1(-grad V + A^T lambda*); lam (may be NULL)
  * receives lambda*. */
 int nh_index1_rhs(const nh_system *s, const double *q, const double *v, double *dq, double *dv, double *lam);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
