@@ -66,6 +66,11 @@ int nh_cli_run_config(const nh_cli *cli, int argc, char **argv, nh_system *sys, 
                       nh_error *err);
 void nh_cli_run_print_summary(const nh_run_config *cfg, const nh_run_result *res, const char *out);
 
+/* cli/initial.c: rows of q_1..q_n, v_1..v_n from a CSV file (*states malloc'ed). */
+int nh_cli_read_initial(const char *path, int n, double **states, long *rows, nh_error *err);
+/* Frees what nh_cli_run_config allocated for cfg (its initial states). */
+void nh_cli_run_config_free(nh_run_config *cfg);
+
 /* cli_ranks.c: an ensemble over every MPI rank (nh_run_ensemble with one); the other ranks serve rank 0's
  * runs until it stops them (called once rank 0's command has finished). */
 int nh_cli_compute_run(const nh_run_config *cfg, nh_run_result *res, nh_error *err);

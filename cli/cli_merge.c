@@ -106,7 +106,7 @@ int nh_cli_merge(const nh_cli *cli, int argc, char **argv)
         parts[i] = (part_ref){positional[i], 0, 0};
     nh_error err;
     nh_system sys;
-    nh_run_config cfg;
+    nh_run_config cfg = {0};
     nh_run_result res = {0};
     double smooth = 0;
     nh_partial *first = NULL;
@@ -118,6 +118,7 @@ int nh_cli_merge(const nh_cli *cli, int argc, char **argv)
     if (rc) {
         fprintf(stderr, "nhens merge: %s\n", err.msg);
         nh_run_result_free(&res);
+        nh_cli_run_config_free(&cfg);
         nh_partial_free(first);
         return NH_EXIT_USAGE;
     }
@@ -135,6 +136,7 @@ int nh_cli_merge(const nh_cli *cli, int argc, char **argv)
         nh_cli_run_print_summary(&cfg, &res, o.out);
     status = rc ? NH_EXIT_ERROR : res.failed ? NH_EXIT_FAILED_TRAJECTORIES : NH_EXIT_OK;
     nh_run_result_free(&res);
+    nh_cli_run_config_free(&cfg);
     nh_partial_free(first);
     return status;
 }

@@ -66,10 +66,18 @@ static void run_args_of(const nh_run_config *cfg, run_args *a)
         push_option(a, "--section", "%.17g", cfg->section);
     if (cfg->observe)
         push_option(a, "--observe", "%s", cfg->observe);
-    if (cfg->preset || cfg->shell_preset)
+    if (cfg->initial_states) {
+        push_option(a, "--initial", "%s", cfg->initial_name); /* the same file on every node */
+        push(a, "--project"); /* as on rank 0: only rows off D_q are changed, and rank 0 allowed that */
+    } else if (cfg->preset || cfg->shell_preset) {
         push_option(a, "--preset", "%s", cfg->preset ? cfg->preset->name : cfg->shell_preset->name);
-    else
+    } else {
         push_option(a, "--energy", "%.17g", cfg->energy);
+    }
+    if (cfg->perturb > 0)
+        push_option(a, "--perturb", "%.17g", cfg->perturb);
+    if (cfg->burn_in > 0)
+        push_option(a, "--burn-in", "%.17g", cfg->burn_in);
     push(a, "--quiet");
 }
 
@@ -120,6 +128,7 @@ int nh_cli_serve_runs(const nh_cli *cli)
             if (nh_run_ensemble_ranks(&cfg, &res, &err))
                 fprintf(stderr, "nhens (rank %d): %s\n", nh_rank(), err.msg);
             nh_run_result_free(&res);
+            nh_cli_run_config_free(&cfg);
         }
         free(args);
     }

@@ -21,10 +21,10 @@ enum { OUTPUT_ROWS_TARGET = 1000 };
 _Static_assert(NH_BLOCK_SIZE == 8, "NH_BLOCK_SIZE_TEXT must spell NH_BLOCK_SIZE");
 
 typedef struct run_options {
-    const char *system, *method, *preset, *out, *solver, *observe, *checkpoint, *resume, *blocks;
+    const char *system, *method, *preset, *out, *solver, *observe, *checkpoint, *resume, *blocks, *initial;
     const char *params[NH_CLI_MAX_PARAMS];
-    int n_params, quiet, dry_run;
-    double h, T, energy, fit_start, section, smooth, checkpoint_every;
+    int n_params, quiet, dry_run, project;
+    double h, T, energy, fit_start, section, smooth, checkpoint_every, perturb, burn_in;
     long ensemble, every, threads, paths;
     uint64_t seed;
     uint64_t seen;
@@ -40,6 +40,15 @@ static const nh_option RUN_OPTIONS[] = {
     RUN_OPT("T", NH_OPTION_DOUBLE, T, 1e-12, 1e12, "T", "horizon (a whole number of steps)"),
     RUN_OPT("energy", NH_OPTION_DOUBLE, energy, -1e12, 1e12, "E", "sample N states on the energy shell H = E"),
     RUN_OPT("preset", NH_OPTION_STRING, preset, 0, 0, "P", "a paper's initial state, or its energy shell"),
+    RUN_OPT("initial", NH_OPTION_STRING, initial, 0, 0, "FILE",
+            "start from the states in CSV FILE (q_1..q_n, v_1..v_n per row; the ensemble is its rows)"),
+    RUN_OPT("project", NH_OPTION_FLAG, project, 0, 0, NULL,
+            "project --initial velocities off D_q onto it (default: refuse them, naming the row)"),
+    RUN_OPT("perturb", NH_OPTION_DOUBLE, perturb, 0, 1000, "EPS",
+            "with a state --preset: an ensemble around it, q and v moved by EPS N(0, 1), v projected onto D_q and "
+            "rescaled to the preset's energy"),
+    RUN_OPT("burn-in", NH_OPTION_DOUBLE, burn_in, 0, 1e12, "T0",
+            "integrate each trajectory for T0 (whole steps) before t = 0, where H(0) is taken"),
     RUN_OPT("ensemble", NH_OPTION_LONG, ensemble, 1, 100000000, "N",
             "trajectories (default: the shell preset's, 1 for a state, else 100)"),
     RUN_OPT("seed", NH_OPTION_U64, seed, 0, 0, "S", "seed of every sampled state (default 1)"),
@@ -93,9 +102,32 @@ static int parse_run_options(int argc, char **argv, run_options *o, int *status)
         return 0;
     if (!o->system || !o->method || !nh_cli_given(t, o->seen, "h") || !nh_cli_given(t, o->seen, "T"))
         return *status = usage_error("--system, --method, --h and --T are required"), 1;
-    if (!nh_cli_given(t, o->seen, "energy") == !o->preset)
-        return *status = usage_error("give exactly one of --energy E (ensemble on an energy shell) or --preset P"), 1;
+    if ((nh_cli_given(t, o->seen, "energy") + !!o->preset + !!o->initial) != 1)
+        return *status = usage_error("give exactly one of --energy E (ensemble on an energy shell), --preset P or "
+                                     "--initial FILE"), 1;
     return 0;
+}
+
+/* --initial FILE into cfg (checked against the system's constraints, projected with --project). */
+static int read_initial(const run_options *o, nh_run_config *cfg, nh_error *err)
+{
+    double *states;
+    long rows;
+    int rc = nh_cli_read_initial(o->initial, cfg->system->n, &states, &rows, err);
+    if (!rc && (rc = nh_initial_states_check(cfg->system, states, rows, o->project, err)))
+        free(states);
+    if (rc)
+        return rc;
+    cfg->initial_states = states;
+    cfg->n_initial = rows;
+    cfg->initial_name = o->initial;
+    return NH_OK;
+}
+
+void nh_cli_run_config_free(nh_run_config *cfg)
+{
+    free((double *)cfg->initial_states);
+    cfg->initial_states = NULL;
 }
 
 /* --blocks I/K: shard I (1-based) of K; the engine checks K against the run's chunks. */
@@ -127,10 +159,15 @@ static int build_config(const nh_cli *cli, const run_options *o, nh_system *sys,
                            .have_section = nh_cli_given(t, o->seen, "section"), .observe = o->observe,
                            .paths = o->paths};
     nh_run_config_use_preset(cfg, preset);
+    cfg->perturb = o->perturb;
+    cfg->burn_in = o->burn_in;
+    if (o->initial && (rc = read_initial(o, cfg, err)))
+        return rc;
     if ((rc = nh_method_spec_parse(cli->registry, &cfg->method, o->method, err)) ||
         (rc = nh_cli_solver(o->solver, &cfg->solver, err)))
         return rc;
     cfg->ensemble = nh_cli_given(t, o->seen, "ensemble") ? o->ensemble
+                    : cfg->initial_states                ? cfg->n_initial
                     : cfg->shell_preset                  ? cfg->shell_preset->shell_ensemble
                     : cfg->preset                        ? 1
                                                          : 100;
@@ -156,10 +193,14 @@ int nh_cli_run_config(const nh_cli *cli, int argc, char **argv, nh_system *sys, 
 {
     run_options o;
     int status;
+    *cfg = (nh_run_config){0};
     if (parse_run_options(argc, argv, &o, &status) || o.resume)
         return nh_fail(err, NH_ERR_INPUT, "the stored arguments are not the options of a run");
     *smooth = o.smooth;
-    return build_config(cli, &o, sys, cfg, err);
+    int rc = build_config(cli, &o, sys, cfg, err);
+    if (rc)
+        nh_cli_run_config_free(cfg);
+    return rc;
 }
 
 static void join_command(int argc, char **argv, char *buf, size_t len)
@@ -192,11 +233,18 @@ void nh_cli_run_print_summary(const nh_run_config *cfg, const nh_run_result *res
     printf("nhens run: %s(%s), method %s, solver %s, h=%g, T=%g, %ld trajector%s, seed %llu, %d thread%s\n",
            cfg->system->type->name, sysp, method, nh_solver_kind_name(cfg->solver), cfg->h, cfg->T, cfg->ensemble,
            cfg->ensemble == 1 ? "y" : "ies", (unsigned long long)cfg->seed, cfg->threads, cfg->threads == 1 ? "" : "s");
-    if (cfg->preset)
+    if (cfg->initial_states)
+        printf("  initial states: the %ld rows of %s\n", cfg->n_initial, cfg->initial_name);
+    else if (cfg->preset && cfg->perturb > 0)
+        printf("  initial states: preset %s perturbed by %g N(0, 1) on its energy shell\n", cfg->preset->name,
+               cfg->perturb);
+    else if (cfg->preset)
         printf("  initial state: preset %s (%s)\n", cfg->preset->name, cfg->preset->description);
     else
         printf("  initial states: energy shell H = %g%s%s\n", cfg->energy, cfg->shell_preset ? ", preset " : "",
                cfg->shell_preset ? cfg->shell_preset->name : "");
+    if (cfg->burn_in > 0)
+        printf("  burn-in: %g time units before t = 0 (counted in the steps)\n", cfg->burn_in);
     printf("  %ld steps in %.3f s (%.3g steps/s); failed trajectories: %ld\n", res->completed_steps,
            res->wall_seconds, res->steps_per_second, res->failed);
     print_observer_extremes(res);
@@ -426,7 +474,7 @@ int nh_cli_run(const nh_cli *cli, int argc, char **argv)
         return rc;
     }
     nh_system sys;
-    nh_run_config cfg;
+    nh_run_config cfg = {0};
     nh_error err;
     run_control ctl = {.cfg = &cfg, .every = o.checkpoint_every, .last = nh_cli_seconds(), .n_args = n_args,
                        .args = args};
@@ -448,6 +496,7 @@ int nh_cli_run(const nh_cli *cli, int argc, char **argv)
         nh_cli_catch_interrupts();
         rc = cfg.shards ? execute_shard(&o, &ctl) : execute(&o, &ctl, ck);
     }
+    nh_cli_run_config_free(&cfg);
     nh_checkpoint_free(ck);
     return rc;
 }

@@ -73,8 +73,29 @@ void nh_run_config_use_preset(nh_run_config *cfg, const nh_preset *preset)
     }
 }
 
+/* The initial-state options: user states, perturbation and burn-in. */
+static int validate_initial(const nh_run_config *cfg, nh_error *err)
+{
+    if (cfg->initial_states && (cfg->preset || cfg->n_initial != cfg->ensemble || cfg->n_initial < 1))
+        return nh_fail(err, NH_ERR_INPUT, "%ld initial states for an ensemble of %ld%s: the ensemble is the states' "
+                       "rows, without a preset", cfg->n_initial, cfg->ensemble, cfg->preset ? " and a preset" : "");
+    if (!(cfg->perturb >= 0.0 && cfg->perturb <= 1e3))
+        return nh_fail(err, NH_ERR_INPUT, "perturbation %g must be in [0, 1000]", cfg->perturb);
+    if (cfg->perturb > 0 && !cfg->preset)
+        return nh_fail(err, NH_ERR_INPUT, "perturbation %g needs a preset initial state to perturb (--preset P of a "
+                       "state, not of an energy shell)", cfg->perturb);
+    const double steps = cfg->burn_in / cfg->h;
+    if (!(cfg->burn_in >= 0.0 && steps <= 2e9))
+        return nh_fail(err, NH_ERR_INPUT, "burn-in %g must be >= 0 and at most 2e9 steps h=%g", cfg->burn_in, cfg->h);
+    if (fabs(steps - nearbyint(steps)) > 1e-9 * steps)
+        return nh_fail(err, NH_ERR_INPUT, "burn-in %g is not a whole number of steps h=%g (use %.10g or %.10g)",
+                       cfg->burn_in, cfg->h, floor(steps) * cfg->h, ceil(steps) * cfg->h);
+    return NH_OK;
+}
+
 int nh_run_validate(const nh_run_config *cfg, nh_error *err)
 {
+    int rc;
     if (!(cfg->h > 0.0) || !isfinite(cfg->h))
         return nh_fail(err, NH_ERR_INPUT, "step size h=%g must be a finite number > 0", cfg->h);
     if (!(cfg->T >= cfg->h) || !isfinite(cfg->T))
@@ -107,18 +128,21 @@ int nh_run_validate(const nh_run_config *cfg, nh_error *err)
         return nh_fail(err, NH_ERR_INPUT, "fit window start %g must be a fraction of T in [0, 1)", cfg->fit_window_start);
     if (cfg->preset && nh_preset_is_shell(cfg->preset))
         return nh_fail(err, NH_ERR_INPUT, "preset %s is an energy shell, not an initial state", cfg->preset->name);
-    if (cfg->preset && cfg->ensemble != 1)
+    if (cfg->preset && cfg->ensemble != 1 && !(cfg->perturb > 0))
         return nh_fail(err, NH_ERR_INPUT,
                        "a preset is one initial condition, so the ensemble size must be 1 (got %ld); "
-                       "use --energy for ensembles",
+                       "use --energy for ensembles, or --perturb EPS for an ensemble around the preset",
                        cfg->ensemble);
+    rc = validate_initial(cfg, err);
+    if (rc)
+        return rc;
     unsigned selected;
-    int rc = nh_observer_select(cfg->observe, &selected, err);
+    rc = nh_observer_select(cfg->observe, &selected, err);
     if (!rc)
         rc = nh_method_spec_check(&cfg->method, cfg->system, err);
     if (rc)
         return rc;
-    return cfg->preset ? NH_OK : nh_energy_shell_check(cfg->system, cfg->energy, err);
+    return cfg->preset || cfg->initial_states ? NH_OK : nh_energy_shell_check(cfg->system, cfg->energy, err);
 }
 
 static int result_alloc(nh_run_result *res, long n_out)
@@ -207,13 +231,38 @@ static void record_failure(block_stats *b, long trajectory, double time, int sta
 
 static int initial_state(const nh_run_config *cfg, long index, double *q, double *v)
 {
+    const int n = cfg->system->n;
+    if (cfg->initial_states) {
+        memcpy(q, cfg->initial_states + 2 * n * index, (size_t)n * sizeof *q);
+        memcpy(v, cfg->initial_states + 2 * n * index + n, (size_t)n * sizeof *v);
+        return NH_OK;
+    }
+    nh_pcg32 rng;
+    nh_pcg32_for_trajectory(&rng, cfg->seed, (uint64_t)index);
+    if (cfg->preset && cfg->perturb > 0)
+        return nh_perturbed_state(cfg->system, cfg->preset, cfg->perturb, &rng, q, v);
     if (cfg->preset) {
         double change;
         return nh_preset_state(cfg->system, cfg->preset, q, v, &change);
     }
-    nh_pcg32 rng;
-    nh_pcg32_for_trajectory(&rng, cfg->seed, (uint64_t)index);
     return nh_energy_shell_sample(cfg->system, cfg->energy, &rng, q, v);
+}
+
+/* The burn-in steps before t = 0 (nothing recorded); a failure there fails the trajectory at t = 0. */
+static int burn_in(const nh_run_config *cfg, worker *w, double *q, double *v)
+{
+    const long steps = lround(cfg->burn_in / cfg->h);
+    for (long k = 1; k <= steps; ++k) {
+        if (k % NH_INTERRUPT_POLL_STEPS == 0 && interrupted(cfg)) {
+            w->block->abandoned = 1;
+            return NH_OK;
+        }
+        int rc = nh_stepper_step(w->stepper, cfg->h, q, v, w->carried);
+        w->block->steps++;
+        if (rc != NH_OK)
+            return rc;
+    }
+    return NH_OK;
 }
 
 static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long n_steps)
@@ -224,6 +273,10 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long
     int rc = initial_state(cfg, index, q, v);
     if (rc == NH_OK)
         rc = nh_stepper_start(w->stepper, q, v, w->carried);
+    if (rc == NH_OK && cfg->burn_in > 0)
+        rc = burn_in(cfg, w, q, v);
+    if (w->block->abandoned)
+        return;
     if (rc != NH_OK) {
         record_failure(w->block, index, 0.0, rc);
         return;

@@ -122,9 +122,21 @@ static void add_params(cJSON *obj, const nh_param_set *set)
         cJSON_AddNumberToObject(p, set->defs[i].name, set->value[i]);
 }
 
+/* FNV-1a over the bits of the user's initial states: runs from different states never merge. */
+static const char *states_fingerprint(const nh_run_config *cfg, char *buf)
+{
+    uint64_t h = 1469598103934665603ULL;
+    const unsigned char *bytes = (const unsigned char *)cfg->initial_states;
+    const size_t len = (size_t)cfg->n_initial * 2 * (size_t)cfg->system->n * sizeof(double);
+    for (size_t i = 0; i < len; ++i)
+        h = (h ^ bytes[i]) * 1099511628211ULL;
+    snprintf(buf, 17, "%016llx", (unsigned long long)h);
+    return buf;
+}
+
 void nh_add_configuration(cJSON *root, const nh_run_config *cfg)
 {
-    char flags[128];
+    char flags[128], fingerprint[17];
     cJSON *sys = cJSON_AddObjectToObject(root, "system");
     cJSON_AddStringToObject(sys, "name", cfg->system->type->name);
     add_params(sys, &cfg->system->params);
@@ -151,7 +163,15 @@ void nh_add_configuration(cJSON *root, const nh_run_config *cfg)
     if (cfg->have_section)
         cJSON_AddNumberToObject(root, "section", cfg->section);
     cJSON *init = cJSON_AddObjectToObject(root, "initial");
-    if (cfg->preset) {
+    if (cfg->burn_in > 0)
+        cJSON_AddNumberToObject(init, "burn_in", cfg->burn_in);
+    if (cfg->initial_states) {
+        cJSON_AddStringToObject(init, "states", cfg->initial_name ? cfg->initial_name : "(given)");
+        cJSON_AddNumberToObject(init, "rows", (double)cfg->n_initial);
+        cJSON_AddStringToObject(init, "fingerprint", states_fingerprint(cfg, fingerprint));
+    } else if (cfg->preset) {
+        if (cfg->perturb > 0)
+            cJSON_AddNumberToObject(init, "perturb", cfg->perturb);
         cJSON_AddStringToObject(init, "preset", cfg->preset->name);
         cJSON_AddStringToObject(init, "description", cfg->preset->description);
     } else {

@@ -3,6 +3,7 @@
 #include "nhens/linalg.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 int nh_energy_shell_check(const nh_system *s, double energy, nh_error *err)
@@ -59,4 +60,49 @@ int nh_preset_state(const nh_system *s, const nh_preset *p, double *q, double *v
         d += (v[i] - p->v[i]) * (v[i] - p->v[i]);
     *change = sqrt(d);
     return NH_OK;
+}
+
+int nh_initial_states_check(const nh_system *s, double *states, long rows, int project, nh_error *err)
+{
+    const int n = s->n;
+    for (long r = 0; r < rows; ++r) {
+        double *q = states + 2 * n * r, *v = q + n, projected[NH_MAX_DIM];
+        if (!nh_all_finite(2 * n, q) || !isfinite(s->type->potential(s, q)))
+            return nh_fail(err, NH_ERR_INPUT, "initial state row %ld: a value is not finite, or V(q) is not", r + 1);
+        const double residual = nh_constraint_residual(s, q, v), bound = NH_INITIAL_TOLERANCE * (1.0 + nh_norm_inf(n, v));
+        if (residual <= bound)
+            continue;
+        if (!project)
+            return nh_fail(err, NH_ERR_INPUT,
+                           "initial state row %ld: the velocity is off the constraint distribution, |A(q) v| = %.3g > "
+                           "%.3g = %g (1 + |v|); give --project to project it onto D_q", r + 1, residual, bound,
+                           NH_INITIAL_TOLERANCE);
+        if (nh_project_velocity(s, q, v, projected))
+            return nh_fail(err, NH_ERR_INPUT, "initial state row %ld: the constraint matrix is singular at q", r + 1);
+        memcpy(v, projected, (size_t)n * sizeof *v);
+    }
+    return NH_OK;
+}
+
+int nh_perturbed_state(const nh_system *s, const nh_preset *p, double eps, nh_pcg32 *rng, double *q, double *v)
+{
+    double q0[NH_MAX_DIM], v0[NH_MAX_DIM], w[NH_MAX_DIM], change;
+    int rc = nh_preset_state(s, p, q0, v0, &change);
+    if (rc)
+        return rc;
+    const double energy = nh_energy(s, q0, v0);
+    for (int tries = 0; tries < NH_SAMPLE_MAX_TRIES; ++tries) {
+        for (int i = 0; i < s->n; ++i)
+            q[i] = q0[i] + eps * nh_pcg32_gaussian(rng);
+        for (int i = 0; i < s->n; ++i)
+            w[i] = v0[i] + eps * nh_pcg32_gaussian(rng);
+        const double kinetic = energy - s->type->potential(s, q);
+        if (!(kinetic > 0.0) || nh_project_velocity(s, q, w, v) || !(nh_kinetic_energy(s, q, v) > 0.0))
+            continue;
+        const double scale = sqrt(kinetic / nh_kinetic_energy(s, q, v));
+        for (int i = 0; i < s->n; ++i)
+            v[i] *= scale;
+        return NH_OK;
+    }
+    return NH_SAMPLE_REJECTED;
 }

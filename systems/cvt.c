@@ -7,10 +7,12 @@
 #include <math.h>
 #include <string.h>
 
-enum { P_EPS = 0 };
+enum { P_EPS = 0, P_SPREAD = 1 };
 
 static const nh_param_def cvt_params[] = {
     {"eps", 0.0, -10.0, 10.0, 0, "perturbation of the driver potential cos xi - eps sin(2 xi)/2", NULL},
+    {"spread", 1.0, 1e-3, 100, 0,
+     "sampler: x1, x2 ~ N(0, spread^2), xi uniform on (-pi, pi) (the papers give single states only)", NULL},
 };
 
 static const nh_preset cvt_presets[] = {
@@ -117,9 +119,8 @@ static void cvt_coupled_structure(const nh_system *s, double xi, double *k, doub
 
 static void cvt_sample(const nh_system *s, nh_pcg32 *rng, double *q)
 {
-    (void)s;
-    q[0] = nh_pcg32_gaussian(rng);
-    q[1] = nh_pcg32_gaussian(rng);
+    q[0] = s->params.value[P_SPREAD] * nh_pcg32_gaussian(rng);
+    q[1] = s->params.value[P_SPREAD] * nh_pcg32_gaussian(rng);
     q[2] = M_PI * (2.0 * nh_pcg32_uniform(rng) - 1.0);
 }
 
@@ -153,7 +154,7 @@ const nh_system_type nh_system_cvt = {
     .name = "cvt",
     .summary = "pendulum-driven continuously variable transmission (seed 004 eq. 12)",
     .reference = "Modin-Verdier 2020 eqs. 11-12; Anahory Simoes et al. 2022 Sect. 5.2; Celledoni et al. 2019 eq. 24",
-    .n_params = 1,
+    .n_params = sizeof cvt_params / sizeof cvt_params[0],
     .params = cvt_params,
     .flags = NH_SYS_CVT_TYPE,
     .n_presets = 5,

@@ -6,11 +6,12 @@
 
 #include <string.h>
 
-enum { P_N = 0 };
-static const double QUARTIC_SAMPLE_SIGMA = 0.5; /* q ~ N(0, 0.5^2 I) before the energy-shell rejection */
+enum { P_N = 0, P_SPREAD = 1 };
 
 static const nh_param_def quartic_params[] = {
     {"n", 3, 2, 15, 1, "number of (w, z) pairs; dimension is 2n+1", NULL},
+    {"spread", 0.5, 1e-3, 100, 0,
+     "sampler: q ~ N(0, spread^2 I) before the energy-shell rejection (seed 000 leaves the distribution open)", NULL},
 };
 
 static const nh_preset quartic_presets[] = {
@@ -124,7 +125,7 @@ static void quartic_adapted_basis(const nh_system *s, const double *q, double *x
 static void quartic_sample(const nh_system *s, nh_pcg32 *rng, double *q)
 {
     for (int i = 0; i < s->n; ++i)
-        q[i] = QUARTIC_SAMPLE_SIGMA * nh_pcg32_gaussian(rng);
+        q[i] = s->params.value[P_SPREAD] * nh_pcg32_gaussian(rng);
 }
 
 static double quartic_minimum_energy(const nh_system *s)
@@ -137,7 +138,7 @@ const nh_system_type nh_system_quartic = {
     .name = "quartic",
     .summary = "chaotic quartic particle in R^{2n+1}, one constraint (seed 000 eqs. 19-20)",
     .reference = "Celledoni et al. 2019 eqs. 19-20; Anahory Simoes et al. 2022 Sect. 5.1",
-    .n_params = 1,
+    .n_params = sizeof quartic_params / sizeof quartic_params[0],
     .params = quartic_params,
     .flags = NH_SYS_CVT_TYPE,
     .n_presets = 3,

@@ -30,6 +30,13 @@ enum { NH_BLOCK_SIZE = 8, NH_MAX_REPORTED_FAILURES = 16, NH_SAMPLE_MAX_TRIES = 1
  * v a Gaussian vector projected M-orthogonally onto ker A(q), scaled so that H(q, v) = E. */
 int nh_energy_shell_check(const nh_system *s, double energy, nh_error *err);
 int nh_energy_shell_sample(const nh_system *s, double energy, nh_pcg32 *rng, double *q, double *v);
+/* Checks the user's initial states (rows of q, v; n = s->n): finite, V defined, and |A(q) v| at most
+ * NH_INITIAL_TOLERANCE (1 + |v|); a row off D_q is refused by its number (1-based) unless `project`, which
+ * replaces v by its M-orthogonal projection onto D_q (the states are then changed in place). */
+#define NH_INITIAL_TOLERANCE 1e-10
+int nh_initial_states_check(const nh_system *s, double *states, long rows, int project, nh_error *err);
+/* The preset's state perturbed as nh_run_config.perturb says, for stream rng. */
+int nh_perturbed_state(const nh_system *s, const nh_preset *p, double eps, nh_pcg32 *rng, double *q, double *v);
 /* Preset state with v projected onto D_q (printed values are rounded); *change = |v_new - v|. */
 int nh_preset_state(const nh_system *s, const nh_preset *p, double *q, double *v, double *change);
 
@@ -48,6 +55,17 @@ typedef struct nh_run_config {
     const nh_preset *preset;    /* one initial state; NULL: sample the energy shell `energy` */
     const nh_preset *shell_preset; /* the energy-shell preset `energy` came from, for reports (or NULL) */
     double energy;
+    /* The user's own initial states: n_initial rows of (q_1..q_n, v_1..v_n), trajectory i starts at row i
+     * (ensemble = n_initial; v on D_q: see nh_initial_states_check). initial_name names them in summary.json. */
+    const double *initial_states;
+    long n_initial;
+    const char *initial_name;
+    /* > 0 with a state preset: trajectory i starts at the preset moved by perturb * N(0, I) in q and in v
+     * (stream (seed, i)), v projected onto D_q and rescaled to the preset's energy; the ensemble may exceed 1. */
+    double perturb;
+    /* time integrated (whole steps of h) before t = 0: the initial values H(0), the driver energy and the
+     * section start are taken after it, and nothing before it is recorded. */
+    double burn_in;
     double fit_window_start;    /* fraction of T where the variance fit starts (0.5) */
     double section;             /* driver section angle for the latitude; NAN (or 0 with !have_section): xi(0) */
     int have_section;
