@@ -254,7 +254,7 @@ static void add_results(cJSON *root, const nh_run_result *res)
     cJSON_AddNumberToObject(fit, "C_over_h4_stderr", res->fit.C_over_h4_err);
     cJSON_AddNumberToObject(fit, "C_scaled_stderr", res->fit.C_scaled_err);
     cJSON_AddNumberToObject(fit, "p_stderr", res->fit.p_err);
-    cJSON_AddStringToObject(fit, "stderr_method", "delete-one-group jackknife; merge block b in group b mod 20");
+    cJSON_AddStringToObject(fit, "stderr_method", "delete-one-group jackknife; merge chunk c in group c mod 20 (a chunk is one block of 8 trajectories up to 2048 trajectories, at most 256 chunks)");
     cJSON_AddNumberToObject(fit, "groups", res->fit.groups);
     cJSON *ext = cJSON_AddObjectToObject(root, "extremes");
     const int fitted = nh_observer_fitted();

@@ -129,7 +129,7 @@ typedef struct nh_variance_fit {
     int groups;             /* non-empty groups the errors come from */
 } nh_variance_fit;
 
-/* The ensemble's trajectories fall in NH_FIT_GROUPS groups (merge block b in group b mod NH_FIT_GROUPS);
+/* The ensemble's trajectories fall in NH_FIT_GROUPS groups (merge chunk c in group c mod NH_FIT_GROUPS);
  * the fit's standard errors are the delete-one-group jackknife over them. */
 enum { NH_FIT_GROUPS = 20 };
 
