@@ -28,6 +28,17 @@ static const command *find_command(const char *name)
     return NULL;
 }
 
+const char *nh_cli_command_name(int i)
+{
+    return i >= 0 && i < N_COMMANDS ? COMMANDS[i].name : NULL;
+}
+
+const nh_option_table *nh_cli_command_table(const char *name)
+{
+    const command *c = find_command(name);
+    return c ? c->table : NULL;
+}
+
 static void usage(FILE *out)
 {
     fprintf(out, "nhens %s - ensemble studies of nonholonomic integrators\n"

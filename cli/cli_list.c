@@ -6,6 +6,8 @@
 #include "nhens/stats.h"
 #include "nhens/system.h"
 
+#include <string.h>
+
 static void print_params(FILE *out, int count, const nh_param_def *defs)
 {
     for (int i = 0; i < count; ++i)
@@ -57,15 +59,62 @@ static void list_observers(FILE *out)
     fprintf(out, "\nSolvers (--solver): kinsol (SUNDIALS KINSOL, default), newton (built-in dense Newton)\n");
 }
 
-const nh_option_table nh_cli_list_table = {"list", "", "systems, presets, methods, parameters, flags and observers",
-                                           NULL, 0, 0};
+typedef struct list_options {
+    const char *names;
+} list_options;
+
+static const nh_option LIST_OPTIONS[] = {
+    {"names", NH_OPTION_STRING, 0, 0, 0, "KIND",
+     "only names, one a line, for scripts and shell completion: commands, systems, methods, presets, observers, "
+     "or options:COMMAND", 0, 0},
+};
+
+const nh_option_table nh_cli_list_table = {"list", "[--names KIND]",
+                                           "systems, presets, methods, parameters, flags and observers", LIST_OPTIONS,
+                                           1, 0};
+
+/* --names KIND: one name a line; 0, or 1 for an unknown kind. */
+static int list_names(const nh_cli *cli, const char *kind, FILE *out)
+{
+    const nh_registry *reg = cli->registry;
+    if (!strcmp(kind, "commands"))
+        for (int i = 0; nh_cli_command_name(i); ++i)
+            fprintf(out, "%s\n", nh_cli_command_name(i));
+    else if (!strcmp(kind, "systems"))
+        for (int i = 0; i < nh_registry_system_count(reg); ++i)
+            fprintf(out, "%s\n", nh_registry_system_at(reg, i)->name);
+    else if (!strcmp(kind, "methods"))
+        for (int i = 0; i < nh_registry_method_count(reg); ++i)
+            fprintf(out, "%s\n", nh_registry_method_at(reg, i)->name);
+    else if (!strcmp(kind, "presets"))
+        for (int i = 0; i < nh_registry_system_count(reg); ++i)
+            for (int p = 0; p < nh_registry_system_at(reg, i)->n_presets; ++p)
+                fprintf(out, "%s\n", nh_registry_system_at(reg, i)->presets[p].name);
+    else if (!strcmp(kind, "observers"))
+        for (int i = 0; i < nh_observer_count(); ++i)
+            fprintf(out, "%s\n", nh_observer_at(i)->name);
+    else if (!strncmp(kind, "options:", 8) && nh_cli_command_table(kind + 8))
+        for (int i = 0; i < nh_cli_command_table(kind + 8)->n_options; ++i)
+            fprintf(out, "--%s\n", nh_cli_command_table(kind + 8)->options[i].name);
+    else
+        return 1;
+    return 0;
+}
 
 int nh_cli_list(const nh_cli *cli, int argc, char **argv)
 {
     uint64_t seen;
     int status;
-    if (nh_cli_parse(&nh_cli_list_table, argc, argv, NULL, &seen, NULL, NULL, &status))
+    list_options o = {0};
+    if (nh_cli_parse(&nh_cli_list_table, argc, argv, &o, &seen, NULL, NULL, &status))
         return status;
+    if (o.names && list_names(cli, o.names, stdout)) {
+        fprintf(stderr, "nhens list: --names '%s' is not one of commands, systems, methods, presets, observers, "
+                        "options:COMMAND\n", o.names);
+        return NH_EXIT_USAGE;
+    }
+    if (o.names)
+        return NH_EXIT_OK;
     list_systems(cli->registry, stdout);
     list_methods(cli->registry, stdout);
     list_observers(stdout);

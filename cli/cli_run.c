@@ -80,7 +80,8 @@ static const nh_option RUN_OPTIONS[] = {
 };
 
 const nh_option_table nh_cli_run_table = {
-    "run", "--system S [--param k=v ...] --method M[:k=v,...] --h H --T T (--energy E | --preset P) [options]\n"
+    "run", "--system S [--param k=v ...] --method M[:k=v,...] --h H --T T (--energy E | --preset P | --initial FILE)\n"
+    "       [options]\n"
     "       nhens run --resume FILE [--threads K] [--checkpoint NAME] [--checkpoint-every S] [--quiet]",
     "one ensemble study: DIR/timeseries.csv, DIR/summary.json and a printed summary", RUN_OPTIONS,
     sizeof RUN_OPTIONS / sizeof RUN_OPTIONS[0], 0};
