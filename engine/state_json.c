@@ -24,13 +24,17 @@ int nh_json_get_long(const cJSON *obj, const char *key, long min, long max, long
     return !cJSON_IsString(item) || nh_parse_long_in(item->valuestring, min, max, out);
 }
 
+/* 16 lower-case hex digits per double (a table, not snprintf: partial results hold millions). */
 static void hex_doubles(char *out, const double *values, size_t n)
 {
+    static const char digits[] = "0123456789abcdef";
     for (size_t i = 0; i < n; ++i) {
         uint64_t bits;
         memcpy(&bits, &values[i], sizeof bits);
-        snprintf(out + 16 * i, 17, "%016" PRIx64, bits);
+        for (int d = 15; d >= 0; --d, bits >>= 4)
+            out[16 * i + (size_t)d] = digits[bits & 15];
     }
+    out[16 * n] = '\0';
 }
 
 static int unhex_doubles(const char *text, double *values, size_t n)
