@@ -20,11 +20,6 @@ struct nh_checkpoint {
     int n_args;
 };
 
-static int text_body(FILE *f, const void *data)
-{
-    return fputs(data, f) < 0;
-}
-
 int nh_checkpoint_save(const char *path, const nh_run_config *cfg, const nh_run_result *res, int n_args,
                        char *const *args, nh_error *err)
 {
@@ -41,7 +36,7 @@ int nh_checkpoint_save(const char *path, const nh_run_config *cfg, const nh_run_
     cJSON_Delete(root);
     if (!text)
         return nh_fail(err, NH_ERR_NOMEM, "out of memory writing checkpoint '%s'", path);
-    int rc = nh_write_file(path, text_body, text, err);
+    int rc = nh_state_write(path, text, err);
     free(text);
     return rc;
 }

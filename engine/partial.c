@@ -65,11 +65,6 @@ char *nh_partial_text(const nh_run_config *cfg, const nh_run_result *res, int n_
     return text;
 }
 
-static int text_body(FILE *f, const void *data)
-{
-    return fputs(data, f) < 0;
-}
-
 int nh_partial_save(const char *path, const nh_run_config *cfg, const nh_run_result *res, int n_args,
                     char *const *args, nh_error *err)
 {
@@ -78,7 +73,7 @@ int nh_partial_save(const char *path, const nh_run_config *cfg, const nh_run_res
     char *text = nh_partial_text(cfg, res, n_args, args, err);
     if (!text)
         return NH_ERR_NOMEM;
-    int rc = nh_write_file(path, text_body, text, err);
+    int rc = nh_state_write(path, text, err);
     free(text);
     return rc;
 }

@@ -1,5 +1,6 @@
 /* The shared JSON encoding of ensemble state (see state_json.h). */
 #include "state_json.h"
+#include "nhens/files.h"
 #include "nhens/options.h"
 #include "summary_internal.h"
 
@@ -304,4 +305,14 @@ int nh_state_add(const cJSON *root, nh_run_result *res, long trajectories, long 
         res->live[k] += (long)c->valuedouble;
     }
     return 0;
+}
+
+static int text_body(FILE *f, const void *data)
+{
+    return fputs(data, f) < 0;
+}
+
+int nh_state_write(const char *path, const char *text, nh_error *err)
+{
+    return nh_write_file(path, text_body, text, err);
 }

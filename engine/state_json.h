@@ -40,4 +40,7 @@ int nh_state_check_configuration(const cJSON *root, const nh_run_config *cfg, co
  * `trajectories` bounds every count. 1 when anything is missing or out of range. */
 int nh_state_add(const cJSON *root, nh_run_result *res, long trajectories, long path_first, long path_end);
 
+/* A state document's text to path, whole or absent (nh_write_file). */
+int nh_state_write(const char *path, const char *text, nh_error *err);
+
 #endif
