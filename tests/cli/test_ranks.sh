@@ -58,6 +58,16 @@ if [ "$mpi" = ON ]; then
   done
   # only rank 0 prints the summary
   [ "$(grep -c '^nhens run:' "$out/mpi3.log")" = 1 ] && ok || bad "mpirun -n 3 printed $(grep -c '^nhens run:' "$out/mpi3.log") summaries"
+  # an experiment under mpirun: every run's CSV files are the one-process report's bytes
+  exp="$(dirname "$0")/../../experiments/seed004_fig8_latitude.ini"
+  "$nhens" report "$exp" --out "$out/report1" --scale 0.01 --threads 1 >/dev/null 2>&1 || bad "report, one process"
+  if mpirun --oversubscribe -n 2 "$nhens" report "$exp" --out "$out/report2" --scale 0.01 --threads 1 \
+       >"$out/report2.log" 2>&1; then
+    differ=0
+    for f in $(cd "$out/report1" && find . -name '*.csv'); do cmp -s "$out/report1/$f" "$out/report2/$f" || differ=$((differ + 1)); done
+    n=$(cd "$out/report1" && find . -name '*.csv' | wc -l)
+    [ "$differ" = 0 ] && [ "$n" -gt 10 ] && [ -s "$out/report2/report.md" ] && ok || bad "report under mpirun -n 2: $differ of $n CSV files differ"
+  else bad "report under mpirun -n 2: $(tail -5 "$out/report2.log")"; fi
   if mpirun --oversubscribe -n 2 "$nhens" run "${run_args[@]}" --blocks 1/2 --out "$out/mpiblocks" >"$out/err" 2>&1; then
     bad "--blocks under mpirun accepted"
   else grep -q "for single processes" "$out/err" && ok || bad "--blocks under mpirun: $(cat "$out/err")"; fi
