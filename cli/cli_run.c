@@ -419,7 +419,7 @@ static int execute_shard(const run_options *o, run_control *ctl)
             printf("nhens run: shard %ld of %ld (chunks %ld to %ld of %ld, trajectories %ld to %ld): %ld steps in "
                    "%.3f s, %ld failed; wrote %s\n", cfg->shard + 1, cfg->shards, res.first_chunk,
                    res.first_chunk + res.n_chunks - 1, nh_run_chunk_count(cfg),
-                   nh_run_chunk_first_block(cfg, res.first_chunk) * NH_BLOCK_SIZE, res.trajectories_done - 1,
+                   nh_run_trajectories_before(cfg, nh_run_chunk_first_block(cfg, res.first_chunk)), res.trajectories_done - 1,
                    res.completed_steps, res.wall_seconds, res.failed, path);
         nh_run_result_free(&res);
     }

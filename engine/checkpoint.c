@@ -74,7 +74,7 @@ int nh_checkpoint_restore(const nh_checkpoint *ck, const nh_run_config *cfg, nh_
     const long blocks = nh_run_block_count(cfg);
     if (nh_json_get_long(ck->root, "next_block", 0, blocks, &next_block) ||
         nh_json_get_long(ck->root, "trajectories_done", 0, cfg->ensemble, &done) ||
-        done != (next_block * NH_BLOCK_SIZE < cfg->ensemble ? next_block * NH_BLOCK_SIZE : cfg->ensemble) ||
+        done != nh_run_trajectories_before(cfg, next_block) ||
         !nh_run_is_chunk_boundary(cfg, next_block) ||
         nh_state_add(ck->root, res, done, 0, done) ||
         nh_json_get_doubles(ck->root, "accumulators", (double *)res->acc, 4 * cells) ||

@@ -50,7 +50,7 @@ static int interrupted(const nh_run_config *cfg)
     return cfg->interrupted && cfg->interrupted(cfg->hook_ctx);
 }
 
-static long trajectories_before(const nh_run_config *cfg, long block)
+long nh_run_trajectories_before(const nh_run_config *cfg, long block)
 {
     return block * NH_BLOCK_SIZE < cfg->ensemble ? block * NH_BLOCK_SIZE : cfg->ensemble;
 }
@@ -561,7 +561,7 @@ int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *e
         res->time[k] = (double)(k * cfg->every) * cfg->h;
     nh_run_shard_chunks(cfg, &res->first_chunk, &res->n_chunks);
     res->next_block = nh_run_chunk_first_block(cfg, res->first_chunk);
-    res->trajectories_done = trajectories_before(cfg, res->next_block);
+    res->trajectories_done = nh_run_trajectories_before(cfg, res->next_block);
     if (cfg->shards > 0 && chunks_alloc(res)) {
         nh_run_result_free(res);
         return nh_fail(err, NH_ERR_NOMEM, "out of memory for %ld chunks of %ld output times", res->n_chunks, n_out);
@@ -578,7 +578,7 @@ static void run_block(const nh_run_config *cfg, worker *w, long b, const nh_run_
         return;
     }
     const nh_solver_stats before = nh_stepper_solver_stats(w->stepper);
-    const long end = (b + 1) * NH_BLOCK_SIZE < cfg->ensemble ? (b + 1) * NH_BLOCK_SIZE : cfg->ensemble;
+    const long end = nh_run_trajectories_before(cfg, b + 1);
     for (long i = b * NH_BLOCK_SIZE; i < end && !w->block->abandoned; ++i)
         run_trajectory(cfg, w, i, res->n_steps);
     const nh_solver_stats after = nh_stepper_solver_stats(w->stepper);
@@ -609,15 +609,15 @@ static void merge_next(const nh_run_config *cfg, merge_queue *q, const block_sta
     merge_block(&q->chunk, blk);
     q->next++;
     if (cfg->progress) {
-        const long origin = trajectories_before(cfg, nh_run_chunk_first_block(cfg, res->first_chunk));
-        cfg->progress(trajectories_before(cfg, q->next) - origin, trajectories_before(cfg, q->end) - origin,
-                      cfg->progress_ctx);
+        const long origin = nh_run_trajectories_before(cfg, nh_run_chunk_first_block(cfg, res->first_chunk));
+        cfg->progress(nh_run_trajectories_before(cfg, q->next) - origin,
+                      nh_run_trajectories_before(cfg, q->end) - origin, cfg->progress_ctx);
     }
     if (q->next != nh_run_chunk_first_block(cfg, c + 1))
         return;
     chunk_done(res, c, &q->chunk);
     res->next_block = q->next;
-    res->trajectories_done = trajectories_before(cfg, q->next);
+    res->trajectories_done = nh_run_trajectories_before(cfg, q->next);
     if (cfg->merged && !res->chunks)
         cfg->merged(res, res->next_block, cfg->hook_ctx);
 }

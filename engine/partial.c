@@ -21,11 +21,6 @@ struct nh_partial {
     long first_chunk, n_chunks, total_chunks;
 };
 
-static long trajectories_before(const nh_run_config *cfg, long block)
-{
-    return block * NH_BLOCK_SIZE < cfg->ensemble ? block * NH_BLOCK_SIZE : cfg->ensemble;
-}
-
 static int add_chunks(cJSON *root, const nh_run_config *cfg, const nh_run_result *res)
 {
     const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
@@ -56,7 +51,7 @@ char *nh_partial_text(const nh_run_config *cfg, const nh_run_result *res, int n_
     if (n_args < 0 || n_args > NH_PARTIAL_MAX_ARGS)
         return nh_fail(err, NH_ERR_INPUT, "a partial result holds at most %d arguments (got %d)", NH_PARTIAL_MAX_ARGS,
                        n_args), NULL;
-    const long path_first = trajectories_before(cfg, nh_run_chunk_first_block(cfg, res->first_chunk));
+    const long path_first = nh_run_trajectories_before(cfg, nh_run_chunk_first_block(cfg, res->first_chunk));
     cJSON *root = nh_state_create(FORMAT_NAME, NH_PARTIAL_VERSION, cfg, res, path_first, n_args, args);
     char *text = root && !add_chunks(root, cfg, res) ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);
@@ -164,7 +159,8 @@ int nh_partial_merge(const nh_partial *p, const nh_run_config *cfg, nh_run_resul
         return nh_fail(err, NH_ERR_INPUT, "the partial result of chunks %ld to %ld does not continue the merged chunks "
                        "(next: the one starting at block %ld)", p->first_chunk, p->first_chunk + p->n_chunks - 1,
                        res->next_block);
-    const long traj_first = trajectories_before(cfg, first_block), traj_end = trajectories_before(cfg, end_block);
+    const long traj_first = nh_run_trajectories_before(cfg, first_block);
+    const long traj_end = nh_run_trajectories_before(cfg, end_block);
     if (nh_state_add(p->root, res, traj_end - traj_first, traj_first, traj_end) ||
         merge_chunks(p, res, traj_first, traj_end))
         return nh_fail(err, NH_ERR_INPUT, "the partial result's statistics are damaged (a count, a failure record "

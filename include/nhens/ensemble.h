@@ -154,6 +154,8 @@ int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *e
 int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_error *err);
 /* Number of blocks of NH_BLOCK_SIZE trajectories in the run. */
 long nh_run_block_count(const nh_run_config *cfg);
+/* Trajectories in the blocks before `block` (the index of its first trajectory, at most the ensemble). */
+long nh_run_trajectories_before(const nh_run_config *cfg, long block);
 /* Chunks: min(blocks, NH_MERGE_CHUNKS); chunk c holds blocks [c B / C, (c + 1) B / C). */
 long nh_run_chunk_count(const nh_run_config *cfg);
 long nh_run_chunk_first_block(const nh_run_config *cfg, long chunk);
