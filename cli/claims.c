@@ -2,7 +2,10 @@
  * that they name panels, methods and metrics that exist, and evaluating them against the runs'
  * summary.json files. A metric is a number of summary.json: a key of "extremes" (dH_absmax,
  * rel_energy_absmax, constraint_max, latitude_last_tenth, ...), of "variance_fit" (C, C_over_h4, a, p,
- * with their standard errors), or "failures". A claim never runs anything: it compares numbers. */
+ * with their standard errors), of "global_error" (error_final, error_final_max), of "performance"
+ * (ns_per_step), of "work_precision" (error_order: the slope of a work-precision panel's error against h,
+ * least squares over its step sizes), or "failures". A claim on a work-precision panel reads the run of its
+ * smallest step size. A claim never runs anything: it compares numbers. */
 #include "experiment.h"
 
 #include <cjson/cJSON.h>
@@ -16,10 +19,10 @@
 static const char *const METRICS[] = {"dH_absmax", "rel_energy_absmax", "constraint_max", "driver_energy_absmax",
                                       "passenger_energy_absmax", "latitude_absmax", "latitude_first_tenth",
                                       "latitude_last_tenth", "final_dH_var", "C", "C_over_h4", "C_scaled", "a", "p",
-                                      "failures"};
+                                      "failures", "error_final", "error_final_max", "ns_per_step", "error_order"};
 enum { N_METRICS = sizeof METRICS / sizeof METRICS[0] };
 
-static int known_metric(const char *name)
+int nh_claim_metric_known(const char *name)
 {
     for (int i = 0; i < N_METRICS; ++i)
         if (!strcmp(METRICS[i], name))
@@ -50,12 +53,25 @@ static int parse_ref(char *text, nh_claim_ref *ref, nh_error *err)
     strcpy(ref->panel, text);
     strcpy(ref->method, slash + 1);
     strcpy(ref->metric, colon + 1);
-    if (!known_metric(ref->metric))
+    if (!nh_claim_metric_known(ref->metric))
         return nh_fail(err, NH_ERR_INPUT, "unknown metric '%s'; known: dH_absmax, rel_energy_absmax, constraint_max, "
                                           "driver_energy_absmax, passenger_energy_absmax, latitude_absmax, "
                                           "latitude_first_tenth, latitude_last_tenth, final_dH_var, C, C_over_h4, "
-                                          "C_scaled, a, p, failures", ref->metric);
+                                          "C_scaled, a, p, failures, error_final, error_final_max, ns_per_step, "
+                                          "error_order", ref->metric);
     return NH_OK;
+}
+
+/* The measures a work-precision panel can plot against cost: the claim metrics that are errors. */
+int nh_work_precision_metric(const char *metric)
+{
+    static const char *const errors[] = {"error_final", "error_final_max", "dH_absmax", "rel_energy_absmax",
+                                         "constraint_max", "latitude_last_tenth", "passenger_energy_absmax",
+                                         "C_over_h4"};
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; ++i)
+        if (!strcmp(errors[i], metric))
+            return 1;
+    return 0;
 }
 
 /* RHS: NUMBER, NUMBER*PANEL/METHOD:METRIC or PANEL/METHOD:METRIC */
@@ -158,17 +174,17 @@ int nh_claims_check(const char *path, const nh_experiment *exp, nh_error *err)
 }
 
 /* value (and standard error, NAN if none) of a metric in a summary */
-static double metric_value(const cJSON *summary, const char *metric, double *stderr_out)
+double nh_claim_metric_value(const cJSON *summary, const char *metric, double *stderr_out)
 {
     char key[96];
     *stderr_out = NAN;
-    const char *objects[2] = {"extremes", "variance_fit"};
+    const char *objects[] = {"extremes", "variance_fit", "global_error", "performance", "work_precision"};
     if (!strcmp(metric, "failures")) {
         const cJSON *count = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(summary, "failures"), "count");
         return cJSON_IsNumber(count) ? count->valuedouble : NAN;
     }
-    for (int i = 0; i < 2; ++i) {
+    for (size_t i = 0; i < sizeof objects / sizeof objects[0]; ++i) {
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(summary, objects[i]);
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, metric);
         if (!cJSON_IsNumber(v))
@@ -186,7 +202,7 @@ static double ref_value(const nh_experiment *exp, const nh_claim_ref *r, nh_clai
 {
     const nh_exp_panel *p = find_panel(exp, r->panel);
     cJSON *summary = p ? load(p, method_index(p, r->method), ctx) : NULL;
-    double v = summary ? metric_value(summary, r->metric, err) : (*err = NAN, NAN);
+    double v = summary ? nh_claim_metric_value(summary, r->metric, err) : (*err = NAN, NAN);
     cJSON_Delete(summary);
     return v;
 }

@@ -212,6 +212,19 @@ static void join_command(int argc, char **argv, char *buf, size_t len)
 }
 
 /* max |value| of the recorded observers: the core ones (every system) on one line, the others one a line */
+/* The global error at T (mean +- standard error of the mean, and max) when it was recorded. */
+static void print_global_error(const nh_run_result *res)
+{
+    const int ref = nh_observer_reference();
+    if (ref < 0 || !(res->observer_mask & (1u << ref)))
+        return;
+    const nh_accum *last = nh_run_accum(res, res->n_out - 1, ref);
+    printf("  global error at T against CVODE (rtol 1e-13): mean %.3e +- %.1e, max %.3e over %.0f trajectories "
+           "(reference: %.2f thread-s)\n", last->mean,
+           last->count > 1 ? sqrt(nh_accum_variance(last) / last->count) : NAN, last->absmax, last->count,
+           res->reference_seconds);
+}
+
 static void print_observer_extremes(const nh_run_result *res)
 {
     const char *sep = "  ";
@@ -246,9 +259,10 @@ void nh_cli_run_print_summary(const nh_run_config *cfg, const nh_run_result *res
                cfg->shell_preset ? cfg->shell_preset->name : "");
     if (cfg->burn_in > 0)
         printf("  burn-in: %g time units before t = 0 (counted in the steps)\n", cfg->burn_in);
-    printf("  %ld steps in %.3f s (%.3g steps/s); failed trajectories: %ld\n", res->completed_steps,
-           res->wall_seconds, res->steps_per_second, res->failed);
+    printf("  %ld steps in %.3f s (%.3g steps/s, %.0f ns/step per thread); failed trajectories: %ld\n",
+           res->completed_steps, res->wall_seconds, res->steps_per_second, nh_run_ns_per_step(res), res->failed);
     print_observer_extremes(res);
+    print_global_error(res);
     if (res->fit_ok && cfg->ensemble > 1)
         printf("  variance law on t in [%g, %g]: Var dH = a + C t with a = %.3e +- %.1e, C = %.3e +- %.1e, "
                "C/h^4 = %.3e +- %.1e; log-log slope p = %.2f +- %.2f (+- one standard error, jackknife over %d "

@@ -92,6 +92,39 @@ static int reference_key(nh_exp_panel *p, const char *value, nh_error *err)
     return NH_OK;
 }
 
+/* `steps = h1; h2; ...`: distinct step sizes > 0, kept largest first (a work-precision panel). */
+static int steps_key(nh_exp_panel *p, const char *value, nh_error *err)
+{
+    char items[NH_EXP_MAX_STEPS][128];
+    const int n = split_list("steps", value, items, NH_EXP_MAX_STEPS, 32, ".+-", err);
+    if (n < 2)
+        return n < 0 ? NH_ERR_INPUT : nh_fail(err, NH_ERR_INPUT, "key steps: give 2 to %d step sizes separated by ';'",
+                                                NH_EXP_MAX_STEPS);
+    for (int i = 0; i < n; ++i) {
+        double h;
+        if (nh_parse_double(items[i], &h) || !(h >= 1e-12 && h <= 1e6))
+            return nh_fail(err, NH_ERR_INPUT, "key steps: '%s' is not a step size in [1e-12, 1e6]", items[i]);
+        int at = i;
+        for (; at > 0 && p->steps[at - 1] < h; --at)
+            p->steps[at] = p->steps[at - 1];
+        if (at > 0 && p->steps[at - 1] == h)
+            return nh_fail(err, NH_ERR_INPUT, "key steps: step size %s is given twice", items[i]);
+        p->steps[at] = h;
+    }
+    p->n_steps = n;
+    return NH_OK;
+}
+
+static int error_key(nh_exp_panel *p, const char *value, nh_error *err)
+{
+    if (!nh_work_precision_metric(value))
+        return nh_fail(err, NH_ERR_INPUT, "key error: '%.60s' is not an error measure; allowed: error_final, "
+                                          "error_final_max, dH_absmax, rel_energy_absmax, constraint_max, "
+                                          "latitude_last_tenth, passenger_energy_absmax, C_over_h4", value);
+    snprintf(p->error, sizeof p->error, "%s", value);
+    return NH_OK;
+}
+
 static int panel_key(nh_exp_panel *p, const char *name, const char *value, nh_error *err)
 {
     double d;
@@ -107,6 +140,8 @@ static int panel_key(nh_exp_panel *p, const char *name, const char *value, nh_er
     else if (!strcmp(name, "title")) TEXT(title);
     else if (!strcmp(name, "reference_label")) TEXT(reference_label);
     else if (!strcmp(name, "reference")) { if (reference_key(p, value, err)) return NH_ERR_INPUT; }
+    else if (!strcmp(name, "steps")) { if (steps_key(p, value, err)) return NH_ERR_INPUT; }
+    else if (!strcmp(name, "error")) { if (error_key(p, value, err)) return NH_ERR_INPUT; }
     else if (!strcmp(name, "methods")) {
         if ((p->n_methods = split_list(name, value, p->methods, NH_EXP_MAX_METHODS, 128, ":=,/+", err)) < 0)
             return NH_ERR_INPUT;
@@ -118,7 +153,7 @@ static int panel_key(nh_exp_panel *p, const char *name, const char *value, nh_er
             snprintf(p->plot[i], sizeof p->plot[i], "%.*s", (int)sizeof p->plot[i] - 1, tmp[i]); /* fits: checked above */
     } else if (strcmp(name, "energy") && strcmp(name, "h") && strcmp(name, "T") && strcmp(name, "smooth") &&
                strcmp(name, "section") && strcmp(name, "logy") && strcmp(name, "seed") && strcmp(name, "ensemble") &&
-               strcmp(name, "every") && strcmp(name, "paths"))
+               strcmp(name, "every") && strcmp(name, "paths") && strcmp(name, "perturb"))
         return nh_fail(err, NH_ERR_INPUT, "unknown key '%s'", name);
     else if (!strcmp(name, "paths")) {
         if (nh_parse_long_in(value, 0, NH_EXP_MAX_PATHS, &l))
@@ -129,6 +164,7 @@ static int panel_key(nh_exp_panel *p, const char *name, const char *value, nh_er
         return nh_fail(err, NH_ERR_INPUT, "key %s: '%s' is not a finite number", name, value);
     else if (!strcmp(name, "energy")) { p->energy = d; p->have_energy = 1; p->preset[0] = '\0'; }
     else if (!strcmp(name, "h")) p->h = d;
+    else if (!strcmp(name, "perturb")) p->perturb = d;
     else if (!strcmp(name, "T")) p->T = d;
     else if (!strcmp(name, "smooth") && !(d >= 0))
         return nh_fail(err, NH_ERR_INPUT, "key smooth: '%s' must be a window >= 0 time units (0: none)", value);
@@ -215,11 +251,12 @@ static int handle(void *user, const char *section, const char *name, const char 
 
 static int check_panel(const char *path, const nh_exp_panel *p, nh_error *err)
 {
-    if (!p->system[0] || p->n_methods == 0 || !(p->h > 0) || !(p->T >= p->h) || p->ensemble < 1)
+    const double h = p->n_steps ? p->steps[0] : p->h; /* a work-precision panel's largest step size */
+    if (!p->system[0] || p->n_methods == 0 || !(h > 0) || !(p->T >= h) || p->ensemble < 1)
         return nh_fail(err, NH_ERR_INPUT,
                        "%s:%d: panel '%s' needs system, methods, h > 0, T >= h and ensemble >= 1 (got system '%s', %d "
-                       "methods, h=%g, T=%g, ensemble=%ld)",
-                       path, p->line, p->name, p->system, p->n_methods, p->h, p->T, p->ensemble);
+                       "methods, h=%g, T=%g, ensemble=%ld; a work-precision panel gives steps instead of h)",
+                       path, p->line, p->name, p->system, p->n_methods, h, p->T, p->ensemble);
     if (!p->have_energy == !p->preset[0])
         return nh_fail(err, NH_ERR_INPUT, "%s:%d: panel '%s' needs exactly one of preset or energy", path, p->line,
                        p->name);
@@ -357,7 +394,7 @@ int nh_experiment_load(const char *path, int allow_plugins, nh_experiment *exp, 
     memset(exp, 0, sizeof *exp);
     const char *slash = strrchr(path, '/');
     snprintf(exp->directory, sizeof exp->directory, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-    exp->defaults = (nh_exp_panel){.ensemble = 1, .every = 1, .seed = 1};
+    exp->defaults = (nh_exp_panel){.ensemble = 1, .every = 1, .seed = 1, .error = "error_final"};
     snprintf(exp->defaults.plot[0], sizeof exp->defaults.plot[0], "dH_absmax");
     exp->defaults.n_plot = 1;
     size_t size;
@@ -391,9 +428,27 @@ void nh_experiment_scale(nh_experiment *exp, double scale)
 {
     for (int i = 0; i < exp->n_panels; ++i) {
         nh_exp_panel *p = &exp->panels[i];
-        p->T = fmax(p->h, p->h * floor(p->T * scale / p->h + 0.5));
+        const double unit = p->n_steps ? p->steps[0] : p->h; /* a work-precision T stays a whole number of steps */
+        p->T = fmax(unit, unit * floor(p->T * scale / unit + 0.5));
         p->ensemble = p->ensemble > 1 ? (long)fmax(2.0, floor(p->ensemble * scale + 0.5)) : 1;
         p->smooth *= scale; /* the window keeps its share of the horizon */
         p->paths = p->paths < p->ensemble ? p->paths : p->ensemble;
     }
+}
+
+int nh_experiment_runs(const nh_exp_panel *p)
+{
+    return p->n_steps ? p->n_steps : 1;
+}
+
+void nh_experiment_step_run(const nh_exp_panel *p, int j, nh_exp_panel *run)
+{
+    *run = *p;
+    if (!p->n_steps)
+        return;
+    run->h = p->steps[j];
+    const double n = floor(p->T / run->h + 0.5);
+    run->every = n >= 10 && fmod(n, 10.0) == 0 ? (long)(n / 10) : (long)fmax(1.0, fmin(n, 2e9));
+    snprintf(run->step_tag, sizeof run->step_tag, "-h%d", j + 1);
+    snprintf(run->observe, sizeof run->observe, "%s", strncmp(p->error, "error_", 6) ? "" : "all,error");
 }

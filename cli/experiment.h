@@ -6,11 +6,13 @@
 #ifndef NHENS_EXPERIMENT_H
 #define NHENS_EXPERIMENT_H
 
+#include <stdio.h>
+
 #include "nhens/core.h"
 #include "nhens/registry.h"
 
 enum { NH_EXP_MAX_CLAIMS = 24,
-       NH_EXP_MAX_PANELS = 8, NH_EXP_MAX_METHODS = 12, NH_EXP_MAX_PLOTS = 4, NH_EXP_MAX_PLUGINS = 4, NH_EXP_NAME_MAX = 41,
+       NH_EXP_MAX_PANELS = 8, NH_EXP_MAX_METHODS = 20, NH_EXP_MAX_STEPS = 8, NH_EXP_MAX_PLOTS = 4, NH_EXP_MAX_PLUGINS = 4, NH_EXP_NAME_MAX = 41,
        NH_EXP_MAX_PATHS = 16 };
 
 typedef struct nh_exp_panel {
@@ -22,6 +24,7 @@ typedef struct nh_exp_panel {
     char preset[64];
     double energy;
     int have_energy;
+    double perturb;             /* with a state preset: an ensemble around it (nh_run_config.perturb); 0: none */
     double h, T;
     long ensemble, every;
     long paths;                 /* sample paths recorded per run (plot columns NAME_path draw them) */
@@ -37,6 +40,15 @@ typedef struct nh_exp_panel {
     char reference_column[64];  /* `reference = COLUMN: A*t^P`: the line A t^P drawn in COLUMN's plot ("" none) */
     double reference_a, reference_p;
     char reference_label[128];  /* its key entry (default "A t^P") */
+    /* A work-precision panel (`steps = h1; h2; ...`): every method runs at every step size, and the figure is
+     * `error` (a claim metric: error_final, rel_energy_absmax, ...) against the method's cost in thread-seconds,
+     * log-log; plot, logy, reference, paths and smooth do not apply. */
+    double steps[NH_EXP_MAX_STEPS];
+    int n_steps;
+    char error[64];
+    /* set on the panel of one step size (nh_experiment_step_run): its folder suffix and observers */
+    char step_tag[16];
+    char observe[32];
 } nh_exp_panel;
 
 /* `claim = PANEL/METHOD:METRIC OP RHS | SOURCE [| ci]`, a paper's statement checked against the results:
@@ -72,6 +84,36 @@ typedef struct nh_experiment {
     nh_claim claims[NH_EXP_MAX_CLAIMS];
     int n_claims;
 } nh_experiment;
+
+/* The run of step size j of a work-precision panel: p with h = steps[j], outputs at 0 and T only (or at 11
+ * times when T/h is a multiple of 10) and the global error recorded when `error` needs it. For another
+ * panel (j = 0) a copy of p. nh_experiment_runs: how many step sizes a panel runs (1 for another panel). */
+void nh_experiment_step_run(const nh_exp_panel *p, int j, nh_exp_panel *run);
+int nh_experiment_runs(const nh_exp_panel *p);
+/* Whether `metric` names a claim metric (cli/claims.c); the metrics a work-precision panel may plot. */
+int nh_claim_metric_known(const char *metric);
+int nh_work_precision_metric(const char *metric);
+
+struct cJSON;
+
+/* A claim metric's value in a summary.json (cJSON) and its standard error (NAN if none); NAN if absent. */
+double nh_claim_metric_value(const struct cJSON *summary, const char *metric, double *stderr_out);
+
+/* cli/report.c, shared with cli/work_precision.c: the folder of (panel, method k), its summary.json (NULL
+ * if none; the caller deletes it), a gnuplot string literal (every text reaches a script through it) and
+ * the methods' line styles. */
+void nh_report_run_dir(const char *out, const nh_exp_panel *p, int k, char *dir, size_t len);
+struct cJSON *nh_report_load_summary(const char *dir);
+void nh_gp_string(FILE *g, const char *text, const char *suffix);
+void nh_gp_line_styles(FILE *g);
+
+/* cli/work_precision.c: a work-precision panel's PANEL/work_precision.csv, its gnuplot plot (after the
+ * terminal and styles are set), its report.md table, and the summary claims read for method k (its smallest
+ * step size's, with work_precision.error_order added; NULL if missing). */
+int nh_work_precision_write_csv(const char *out, const nh_exp_panel *p, nh_error *err);
+void nh_work_precision_script(FILE *g, const char *out, const nh_exp_panel *p);
+void nh_work_precision_table(FILE *md, const char *out, const nh_exp_panel *p);
+struct cJSON *nh_work_precision_summary(const char *out, const nh_exp_panel *p, int k);
 
 /* cli/claims.c: a claim's syntax (at load), its panels/methods (after load), its value against the results. */
 int nh_claim_parse(const char *value, nh_claim *c, nh_error *err);

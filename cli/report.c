@@ -58,14 +58,14 @@ static uint64_t fnv1a(const char *text)
     return h;
 }
 
-static void run_dir(const char *out, const nh_exp_panel *p, int k, char *dir, size_t len)
+void nh_report_run_dir(const char *out, const nh_exp_panel *p, int k, char *dir, size_t len)
 {
     char safe[128];
     snprintf(safe, sizeof safe, "%s", p->methods[k]);
     for (char *c = safe; *c; ++c)
         if (*c == ':' || *c == ',' || *c == '/' || *c == '=')
             *c = '_';
-    snprintf(dir, len, "%s/%s/%02d-%s", out, p->name, k + 1, safe);
+    snprintf(dir, len, "%s/%s/%02d-%s%s", out, p->name, k + 1, safe, p->step_tag);
 }
 
 static void config_key(const nh_exp_panel *p, int k, char *buf, size_t len)
@@ -73,6 +73,11 @@ static void config_key(const nh_exp_panel *p, int k, char *buf, size_t len)
     snprintf(buf, len, "%s|%s|%s|%.17g|%d|%s|%.17g|%.17g|%ld|%llu|%ld|%d|%.17g|%ld|" NH_VERSION, p->system,
              p->params, p->preset, p->energy, p->have_energy, p->methods[k], p->h, p->T, p->ensemble, p->seed, p->every,
              p->have_section, p->section, p->paths);
+    /* appended only when set, so earlier reports' results stay reusable */
+    if (p->observe[0])
+        snprintf(buf + strlen(buf), len - strlen(buf), "|observe=%s", p->observe);
+    if (p->perturb > 0)
+        snprintf(buf + strlen(buf), len - strlen(buf), "|perturb=%.17g", p->perturb);
 }
 
 static int cached(const char *dir, uint64_t hash)
@@ -128,7 +133,8 @@ static int panel_config(const nh_cli *cli, const report_options *o, const nh_exp
                            .seed = p->seed, .threads = (int)o->threads, .energy = p->energy, .fit_window_start = 0.1,
                            .solver = o->solver_kind, .section = p->section,
                            .have_section = p->have_section, .interrupted = nh_cli_interrupted,
-                           .paths = p->paths};
+                           .paths = p->paths, .observe = p->observe[0] ? p->observe : NULL,
+                           .perturb = p->perturb};
     nh_run_config_use_preset(cfg, preset);
     if ((rc = nh_method_spec_parse(cli->registry, &cfg->method, p->methods[k], err)))
         return rc;
@@ -187,16 +193,23 @@ static int check_plotted_columns(const nh_exp_panel *p, nh_error *err)
 static int validate_experiment(const nh_cli *cli, const report_options *o, const nh_experiment *exp, nh_error *err)
 {
     for (int i = 0; i < exp->n_panels; ++i)
-        for (int k = 0; k < exp->panels[i].n_methods; ++k) {
-            const nh_exp_panel *p = &exp->panels[i];
-            nh_system sys;
-            nh_run_config cfg;
-            nh_error why;
-            if (panel_config(cli, o, p, k, &sys, &cfg, &why))
-                return nh_fail(err, NH_ERR_INPUT, "%s:%d: panel '%s', method '%s': %s", o->experiment, p->line,
-                               p->name, p->methods[k], why.msg);
-        }
+        for (int j = 0; j < nh_experiment_runs(&exp->panels[i]); ++j)
+            for (int k = 0; k < exp->panels[i].n_methods; ++k) {
+                nh_exp_panel p;
+                nh_experiment_step_run(&exp->panels[i], j, &p);
+                nh_system sys;
+                nh_run_config cfg;
+                nh_error why;
+                char step[48] = "";
+                if (p.n_steps)
+                    snprintf(step, sizeof step, ", step size h = %g", p.h);
+                if (panel_config(cli, o, &p, k, &sys, &cfg, &why))
+                    return nh_fail(err, NH_ERR_INPUT, "%s:%d: panel '%s', method '%s'%s: %s", o->experiment, p.line,
+                                   p.name, p.methods[k], step, why.msg);
+            }
     for (int i = 0; i < exp->n_panels; ++i) {
+        if (exp->panels[i].n_steps) /* a work-precision panel plots no columns */
+            continue;
         nh_error why;
         if (check_plotted_columns(&exp->panels[i], &why))
             return nh_fail(err, NH_ERR_INPUT, "%s:%d: panel '%s': %s", o->experiment, exp->panels[i].line,
@@ -225,7 +238,7 @@ static int run_one(const nh_cli *cli, const report_options *o, const nh_exp_pane
     return rc;
 }
 
-static cJSON *load_summary(const char *dir)
+cJSON *nh_report_load_summary(const char *dir)
 {
     char path[1200];
     snprintf(path, sizeof path, "%s/summary.json", dir);
@@ -268,7 +281,7 @@ static int run_gnuplot(const char *script)
 /* A gnuplot string literal: single quotes, in which gnuplot expands nothing; a quote is doubled and
  * control characters (which would end the command) become spaces. Every text from an experiment file or
  * the command line reaches a script only through this. */
-static void gp_string(FILE *g, const char *text, const char *suffix)
+void nh_gp_string(FILE *g, const char *text, const char *suffix)
 {
     fputc('\'', g);
     for (const char *part[2] = {text, suffix}, **s = part; s < part + 2; ++s)
@@ -285,7 +298,7 @@ static void gp_string(FILE *g, const char *text, const char *suffix)
 static const char *const PALETTE[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#000000", "#E69F00", "#56B4E9"};
 enum { N_STYLES = 7 };
 
-static void line_styles(FILE *g)
+void nh_gp_line_styles(FILE *g)
 {
     for (int i = 0; i < NH_EXP_MAX_METHODS; ++i)
         fprintf(g, "set style line %d lc rgb '%s' dt %d lw 1.6 pt %d ps 0.8\n", i + 1, PALETTE[i % N_STYLES],
@@ -298,19 +311,19 @@ static void plot_paths(FILE *g, const char *out, const nh_exp_panel *p, const nh
     for (int k = 0; k < p->n_methods; ++k)
         for (long i = 0; i < p->paths; ++i) {
             char dir[1024], data[1100], column[96];
-            run_dir(out, p, k, dir, sizeof dir);
+            nh_report_run_dir(out, p, k, dir, sizeof dir);
             snprintf(data, sizeof data, "%s/paths.csv", dir);
             snprintf(column, sizeof column, "%s_%ld", obs->name, i);
             fputs(k || i ? ", " : "", g);
-            gp_string(g, data, "");
+            nh_gp_string(g, data, "");
             fputs(" using 't':", g);
-            gp_string(g, column, "");
+            nh_gp_string(g, column, "");
             fprintf(g, " with lines ls %d dt 1 lw 1 ", k + 1);
             if (i)
                 fputs("notitle", g);
             else {
                 fputs("title ", g);
-                gp_string(g, p->methods[k], "");
+                nh_gp_string(g, p->methods[k], "");
             }
         }
 }
@@ -320,23 +333,23 @@ static void plot_band(FILE *g, const char *out, const nh_exp_panel *p, const nh_
 {
     for (int k = 0; k < p->n_methods; ++k) {
         char dir[1024], data[1100], low[96], mid[96], high[96];
-        run_dir(out, p, k, dir, sizeof dir);
+        nh_report_run_dir(out, p, k, dir, sizeof dir);
         snprintf(data, sizeof data, "%s/quantiles.csv", dir);
         snprintf(low, sizeof low, "%s_%s", obs->quantile_prefix, nh_quantile_suffixes[0]);
         snprintf(mid, sizeof mid, "%s_%s", obs->quantile_prefix, nh_quantile_suffixes[1]);
         snprintf(high, sizeof high, "%s_%s", obs->quantile_prefix, nh_quantile_suffixes[2]);
         fputs(k ? ", " : "", g);
-        gp_string(g, data, "");
+        nh_gp_string(g, data, "");
         fputs(" using 't':", g);
-        gp_string(g, low, "");
+        nh_gp_string(g, low, "");
         fputs(":", g);
-        gp_string(g, high, "");
+        nh_gp_string(g, high, "");
         fprintf(g, " with filledcurves fs transparent solid 0.18 noborder lc rgb '%s' notitle, ", PALETTE[k % N_STYLES]);
-        gp_string(g, data, "");
+        nh_gp_string(g, data, "");
         fputs(" using 't':", g);
-        gp_string(g, mid, "");
+        nh_gp_string(g, mid, "");
         fprintf(g, " with lines ls %d title ", k + 1);
-        gp_string(g, p->methods[k], "");
+        nh_gp_string(g, p->methods[k], "");
     }
 }
 
@@ -350,8 +363,10 @@ static void plot_column(FILE *g, const char *out, const nh_exp_panel *p, int c, 
         snprintf(label, sizeof label, "%s (%ld sample paths)", path->symbol, p->paths);
     else
         nh_column_label(p->plot[c], label, sizeof label); /* known: validate_experiment checked every column */
-    fprintf(g, "%s\nset xlabel 't'\nset ylabel ", p->logy ? "set logscale y\nset format y '%.0e'" : "unset logscale y\nset format y '%g'");
-    gp_string(g, label, "");
+    fprintf(g, "%s\nset xlabel 't'\nset ylabel ", p->logy ? "set logscale y\nset ytics 10\nset format y '10^{%L}'"
+                                                            : "unset logscale y\nset ytics autofreq\nset format y '%g'");
+    nh_gp_string(g, label, "");
+    fputs(" noenhanced", g);
     /* a marker every tenth of the curve */
     const long rows = (long)(p->T / (p->h * (double)p->every)) + 1, every_marker = rows / 10 > 1 ? rows / 10 : 1;
     fputs("\nplot ", g);
@@ -361,20 +376,20 @@ static void plot_column(FILE *g, const char *out, const nh_exp_panel *p, int c, 
         plot_band(g, out, p, band);
     for (int k = 0; k < p->n_methods && !path && !band; ++k) {
         char dir[1024], data[1100];
-        run_dir(out, p, k, dir, sizeof dir);
+        nh_report_run_dir(out, p, k, dir, sizeof dir);
         snprintf(data, sizeof data, "%s/%s", dir, file);
         fputs(k ? ", " : "", g);
-        gp_string(g, data, "");
+        nh_gp_string(g, data, "");
         fputs(" using 't':", g);
-        gp_string(g, p->plot[c], "");
+        nh_gp_string(g, p->plot[c], "");
         fprintf(g, " with linespoints ls %d pi %ld title ", k + 1, every_marker);
-        gp_string(g, p->methods[k], "");
+        nh_gp_string(g, p->methods[k], "");
     }
     if (p->reference_column[0] && !strcmp(p->reference_column, p->plot[c])) {
         char text[160];
         snprintf(text, sizeof text, "%g t^%g", p->reference_a, p->reference_p);
         fprintf(g, ", %.17g * x**%.17g with lines lc rgb '#777777' dt 2 lw 1.2 title ", p->reference_a, p->reference_p);
-        gp_string(g, p->reference_label[0] ? p->reference_label : text, "");
+        nh_gp_string(g, p->reference_label[0] ? p->reference_label : text, "");
     }
     fputc('\n', g);
 }
@@ -400,18 +415,24 @@ static int script_body(FILE *g, const void *data)
     const nh_exp_panel *p = pp->panel;
     const char *file = p->smooth > 0 ? "smoothed.csv" : "timeseries.csv";
     for (int term = 0; term < 2; ++term) {
-        fprintf(g, term ? "set terminal svg size 900,%d\n" : "set terminal pngcairo size 900,%d\n", 320 * p->n_plot);
+        const int height = p->n_steps ? 600 : 320 * p->n_plot;
+        fprintf(g, term ? "set terminal svg size 900,%d\n" : "set terminal pngcairo size 900,%d\n", height);
         fputs("set output ", g);
-        gp_string(g, pp->figure[term], "");
+        nh_gp_string(g, pp->figure[term], "");
         fprintf(g, "\nset datafile separator ','\nset datafile missing 'nan'\nset key outside right noenhanced\n"
-                   "set grid\nset termoption noenhanced\nset lmargin 14\nset rmargin %d\n", key_width(p));
-        line_styles(g);
+                   "set grid\nset lmargin 14\nset rmargin %d\n", key_width(p));
+        nh_gp_line_styles(g);
+        if (p->n_steps) {
+            nh_work_precision_script(g, pp->out, p);
+            fputs("unset output\n", g);
+            continue;
+        }
         char smoothing[96] = "";
         if (p->smooth > 0)
             snprintf(smoothing, sizeof smoothing, " (running means over %g time units)", p->smooth);
         fprintf(g, "set multiplot layout %d,1 title ", p->n_plot);
-        gp_string(g, p->title[0] ? p->title : p->name, smoothing);
-        fputc('\n', g);
+        nh_gp_string(g, p->title[0] ? p->title : p->name, smoothing);
+        fputs(" noenhanced\n", g);
         for (int c = 0; c < p->n_plot; ++c)
             plot_column(g, pp->out, p, c, file);
         fprintf(g, "unset multiplot\nunset output\n");
@@ -430,7 +451,8 @@ static int plot_panel(const char *out, const nh_exp_panel *p)
     for (int i = 0; i < 2; ++i)
         snprintf(pp.figure[i], sizeof pp.figure[i], "%s/.%s.%s.tmp.%ld", out, p->name, ext[i], (long)getpid());
     snprintf(script, sizeof script, "%s/%s/plot.gp", out, p->name);
-    int bad = nh_write_file(script, script_body, &pp, &err) || run_gnuplot(script);
+    int bad = (p->n_steps && nh_work_precision_write_csv(out, p, &err)) || nh_write_file(script, script_body, &pp, &err) ||
+              run_gnuplot(script);
     for (int i = 0; i < 2; ++i) {
         snprintf(final, sizeof final, "%s/%s.%s", out, p->name, ext[i]);
         bad = bad || rename(pp.figure[i], final) != 0;
@@ -499,15 +521,25 @@ static void table_row(FILE *md, const char *method, const cJSON *s, unsigned mas
 
 static void write_panel_table(FILE *md, const char *out, const nh_exp_panel *p)
 {
-    fprintf(md, "\n### %s\n\n%s on %s(%s), %s%s, h = %g, T = %g, %ld trajector%s, seed %llu.\n\n",
-            p->title[0] ? p->title : p->name, "Methods", p->system, p->params, p->preset[0] ? "preset " : "energy ",
-            p->preset[0] ? p->preset : "shell", p->h, p->T, p->ensemble, p->ensemble == 1 ? "y" : "ies", p->seed);
+    char steps[160] = "";
+    for (int j = 0; j < p->n_steps; ++j)
+        snprintf(steps + strlen(steps), sizeof steps - strlen(steps), "%s%g", j ? ", " : "", p->steps[j]);
+    if (!p->n_steps)
+        snprintf(steps, sizeof steps, "%g", p->h);
+    fprintf(md, "\n### %s\n\n%s on %s%s%s%s, %s%s%s, h = %s, T = %g, %ld trajector%s, seed %llu.\n\n",
+            p->title[0] ? p->title : p->name, "Methods", p->system, p->params[0] ? "(" : "", p->params,
+            p->params[0] ? ")" : "", p->preset[0] ? "preset " : "energy ", p->preset[0] ? p->preset : "shell",
+            p->perturb > 0 ? " perturbed" : "", steps, p->T, p->ensemble, p->ensemble == 1 ? "y" : "ies", p->seed);
     fprintf(md, "![%s](%s.png)\n\n", p->name, p->name);
+    if (p->n_steps) {
+        nh_work_precision_table(md, out, p);
+        return;
+    }
     cJSON *summaries[NH_EXP_MAX_METHODS];
     for (int k = 0; k < p->n_methods; ++k) {
         char dir[1024];
-        run_dir(out, p, k, dir, sizeof dir);
-        summaries[k] = load_summary(dir);
+        nh_report_run_dir(out, p, k, dir, sizeof dir);
+        summaries[k] = nh_report_load_summary(dir);
     }
     const unsigned mask = applicable_observers(summaries, p->n_methods);
     fprintf(md, "| method | order |");
@@ -615,10 +647,13 @@ static int panel_method(const nh_cli *cli, const report_options *o, const nh_exp
 {
     char dir[1024], key[1024];
     nh_error err;
-    run_dir(o->out, p, k, dir, sizeof dir);
+    nh_report_run_dir(o->out, p, k, dir, sizeof dir);
     config_key(p, k, key, sizeof key);
     const uint64_t hash = fnv1a(key);
-    fprintf(stderr, "[%s %d/%d] %s: ", p->name, k + 1, p->n_methods, p->methods[k]);
+    fprintf(stderr, "[%s %d/%d] %s", p->name, k + 1, p->n_methods, p->methods[k]);
+    if (p->n_steps)
+        fprintf(stderr, " at h = %g", p->h);
+    fputs(": ", stderr);
     int rc = nh_output_recover(dir, &err);
     if (!rc && cached(dir, hash)) {
         if (p->smooth > 0)
@@ -642,8 +677,12 @@ static void run_panels(const nh_cli *cli, const report_options *o, const nh_expe
     for (int i = 0; i < exp->n_panels && !nh_cli_interrupt_status(); ++i) {
         const nh_exp_panel *p = &exp->panels[i];
         int failed = 0;
-        for (int k = 0; k < p->n_methods && !nh_cli_interrupt_status(); ++k)
-            failed += panel_method(cli, o, p, k);
+        for (int j = 0; j < nh_experiment_runs(p) && !nh_cli_interrupt_status(); ++j)
+            for (int k = 0; k < p->n_methods && !nh_cli_interrupt_status(); ++k) {
+                nh_exp_panel run;
+                nh_experiment_step_run(p, j, &run);
+                failed += panel_method(cli, o, &run, k);
+            }
         *runs_failed += failed;
         if (!failed && !nh_cli_interrupt_status() && plot_panel(o->out, p)) {
             fprintf(stderr, "nhens report: gnuplot failed for panel %s\n", p->name);
@@ -655,9 +694,11 @@ static void run_panels(const nh_cli *cli, const report_options *o, const nh_expe
 static cJSON *claim_summary(const nh_exp_panel *p, int method, void *ctx)
 {
     const report_options *o = ctx;
+    if (p->n_steps)
+        return nh_work_precision_summary(o->out, p, method);
     char dir[1024];
-    run_dir(o->out, p, method, dir, sizeof dir);
-    return load_summary(dir);
+    nh_report_run_dir(o->out, p, method, dir, sizeof dir);
+    return nh_report_load_summary(dir);
 }
 
 /* Every claim against the results, one line each on stderr; the number of ci claims that do not hold. */
@@ -699,7 +740,7 @@ int nh_cli_report(const nh_cli *cli, int argc, char **argv)
     if (o.dry_run) {
         int runs = 0;
         for (int i = 0; i < exp.n_panels; ++i)
-            runs += exp.panels[i].n_methods;
+            runs += exp.panels[i].n_methods * nh_experiment_runs(&exp.panels[i]);
         printf("nhens report (dry run): %s: %d panel(s), %d run(s), %d claim(s); all valid\n", o.experiment,
                exp.n_panels, runs, exp.n_claims);
         return NH_EXIT_OK;

@@ -3,6 +3,7 @@
 #include "nhens/ensemble.h"
 #include "nhens/linalg.h"
 #include "nhens/poincare.h"
+#include "nhens/reference.h"
 
 #include <math.h>
 #include <omp.h>
@@ -19,6 +20,8 @@ typedef struct block_stats {
     int n_failures;
     long steps;
     nh_solver_stats solver; /* this block's solves only, so an abandoned block leaves no trace */
+    double method_seconds;  /* thread-seconds integrating its trajectories, the reference's excluded */
+    double reference_seconds; /* thread-seconds in reference solutions (global error, section monodromy) */
     int abandoned;          /* interrupted before its last trajectory finished: never merged */
 } block_stats;
 
@@ -30,6 +33,7 @@ typedef struct worker {
     double carried[NH_MAX_UNKNOWNS];
     unsigned observer_mask;     /* the run's: which observers are recorded */
     const nh_sketch_layout *sketch_layout;
+    nh_reference_tracker *reference; /* when the global-error observer is recorded, else NULL */
 } worker;
 
 /* Finished blocks wait in slots (block b in slot b % n_slots) until every block before them is merged;
@@ -176,6 +180,11 @@ static int chunks_alloc(nh_run_result *res)
     return NH_OK;
 }
 
+double nh_run_ns_per_step(const nh_run_result *res)
+{
+    return res->completed_steps > 0 ? 1e9 * res->method_seconds / (double)res->completed_steps : NAN;
+}
+
 double nh_run_observer_max(const nh_run_result *res, int obs)
 {
     double worst = 0.0;
@@ -265,7 +274,29 @@ static int burn_in(const nh_run_config *cfg, worker *w, double *q, double *v)
     return NH_OK;
 }
 
-static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long n_steps)
+/* The global error at step k into values (the reference followed to t = k h); its time is the reference's. */
+static int reference_error(const nh_run_config *cfg, worker *w, long k, const double *q, const double *v,
+                           double *values)
+{
+    const double start = omp_get_wtime();
+    double qr[NH_MAX_DIM], vr[NH_MAX_DIM];
+    int rc = k == 0 ? nh_reference_tracker_start(w->reference, q, v)
+                    : nh_reference_tracker_advance(w->reference, (double)k * cfg->h, qr, vr);
+    if (rc == NH_OK)
+        values[nh_observer_reference()] = k == 0 ? 0.0 : nh_global_error(cfg->system->n, q, v, qr, vr);
+    w->block->reference_seconds += omp_get_wtime() - start;
+    return rc == NH_OK ? NH_OK : NH_REFERENCE_FAILED;
+}
+
+/* The observed values at step k (0: the start, where the reference starts too). */
+static int observe_at(const nh_run_config *cfg, worker *w, long k, const double *q, const double *v,
+                      const nh_initial_values *init, double *values)
+{
+    nh_observe(cfg->system, q, v, init, values);
+    return w->reference ? reference_error(cfg, w, k, q, v, values) : NH_OK;
+}
+
+static void integrate_trajectory(const nh_run_config *cfg, worker *w, long index, long n_steps)
 {
     const nh_system *s = cfg->system;
     double q[NH_MAX_DIM], v[NH_MAX_DIM], values[NH_MAX_OBSERVERS];
@@ -282,8 +313,9 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long
         return;
     }
     nh_initial_values_compute(s, q, v, &init);
-    nh_observe(s, q, v, &init, values);
-    rc = record_sample(w, index, 0, values);
+    rc = observe_at(cfg, w, 0, q, v, &init, values);
+    if (rc == NH_OK)
+        rc = record_sample(w, index, 0, values);
     if (rc != NH_OK) {
         record_failure(w->block, index, 0.0, rc);
         return;
@@ -291,7 +323,9 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long
     nh_section_tracker section;
     const int event = nh_observer_event(), nobs = nh_observer_count();
     double qa[NH_MAX_DIM], va[NH_MAX_DIM];
+    const double section_start = omp_get_wtime(); /* the driver's monodromy: a CVODE reference, not the method */
     nh_section_start(&section, s, q, v, cfg->have_section ? cfg->section : NAN);
+    w->block->reference_seconds += omp_get_wtime() - section_start;
     section.active = section.active && event >= 0 && (w->observer_mask & (1u << event));
     for (long k = 1; k <= n_steps; ++k) {
         if (k % NH_INTERRUPT_POLL_STEPS == 0 && interrupted(cfg)) {
@@ -311,15 +345,21 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long
             if (bin >= 0 && bin * cfg->every <= n_steps && isfinite(lat_error))
                 nh_accum_add(&w->block->acc[bin * nobs + event], lat_error);
         }
-        if (rc == NH_OK && k % cfg->every == 0) {
-            nh_observe(s, q, v, &init, values);
+        if (rc == NH_OK && k % cfg->every == 0 && (rc = observe_at(cfg, w, k, q, v, &init, values)) == NH_OK)
             rc = record_sample(w, index, k / cfg->every, values);
-        }
         if (rc != NH_OK) {
             record_failure(w->block, index, k * cfg->h, rc);
             return;
         }
     }
+}
+
+/* One trajectory, timed: the block's method seconds are its wall time minus its reference's. */
+static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long n_steps)
+{
+    const double start = omp_get_wtime(), reference_before = w->block->reference_seconds;
+    integrate_trajectory(cfg, w, index, n_steps);
+    w->block->method_seconds += omp_get_wtime() - start - (w->block->reference_seconds - reference_before);
 }
 
 static long sample_count(const nh_sketch_layout *sl)
@@ -338,6 +378,7 @@ static void block_reset(block_stats *b, long n_out, const nh_sketch_layout *sl)
     b->n_failures = 0;
     b->steps = 0;
     b->solver = (nh_solver_stats){0};
+    b->method_seconds = b->reference_seconds = 0.0;
     b->abandoned = 0;
 }
 
@@ -362,6 +403,8 @@ static void merge_block(nh_run_result *chunk, const block_stats *b)
             chunk->first_failures[chunk->n_reported++] = *fl;
     }
     chunk->completed_steps += b->steps;
+    chunk->method_seconds += b->method_seconds;
+    chunk->reference_seconds += b->reference_seconds;
     chunk->solver.solves += b->solver.solves;
     chunk->solver.iterations += b->solver.iterations;
     chunk->solver.failures += b->solver.failures;
@@ -392,6 +435,8 @@ void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from)
     for (int s = 0; s < 8; ++s)
         res->failures_by_status[s] += from->failures_by_status[s];
     res->completed_steps += from->completed_steps;
+    res->method_seconds += from->method_seconds;
+    res->reference_seconds += from->reference_seconds;
     res->solver.solves += from->solver.solves;
     res->solver.iterations += from->solver.iterations;
     res->solver.failures += from->solver.failures;
@@ -420,7 +465,13 @@ static int worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, 
     w->n_paths = res->n_paths;
     w->n_out = res->n_out;
     w->stepper = nh_stepper_create(&cfg->method, cfg->system, cfg->solver, err);
-    return w->stepper ? NH_OK : NH_ERR_SOLVER;
+    if (!w->stepper)
+        return NH_ERR_SOLVER;
+    const int ref = nh_observer_reference();
+    if (ref >= 0 && (res->observer_mask & (1u << ref)) &&
+        !(w->reference = nh_reference_tracker_create(cfg->system, NH_REFERENCE_TOLERANCE, NH_REFERENCE_TOLERANCE)))
+        return nh_fail(err, NH_ERR_SOLVER, "CVODE: cannot create the reference of the global error");
+    return NH_OK;
 }
 
 static void queue_free(merge_queue *q)
@@ -459,6 +510,7 @@ static int queue_init(merge_queue *q, int threads, const nh_run_result *res, lon
 
 static void worker_free(worker *w)
 {
+    nh_reference_tracker_free(w->reference);
     nh_stepper_free(w->stepper);
 }
 
@@ -597,6 +649,7 @@ static void chunk_reset(nh_run_result *chunk)
     memset(chunk->failures_by_status, 0, sizeof chunk->failures_by_status);
     chunk->n_reported = 0;
     chunk->completed_steps = 0;
+    chunk->method_seconds = chunk->reference_seconds = 0.0;
     chunk->solver = (nh_solver_stats){0};
 }
 

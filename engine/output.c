@@ -228,6 +228,22 @@ static void add_event_drift(cJSON *ext, const nh_run_result *res)
     cJSON_AddNumberToObject(ext, key, n_last ? last / n_last : NAN);
 }
 
+/* The global error at T: its ensemble mean with the standard error of that mean, and its maximum. */
+static void add_global_error(cJSON *root, const nh_run_result *res)
+{
+    const int ref = nh_observer_reference();
+    if (ref < 0 || !(res->observer_mask & (1u << ref)))
+        return;
+    const nh_accum *last = nh_run_accum(res, res->n_out - 1, ref);
+    cJSON *g = cJSON_AddObjectToObject(root, "global_error");
+    cJSON_AddStringToObject(g, "measure", "|z(T) - z_ref(T)| / |z_ref(T)|, z = (q, v), reference CVODE at rtol = atol = 1e-13");
+    cJSON_AddNumberToObject(g, "error_final", last->count ? last->mean : NAN);
+    cJSON_AddNumberToObject(g, "error_final_stderr",
+                            last->count > 1 ? sqrt(nh_accum_variance(last) / (double)last->count) : NAN);
+    cJSON_AddNumberToObject(g, "error_final_max", last->count ? last->absmax : NAN);
+    cJSON_AddNumberToObject(g, "trajectories", (double)last->count);
+}
+
 /* max |value| of every recorded observer, core (every system) or system-specific */
 static void add_observer_extremes(cJSON *ext, const nh_run_result *res, int core)
 {
@@ -265,11 +281,15 @@ static void add_results(cJSON *root, const nh_run_result *res)
     cJSON_AddNumberToObject(ext, "final_n_live", (double)res->live[res->n_out - 1]);
     add_observer_extremes(ext, res, 0);
     add_event_drift(ext, res);
+    add_global_error(root, res);
     cJSON_AddNumberToObject(root, "preset_velocity_projection", res->preset_projection);
     cJSON *perf = cJSON_AddObjectToObject(root, "performance");
     cJSON_AddNumberToObject(perf, "wall_seconds", res->wall_seconds);
     cJSON_AddNumberToObject(perf, "steps", (double)res->completed_steps);
     cJSON_AddNumberToObject(perf, "steps_per_second", res->steps_per_second);
+    cJSON_AddNumberToObject(perf, "method_seconds", res->method_seconds);
+    cJSON_AddNumberToObject(perf, "ns_per_step", nh_run_ns_per_step(res));
+    cJSON_AddNumberToObject(perf, "reference_seconds", res->reference_seconds);
     cJSON_AddNumberToObject(perf, "nonlinear_solves", (double)res->solver.solves);
     cJSON_AddNumberToObject(perf, "newton_iterations", (double)res->solver.iterations);
 }

@@ -152,6 +152,8 @@ static void add_counts(cJSON *root, const nh_run_result *res)
     nh_json_put_long(root, "solves", res->solver.solves);
     nh_json_put_long(root, "iterations", res->solver.iterations);
     nh_json_put_long(root, "solver_failures", res->solver.failures);
+    cJSON_AddNumberToObject(root, "method_seconds", res->method_seconds);
+    cJSON_AddNumberToObject(root, "reference_seconds", res->reference_seconds);
     cJSON *by = cJSON_AddArrayToObject(root, "failures_by_status");
     for (int s = 0; s < 8; ++s)
         cJSON_AddItemToArray(by, cJSON_CreateNumber((double)res->failures_by_status[s]));
@@ -260,6 +262,13 @@ static int add_sketches_from(const cJSON *root, nh_run_result *res, long traject
     return 0;
 }
 
+/* A timing (thread-seconds): not part of the results, so a missing or bad one counts as 0. */
+static double nh_json_seconds(const cJSON *root, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e12 ? v->valuedouble : 0.0;
+}
+
 static int add_counts_from(const cJSON *root, nh_run_result *res, long trajectories)
 {
     long v[5];
@@ -272,6 +281,8 @@ static int add_counts_from(const cJSON *root, nh_run_result *res, long trajector
     res->solver.solves += v[2];
     res->solver.iterations += v[3];
     res->solver.failures += v[4];
+    res->method_seconds += nh_json_seconds(root, "method_seconds");
+    res->reference_seconds += nh_json_seconds(root, "reference_seconds");
     const cJSON *by = cJSON_GetObjectItemCaseSensitive(root, "failures_by_status");
     if (!cJSON_IsArray(by) || cJSON_GetArraySize(by) != 8)
         return 1;

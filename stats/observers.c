@@ -46,24 +46,28 @@ static int has_driver(const nh_system *s)
 static const nh_observer observers[] = {
     {"dH", "energy error H(t) - H(0)", energy_error, 3,
      {{"dH_mean", NH_STAT_MEAN}, {"dH_var", NH_STAT_VARIANCE}, {"dH_absmax", NH_STAT_ABSMAX}}, NULL, 0, 1, "|dH|",
-     "dH_absmax", "H(t) − H(0)", "dH"},
+     "dH_absmax", "H(t) − H(0)", "dH", 0},
     {"rel_energy", "relative energy error (H(t) - H(0)) / |H(0)| (divided by 1 if H(0) = 0)",
      relative_energy_error, 1, {{"rel_energy_absmax", NH_STAT_ABSMAX}}, NULL, 0, 0, "|dH|/|H0|", "rel_energy_absmax",
-     "(H(t) − H(0)) / |H(0)|", NULL},
+     "(H(t) − H(0)) / |H(0)|", NULL, 0},
     {"constraint", "constraint residual |A(q) v|", constraint_residual, 2,
      {{"constraint_max", NH_STAT_ABSMAX}, {"constraint_rms", NH_STAT_RMS}}, NULL, 0, 0, "|A(q)v|", "constraint_max", "‖A(q)v‖",
-     "constraint"},
+     "constraint", 0},
     {"driver_energy", "driver energy error h(t) - h(0), seed 004 eq. 7 (coupled systems)", driver_energy_error, 2,
      {{"driver_dE_mean", NH_STAT_MEAN}, {"driver_dE_absmax", NH_STAT_ABSMAX}}, has_driver, 0, 0,
-     "|driver_energy error|", "driver_energy_absmax", "driver energy h(t) − h(0)", NULL},
+     "|driver_energy error|", "driver_energy_absmax", "driver energy h(t) − h(0)", NULL, 0},
     {"passenger_energy", "passenger energy error E(t) - E(0), seed 004 eq. 6 (coupled systems)",
      passenger_energy_error, 2, {{"passenger_dE_mean", NH_STAT_MEAN}, {"passenger_dE_absmax", NH_STAT_ABSMAX}},
-     has_driver, 0, 0, "|passenger_energy error|", "passenger_energy_absmax", "passenger energy E(t) − E(0)", NULL},
+     has_driver, 0, 0, "|passenger_energy error|", "passenger_energy_absmax", "passenger energy E(t) − E(0)", NULL, 0},
     {"latitude", "latitude error at the driver's Poincare section (seed 004 Sect. 3.2, Fig. 8; cvt, hcvt); "
      "binned to the nearest output time, nan where no crossing fell; latitude_crossings counts the crossings of "
      "each bin over the ensemble, so separate runs' bins combine as count-weighted means", NULL, 3,
      {{"latitude_mean", NH_STAT_MEAN}, {"latitude_absmax", NH_STAT_ABSMAX}, {"latitude_crossings", NH_STAT_COUNT}}, nh_has_latitude, 1, 0,
-     "|latitude error|", "latitude_absmax", "latitude error (rad)", NULL},
+     "|latitude error|", "latitude_absmax", "latitude error (rad)", NULL, 0},
+    {"error", "global error |z(t) - z_ref(t)| / |z_ref(t)| of z = (q, v) against CVODE at rtol = atol = 1e-13 "
+     "integrated alongside each trajectory (opt-in: --observe all,error; work-precision panels)", NULL, 2,
+     {{"error_mean", NH_STAT_MEAN}, {"error_absmax", NH_STAT_ABSMAX}}, NULL, 0, 0, "|global error|", "error_absmax",
+     "‖z − z_ref‖ / ‖z_ref‖", "error", 1},
 };
 
 _Static_assert(sizeof observers / sizeof observers[0] <= NH_MAX_OBSERVERS, "raise NH_MAX_OBSERVERS");
@@ -92,6 +96,34 @@ int nh_observer_event(void)
     return -1;
 }
 
+int nh_observer_reference(void)
+{
+    for (int i = 0; i < nh_observer_count(); ++i)
+        if (observers[i].versus_reference)
+            return i;
+    return -1;
+}
+
+double nh_global_error(int n, const double *q, const double *v, const double *q_ref, const double *v_ref)
+{
+    double diff = 0.0, norm = 0.0;
+    for (int i = 0; i < n; ++i) {
+        diff += (q[i] - q_ref[i]) * (q[i] - q_ref[i]) + (v[i] - v_ref[i]) * (v[i] - v_ref[i]);
+        norm += q_ref[i] * q_ref[i] + v_ref[i] * v_ref[i];
+    }
+    return sqrt(diff) / (norm > 0.0 ? sqrt(norm) : 1.0);
+}
+
+/* Every observer "all" stands for. */
+static unsigned all_observers(void)
+{
+    unsigned mask = 0;
+    for (int i = 0; i < nh_observer_count(); ++i)
+        if (!observers[i].versus_reference)
+            mask |= 1u << i;
+    return mask;
+}
+
 static void observer_names(char *buf, size_t len)
 {
     const char *names[NH_MAX_OBSERVERS];
@@ -104,13 +136,18 @@ int nh_observer_select(const char *list, unsigned *mask, nh_error *err)
 {
     *mask = 0;
     if (!list || strcmp(list, "all") == 0) {
-        *mask = (1u << nh_observer_count()) - 1u;
+        *mask = all_observers();
         return NH_OK;
     }
     char names[512];
     for (const char *p = list; *p;) {
         size_t len = strcspn(p, ",");
         int found = -1;
+        if (len == 3 && !strncmp(p, "all", 3)) {
+            *mask |= all_observers();
+            p += len + (p[len] == ',');
+            continue;
+        }
         for (int i = 0; i < nh_observer_count() && found < 0; ++i)
             if (strlen(observers[i].name) == len && strncmp(observers[i].name, p, len) == 0)
                 found = i;

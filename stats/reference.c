@@ -1,9 +1,11 @@
-/* CVODE reference integrator (see include/nhens/reference.h). One context per call: it is used
- * outside the step loop only. */
+/* CVODE reference integrator (see include/nhens/reference.h): one-shot solves, a tracker that follows a
+ * trajectory output time by output time (the global-error observer), and the driver's section and
+ * monodromy runs. Each owns its SUNDIALS context, so trackers of different threads share nothing. */
 #include "nhens/reference.h"
 
 #include <cvode/cvode.h>
 #include <nvector/nvector_serial.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sundials/sundials_context.h>
 #include <sunlinsol/sunlinsol_dense.h>
@@ -29,42 +31,92 @@ static void reference_silent(int code, const char *module, const char *function,
     (void)data;
 }
 
+/* CVODE (Adams, dense Newton) on the index-1 ODE of one system, restarted at each new initial state. */
+struct nh_reference_tracker {
+    const nh_system *s;
+    double rtol, atol;
+    SUNContext ctx;
+    N_Vector y;
+    SUNMatrix mat;
+    SUNLinearSolver ls;
+    void *mem;
+    int initialized;
+    double t;
+};
+
+nh_reference_tracker *nh_reference_tracker_create(const nh_system *s, double rtol, double atol)
+{
+    nh_reference_tracker *r = calloc(1, sizeof *r);
+    const int dim = 2 * s->n;
+    if (!r || SUNContext_Create(NULL, &r->ctx) != 0)
+        return free(r), NULL;
+    r->s = s;
+    r->rtol = rtol;
+    r->atol = atol;
+    r->y = N_VNew_Serial(dim, r->ctx);
+    r->mat = SUNDenseMatrix(dim, dim, r->ctx);
+    r->ls = r->y && r->mat ? SUNLinSol_Dense(r->y, r->mat, r->ctx) : NULL;
+    r->mem = CVodeCreate(CV_ADAMS, r->ctx);
+    if (!(r->y && r->mat && r->ls && r->mem)) {
+        nh_reference_tracker_free(r);
+        return NULL;
+    }
+    N_VConst(0.0, r->y);
+    return r;
+}
+
+int nh_reference_tracker_start(nh_reference_tracker *r, const double *q0, const double *v0)
+{
+    const int n = r->s->n;
+    memcpy(N_VGetArrayPointer(r->y), q0, (size_t)n * sizeof *q0);
+    memcpy(N_VGetArrayPointer(r->y) + n, v0, (size_t)n * sizeof *v0);
+    int flag = r->initialized ? CVodeReInit(r->mem, 0.0, r->y) : CVodeInit(r->mem, reference_rhs, 0.0, r->y);
+    if (!r->initialized && flag == 0) {
+        flag |= CVodeSStolerances(r->mem, r->rtol, r->atol);
+        flag |= CVodeSetUserData(r->mem, (void *)r->s);
+        flag |= CVodeSetLinearSolver(r->mem, r->ls, r->mat);
+        flag |= CVodeSetMaxNumSteps(r->mem, 50000000L);
+        flag |= CVodeSetErrHandlerFn(r->mem, reference_silent, NULL);
+        r->initialized = flag == 0;
+    }
+    r->t = 0.0;
+    return flag == 0 ? NH_OK : NH_ERR_SOLVER;
+}
+
+int nh_reference_tracker_advance(nh_reference_tracker *r, double t, double *q, double *v)
+{
+    const int n = r->s->n;
+    realtype reached = r->t;
+    if (t > r->t && (CVodeSetStopTime(r->mem, t) != 0 || CVode(r->mem, t, r->y, &reached, CV_NORMAL) < 0))
+        return NH_ERR_SOLVER;
+    r->t = t;
+    memcpy(q, N_VGetArrayPointer(r->y), (size_t)n * sizeof *q);
+    memcpy(v, N_VGetArrayPointer(r->y) + n, (size_t)n * sizeof *v);
+    return NH_OK;
+}
+
+void nh_reference_tracker_free(nh_reference_tracker *r)
+{
+    if (!r)
+        return;
+    CVodeFree(&r->mem);
+    SUNLinSolFree(r->ls);
+    SUNMatDestroy(r->mat);
+    N_VDestroy(r->y);
+    SUNContext_Free(&r->ctx);
+    free(r);
+}
+
 int nh_reference_solve(const nh_system *s, const double *q0, const double *v0, double T, double rtol,
                        double atol, double *q, double *v, nh_error *err)
 {
-    const int n = s->n;
-    SUNContext ctx = NULL;
-    if (SUNContext_Create(NULL, &ctx) != 0)
-        return nh_fail(err, NH_ERR_SOLVER, "CVODE: cannot create a SUNDIALS context");
-    N_Vector y = N_VNew_Serial(2 * n, ctx);
-    SUNMatrix mat = SUNDenseMatrix(2 * n, 2 * n, ctx);
-    SUNLinearSolver ls = y && mat ? SUNLinSol_Dense(y, mat, ctx) : NULL;
-    void *mem = CVodeCreate(CV_ADAMS, ctx);
-    int rc = NH_ERR_SOLVER;
-    if (y && mat && ls && mem) {
-        memcpy(N_VGetArrayPointer(y), q0, (size_t)n * sizeof *q0);
-        memcpy(N_VGetArrayPointer(y) + n, v0, (size_t)n * sizeof *v0);
-        int flag = CVodeInit(mem, reference_rhs, 0.0, y);
-        flag |= CVodeSStolerances(mem, rtol, atol);
-        flag |= CVodeSetUserData(mem, (void *)s);
-        flag |= CVodeSetLinearSolver(mem, ls, mat);
-        flag |= CVodeSetMaxNumSteps(mem, 50000000L);
-        flag |= CVodeSetStopTime(mem, T);
-        flag |= CVodeSetErrHandlerFn(mem, reference_silent, NULL);
-        realtype t = 0.0;
-        if (flag == 0 && CVode(mem, T, y, &t, CV_NORMAL) >= 0) {
-            memcpy(q, N_VGetArrayPointer(y), (size_t)n * sizeof *q);
-            memcpy(v, N_VGetArrayPointer(y) + n, (size_t)n * sizeof *v);
-            rc = NH_OK;
-        }
-    }
+    nh_reference_tracker *r = nh_reference_tracker_create(s, rtol, atol);
+    int rc = r ? nh_reference_tracker_start(r, q0, v0) : NH_ERR_NOMEM;
+    if (rc == NH_OK)
+        rc = nh_reference_tracker_advance(r, T, q, v);
+    nh_reference_tracker_free(r);
     if (rc)
         nh_fail(err, NH_ERR_SOLVER, "CVODE could not integrate %s to T = %g at rtol %g", s->type->name, T, rtol);
-    CVodeFree(&mem);
-    SUNLinSolFree(ls);
-    SUNMatDestroy(mat);
-    N_VDestroy(y);
-    SUNContext_Free(&ctx);
     return rc;
 }
 

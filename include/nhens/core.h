@@ -26,6 +26,7 @@ enum {
     NH_STEP_NONFINITE = 2,
     NH_STEP_SINGULAR = 3,
     NH_SAMPLE_REJECTED = 4,     /* no initial state could be drawn on the energy shell */
+    NH_REFERENCE_FAILED = 5,    /* the reference solution of the global-error observer failed (not the method) */
     NH_ERR_INPUT = -1,
     NH_ERR_NOMEM = -2,
     NH_ERR_IO = -3,

@@ -124,6 +124,10 @@ struct nh_run_result {
     nh_failure first_failures[NH_MAX_REPORTED_FAILURES];
     int n_reported;
     long completed_steps;
+    double method_seconds;      /* thread-seconds integrating trajectories (sampling and observers included, the
+                                   reference solutions excluded): the cost of the method, summed over threads */
+    double reference_seconds;   /* thread-seconds in CVODE reference solutions: the global-error observer's and
+                                   the latitude's driver monodromy at each trajectory's start */
     double wall_seconds;
     double steps_per_second;
     nh_variance_fit fit;
@@ -172,6 +176,9 @@ void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from);
 /* The derived results of merged statistics: the variance fit and its jackknife errors, steps/s. */
 void nh_run_result_finish(const nh_run_config *cfg, nh_run_result *res);
 void nh_run_result_free(nh_run_result *res);
+
+/* Thread-nanoseconds per step of the method (method_seconds / completed_steps; NAN before any step). */
+double nh_run_ns_per_step(const nh_run_result *res);
 
 /* max |value| of observer `obs` over all output times. */
 double nh_run_observer_max(const nh_run_result *res, int obs);

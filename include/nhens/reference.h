@@ -13,6 +13,15 @@ extern "C" {
 int nh_reference_solve(const nh_system *s, const double *q0, const double *v0, double T, double rtol,
                        double atol, double *q, double *v, nh_error *err);
 
+/* A reference that follows one trajectory at a time (create / start / advance / free, one per thread):
+ * start at (q0, v0) and t = 0, then advance to increasing times t (CVODE stops exactly at t, so the
+ * reference state does not depend on the spacing of the requests). NH_ERR_SOLVER when CVODE fails. */
+typedef struct nh_reference_tracker nh_reference_tracker;
+nh_reference_tracker *nh_reference_tracker_create(const nh_system *s, double rtol, double atol);
+int nh_reference_tracker_start(nh_reference_tracker *r, const double *q0, const double *v0);
+int nh_reference_tracker_advance(nh_reference_tracker *r, double t, double *q, double *v);
+void nh_reference_tracker_free(nh_reference_tracker *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -82,6 +82,9 @@ typedef struct nh_observer {
     const char *symbol;                   /* "H(t) − H(0)": how figures name the quantity (UTF-8) */
     const char *quantile_prefix;          /* non-NULL: a quantile sketch per output time, columns PREFIX_q05,
                                              PREFIX_q50, PREFIX_q95 of quantiles.csv */
+    int versus_reference;                 /* measured against a CVODE reference integrated alongside each
+                                             trajectory by the driver (value is NULL); costly, so recorded only
+                                             when selected by name, never by "all" */
 } nh_observer;
 
 /* The quantile levels written for every sketched observer, and their column suffixes. */
@@ -97,11 +100,18 @@ int nh_observer_index(const char *name);
 int nh_observer_fitted(void);
 /* Index of the event (Poincare-section) observer, or -1 if the table has none. */
 int nh_observer_event(void);
+/* Index of the observer measured against a reference solution (the global error), or -1. */
+int nh_observer_reference(void);
+/* Relative global error |z - z_ref| / |z_ref| of z = (q, v) (Euclidean norms over the 2n components). */
+double nh_global_error(int n, const double *q, const double *v, const double *q_ref, const double *v_ref);
+/* Tolerances (rtol = atol) of the reference the global error is measured against. */
+#define NH_REFERENCE_TOLERANCE 1e-13
 
 /* Bit i set when observer i applies to the system; only those are sampled and written. */
 unsigned nh_observer_mask(const nh_system *s);
-/* Mask of the comma-separated observer names in `list` ("all" or NULL: every observer). The fitted
- * observer is always included. An unknown name is refused with the list of known ones. */
+/* Mask of the comma-separated observer names in `list`; "all" (alone, NULL, or as an item: "all,error")
+ * stands for every observer but those measured against a reference. The fitted observer is always
+ * included. An unknown name is refused with the list of known ones. */
 int nh_observer_select(const char *list, unsigned *mask, nh_error *err);
 
 int nh_observer_count(void);

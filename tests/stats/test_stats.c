@@ -159,8 +159,12 @@ Test(observers, are_selected_by_name_and_role)
     const int fitted = nh_observer_fitted(), event = nh_observer_event();
     cr_assert(fitted >= 0 && nh_observer_at(fitted)->fitted);
     cr_assert(event >= 0 && nh_observer_at(event)->event && event != fitted);
+    const int reference = nh_observer_reference();
+    cr_assert(reference >= 0 && nh_observer_at(reference)->versus_reference && !nh_observer_at(reference)->value);
     cr_assert(eq(int, nh_observer_select(NULL, &mask, &err), NH_OK));
-    cr_assert(eq(u32, mask, (1u << nh_observer_count()) - 1u));
+    cr_assert(eq(u32, mask, ((1u << nh_observer_count()) - 1u) & ~(1u << reference)), "all: but the costly global error");
+    cr_assert(eq(int, nh_observer_select("all,error", &mask, &err), NH_OK));
+    cr_assert(eq(u32, mask, (1u << nh_observer_count()) - 1u), "all plus the global error by name");
     cr_assert(eq(int, nh_observer_select("constraint", &mask, &err), NH_OK));
     cr_assert(eq(u32, mask, (1u << nh_observer_index("constraint")) | (1u << fitted)), "the fitted one is always on");
     cr_assert(eq(int, nh_observer_select("constraint,latitude", &mask, &err), NH_OK));

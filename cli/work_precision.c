@@ -1,0 +1,199 @@
+/* Work-precision panels of `nhens report` (see experiment.h): per method, the panel's error measure at
+ * every step size against what it cost (the method's thread-seconds over the ensemble, from summary.json's
+ * performance.method_seconds, which leaves out the reference solution of the global error), the observed
+ * order of the error in h, the data table (PANEL/work_precision.csv), the log-log figure and report.md's
+ * table. A claim on such a panel reads its smallest step size's run plus the observed order. */
+#include "experiment.h"
+
+#include "nhens/files.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One (method, step size) point: the error measure with its standard error (NAN if none). */
+typedef struct wp_point {
+    double h, steps, cost, ns_per_step, error, error_err, failures;
+} wp_point;
+
+static double json_number(const cJSON *root, const char *object, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, object), key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* The point of method k at step size j; 0, or 1 when the run has no summary. */
+static int wp_point_at(const char *out, const nh_exp_panel *p, int k, int j, wp_point *pt)
+{
+    nh_exp_panel run;
+    char dir[1024];
+    nh_experiment_step_run(p, j, &run);
+    nh_report_run_dir(out, &run, k, dir, sizeof dir);
+    cJSON *s = nh_report_load_summary(dir);
+    if (!s)
+        return 1;
+    *pt = (wp_point){.h = run.h, .steps = json_number(s, "performance", "steps"),
+                     .cost = json_number(s, "performance", "method_seconds"),
+                     .ns_per_step = json_number(s, "performance", "ns_per_step"),
+                     .failures = json_number(s, "failures", "count")};
+    pt->error = nh_claim_metric_value(s, p->error, &pt->error_err);
+    cJSON_Delete(s);
+    return 0;
+}
+
+/* Least-squares slope of log |error| against log h over the points with a positive finite error, and its
+ * standard error from the residuals (NAN with fewer than 3 points). */
+static double observed_order(const wp_point *pts, int n, double *stderr_out)
+{
+    double x[NH_EXP_MAX_STEPS], y[NH_EXP_MAX_STEPS], mx = 0, my = 0;
+    int m = 0;
+    for (int i = 0; i < n; ++i)
+        if (isfinite(pts[i].error) && pts[i].error > 0) {
+            x[m] = log(pts[i].h);
+            y[m] = log(fabs(pts[i].error));
+            mx += x[m];
+            my += y[m++];
+        }
+    *stderr_out = NAN;
+    if (m < 2)
+        return NAN;
+    mx /= m;
+    my /= m;
+    double sxx = 0, sxy = 0, rss = 0;
+    for (int i = 0; i < m; ++i) {
+        sxx += (x[i] - mx) * (x[i] - mx);
+        sxy += (x[i] - mx) * (y[i] - my);
+    }
+    const double slope = sxx > 0 ? sxy / sxx : NAN;
+    for (int i = 0; i < m; ++i) {
+        const double r = y[i] - my - slope * (x[i] - mx);
+        rss += r * r;
+    }
+    if (m > 2 && sxx > 0)
+        *stderr_out = sqrt(rss / (m - 2) / sxx);
+    return slope;
+}
+
+/* Every point of method k (missing runs are left out); the count. */
+static int method_points(const char *out, const nh_exp_panel *p, int k, wp_point *pts)
+{
+    int n = 0;
+    for (int j = 0; j < p->n_steps; ++j)
+        n += wp_point_at(out, p, k, j, &pts[n]) == 0;
+    return n;
+}
+
+typedef struct wp_table {
+    const char *out;
+    const nh_exp_panel *panel;
+} wp_table;
+
+static int csv_body(FILE *f, const void *data)
+{
+    const wp_table *t = data;
+    const nh_exp_panel *p = t->panel;
+    fprintf(f, "method_index,method,h,steps,method_seconds,ns_per_step,%s,%s_stderr,failures\n", p->error, p->error);
+    for (int k = 0; k < p->n_methods; ++k) {
+        wp_point pts[NH_EXP_MAX_STEPS];
+        const int n = method_points(t->out, p, k, pts);
+        for (int i = 0; i < n; ++i)
+            fprintf(f, "%d,%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", k + 1, p->methods[k], pts[i].h,
+                    pts[i].steps, pts[i].cost, pts[i].ns_per_step, pts[i].error, pts[i].error_err, pts[i].failures);
+    }
+    return ferror(f);
+}
+
+int nh_work_precision_write_csv(const char *out, const nh_exp_panel *p, nh_error *err)
+{
+    char path[1200];
+    wp_table t = {out, p};
+    snprintf(path, sizeof path, "%s/%s/work_precision.csv", out, p->name);
+    return nh_write_file(path, csv_body, &t, err);
+}
+
+/* "error_final": its words on the figure's axis. */
+static const char *metric_label(const char *metric)
+{
+    static const char *const labels[][2] = {
+        {"error_final", "global error at T, ensemble mean (‖z − z_ref‖ / ‖z_ref‖)"},
+        {"error_final_max", "global error at T, ensemble max (‖z − z_ref‖ / ‖z_ref‖)"},
+        {"dH_absmax", "max |H(t) − H(0)|"},
+        {"rel_energy_absmax", "max |H(t) − H(0)| / |H(0)|"},
+        {"constraint_max", "max ‖A(q)v‖"},
+        {"latitude_last_tenth", "latitude error, last tenth of T (rad)"},
+        {"passenger_energy_absmax", "max |E(t) − E(0)| (passenger)"},
+        {"C_over_h4", "C / h^4 of Var dH = a + C t"}};
+    for (size_t i = 0; i < sizeof labels / sizeof labels[0]; ++i)
+        if (!strcmp(labels[i][0], metric))
+            return labels[i][1];
+    return metric;
+}
+
+void nh_work_precision_script(FILE *g, const char *out, const nh_exp_panel *p)
+{
+    char data[1200];
+    const int with_errors = !strcmp(p->error, "error_final") || !strcmp(p->error, "C_over_h4");
+    snprintf(data, sizeof data, "%s/%s/work_precision.csv", out, p->name);
+    fputs("set logscale xy\nset xtics 10\nset ytics 10\nset format x '10^{%L}'\nset format y '10^{%L}'\n"
+          "set xlabel 'cost: thread-seconds of the method over the ensemble' noenhanced\nset ylabel ", g);
+    nh_gp_string(g, metric_label(p->error), "");
+    fputs(" noenhanced\nset title ", g);
+    nh_gp_string(g, p->title[0] ? p->title : p->name, "");
+    fputs(" noenhanced\nplot ", g);
+    for (int k = 0; k < p->n_methods; ++k) {
+        fprintf(g, "%s", k ? ", " : "");
+        nh_gp_string(g, data, "");
+        if (with_errors) /* the bar's lower end kept above 0 for the log axis */
+            fprintf(g, " using 5:($1 == %d ? $7 : NaN):($7 > $8 ? $7 - $8 : $7 / 10):($7 + $8) with yerrorlines ls %d "
+                       "title ", k + 1, k + 1);
+        else
+            fprintf(g, " using 5:($1 == %d ? $7 : NaN) with linespoints ls %d title ", k + 1, k + 1);
+        nh_gp_string(g, p->methods[k], "");
+    }
+    fputc('\n', g);
+}
+
+static void value_cell(FILE *md, double v, double e)
+{
+    fprintf(md, isfinite(e) && e > 0 ? "%.3g ± %.2g" : "%.3g", v, e);
+}
+
+void nh_work_precision_table(FILE *md, const char *out, const nh_exp_panel *p)
+{
+    fprintf(md, "Error measure: `%s` (%s); cost: the method's thread-seconds over the ensemble (the reference "
+                "solution excluded). Observed order: least-squares slope of log error against log h (± its "
+                "standard error from the residuals).\n\n| method | h | steps (ensemble) | %s | thread-s | ns/step | failures | "
+                "observed order |\n|---|---|---|---|---|---|---|---|\n", p->error, metric_label(p->error), p->error);
+    for (int k = 0; k < p->n_methods; ++k) {
+        wp_point pts[NH_EXP_MAX_STEPS];
+        const int n = method_points(out, p, k, pts);
+        double order_err, order = observed_order(pts, n, &order_err);
+        for (int i = 0; i < n; ++i) {
+            fprintf(md, "| `%s` | %g | %.0f | ", p->methods[k], pts[i].h, pts[i].steps);
+            value_cell(md, pts[i].error, pts[i].error_err);
+            fprintf(md, " | %.3g | %.0f | %.0f | ", pts[i].cost, pts[i].ns_per_step, pts[i].failures);
+            if (i == 0)
+                value_cell(md, order, order_err);
+            fputs(" |\n", md);
+        }
+    }
+}
+
+cJSON *nh_work_precision_summary(const char *out, const nh_exp_panel *p, int k)
+{
+    nh_exp_panel run;
+    char dir[1024];
+    nh_experiment_step_run(p, p->n_steps - 1, &run); /* steps are kept largest first */
+    nh_report_run_dir(out, &run, k, dir, sizeof dir);
+    cJSON *s = nh_report_load_summary(dir);
+    if (!s)
+        return NULL;
+    wp_point pts[NH_EXP_MAX_STEPS];
+    double order_err, order = observed_order(pts, method_points(out, p, k, pts), &order_err);
+    cJSON *wp = cJSON_AddObjectToObject(s, "work_precision");
+    cJSON_AddNumberToObject(wp, "error_order", order);
+    cJSON_AddNumberToObject(wp, "error_order_stderr", order_err);
+    return s;
+}
