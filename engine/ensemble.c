@@ -325,8 +325,9 @@ static void integrate_trajectory(const nh_run_config *cfg, worker *w, long index
     double qa[NH_MAX_DIM], va[NH_MAX_DIM];
     const double section_start = omp_get_wtime(); /* the driver's monodromy: a CVODE reference, not the method */
     nh_section_start(&section, s, q, v, cfg->have_section ? cfg->section : NAN);
-    w->block->reference_seconds += omp_get_wtime() - section_start;
     section.active = section.active && event >= 0 && (w->observer_mask & (1u << event));
+    if (section.active)
+        w->block->reference_seconds += omp_get_wtime() - section_start;
     for (long k = 1; k <= n_steps; ++k) {
         if (k % NH_INTERRUPT_POLL_STEPS == 0 && interrupted(cfg)) {
             w->block->abandoned = 1;

@@ -13,6 +13,7 @@
 #include "nhens/ensemble.h"
 #include "nhens/output.h"
 #include "nhens/partial.h"
+#include "nhens/reference.h"
 
 static char *slurp(const char *path)
 {
@@ -669,4 +670,81 @@ Test(initial_states, burn_in_continues_the_trajectory_that_t0_would_have_started
     cr_assert(eq(long, burnt.completed_steps, 100), "burn-in steps are counted: 40 + 60");
     nh_run_result_free(&plain);
     nh_run_result_free(&burnt);
+}
+
+/* ---- the global error against a CVODE reference (the work-precision measure) ---- */
+
+static int res_has(const nh_run_result *res, int observer)
+{
+    return (res->observer_mask >> observer) & 1u;
+}
+
+static void global_error_run(const char *method, double h, int threads, nh_run_result *res)
+{
+    nh_system s;
+    nh_run_config cfg = {0};
+    nh_error err;
+    make_system(&s, "quartic", "n=3", NULL);
+    cfg = (nh_run_config){.system = &s, .h = h, .T = 2, .every = (long)lround(0.5 / h), .ensemble = 11, .seed = 3,
+                          .threads = threads, .energy = 3.06, .fit_window_start = 0.1, .observe = "all,error"};
+    make_method(&cfg.method, method);
+    cr_assert(eq(int, nh_run_ensemble(&cfg, res, &err), NH_OK), "%s", err.msg);
+}
+
+Test(global_error, matches_an_independent_step_loop_and_converges_at_the_methods_order)
+{
+    const int e = nh_observer_reference();
+    nh_run_result coarse, fine, three;
+    global_error_run("dla01", 0.1, 2, &coarse);
+    global_error_run("dla01", 0.05, 2, &fine);
+    global_error_run("dla01", 0.1, 3, &three);
+    cr_assert(res_has(&coarse, e), "the error observer is recorded when named");
+    cr_assert(eq(dbl, nh_run_accum(&coarse, 0, e)->absmax, 0.0), "z(0) = z_ref(0)");
+    /* trajectory 0 stepped here with the same stepper, compared with a one-shot CVODE solve to T = 2 */
+    nh_system s;
+    nh_error err;
+    make_system(&s, "quartic", "n=3", NULL);
+    double q[NH_MAX_DIM], v[NH_MAX_DIM], qr[NH_MAX_DIM], vr[NH_MAX_DIM], carried[NH_MAX_UNKNOWNS];
+    nh_pcg32 rng;
+    nh_pcg32_for_trajectory(&rng, 3, 0);
+    cr_assert(eq(int, nh_energy_shell_sample(&s, 3.06, &rng, q, v), NH_OK));
+    cr_assert(eq(int, nh_reference_solve(&s, q, v, 2.0, NH_REFERENCE_TOLERANCE, NH_REFERENCE_TOLERANCE, qr, vr, &err),
+                 NH_OK));
+    nh_method_spec spec;
+    make_method(&spec, "dla01");
+    nh_stepper *st = nh_stepper_create(&spec, &s, NH_SOLVER_NEWTON, &err);
+    cr_assert(st != NULL && nh_stepper_start(st, q, v, carried) == NH_OK);
+    for (int k = 0; k < 20; ++k)
+        cr_assert(eq(int, nh_stepper_step(st, 0.1, q, v, carried), NH_OK));
+    nh_stepper_free(st);
+    const double mine = nh_global_error(s.n, q, v, qr, vr), last = nh_run_accum(&coarse, coarse.n_out - 1, e)->absmax;
+    /* the ensemble's max at T is over 11 trajectories: at least trajectory 0's, and of its size */
+    cr_assert(last >= mine * (1 - 1e-9) && last < 10 * mine, "max %g, trajectory 0 %g", last, mine);
+    /* order 2: halving h divides the mean global error at T by 4 (15 % for 11 trajectories of a chaotic flow) */
+    const double ratio = nh_run_accum(&coarse, coarse.n_out - 1, e)->mean / nh_run_accum(&fine, fine.n_out - 1, e)->mean;
+    cr_assert(fabs(ratio / 4 - 1) < 0.15, "error ratio %g for h -> h/2", ratio);
+    /* each worker restarts its reference per trajectory: the same bits with 2 and 3 threads */
+    for (long k = 0; k < coarse.n_out; ++k)
+        cr_assert(eq(dbl, nh_run_accum(&coarse, k, e)->mean, nh_run_accum(&three, k, e)->mean));
+    cr_assert(coarse.reference_seconds > 0 && coarse.method_seconds > 0, "both costs are measured");
+    nh_run_result_free(&coarse);
+    nh_run_result_free(&fine);
+    nh_run_result_free(&three);
+}
+
+Test(global_error, is_not_recorded_by_all_and_costs_nothing_then)
+{
+    nh_system s;
+    nh_run_config cfg = {0};
+    nh_run_result res;
+    nh_error err;
+    make_system(&s, "quartic", "n=3", NULL);
+    cfg = (nh_run_config){.system = &s, .h = 0.1, .T = 1, .every = 1, .ensemble = 4, .seed = 3, .threads = 1,
+                          .energy = 3.06, .fit_window_start = 0.1};
+    make_method(&cfg.method, "lf");
+    cr_assert(eq(int, nh_run_ensemble(&cfg, &res, &err), NH_OK), "%s", err.msg);
+    cr_assert(res_has(&res, nh_observer_reference()) == 0);
+    cr_assert(eq(dbl, res.reference_seconds, 0.0), "quartic has no section: no reference at all");
+    cr_assert(isfinite(nh_run_ns_per_step(&res)) && nh_run_ns_per_step(&res) > 0);
+    nh_run_result_free(&res);
 }
