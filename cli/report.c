@@ -513,8 +513,9 @@ static void table_row(FILE *md, const char *method, const cJSON *s, unsigned mas
             fprintf(md, " %.2e |", observer_value(s, obs, 0));
     }
     if (fit)
-        fprintf(md, " %.2e ± %.1e | %.2f ± %.2f |", json_number(s, "variance_fit", "C"),
-                json_number(s, "variance_fit", "C_stderr"), json_number(s, "variance_fit", "p"),
+        fprintf(md, " %.2e ± %.1e | %.2e ± %.1e | %.2f ± %.2f |", json_number(s, "variance_fit", "C"),
+                json_number(s, "variance_fit", "C_stderr"), json_number(s, "variance_fit", "C_scaled"),
+                json_number(s, "variance_fit", "C_scaled_stderr"), json_number(s, "variance_fit", "p"),
                 json_number(s, "variance_fit", "p_stderr"));
     fprintf(md, " %.0f | %.2f |\n", json_number(s, "failures", "count"), json_number(s, "performance", "wall_seconds"));
 }
@@ -545,11 +546,12 @@ static void write_panel_table(FILE *md, const char *out, const nh_exp_panel *p)
     fprintf(md, "| method | order |");
     observer_headers(md, mask);
     const int fit = p->ensemble > 1; /* the variance law needs an ensemble */
-    fprintf(md, "%s failures | wall s |\n|---|---|", fit ? " C (Var dH ~ a + C t) ± s.e. | p ± s.e. |" : "");
+    fprintf(md, "%s failures | wall s |\n|---|---|",
+            fit ? " C (Var dH ~ a + C t) ± s.e. | C/h^(2r) ± s.e. (r: the order) | p ± s.e. |" : "");
     for (int o = 0; o < nh_observer_count(); ++o)
         if (mask & (1u << o))
             fprintf(md, "---|");
-    fprintf(md, "%s---|---|\n", fit ? "---|---|" : "");
+    fprintf(md, "%s---|---|\n", fit ? "---|---|---|" : "");
     for (int k = 0; k < p->n_methods; ++k)
         if (summaries[k])
             table_row(md, p->methods[k], summaries[k], mask, fit);
