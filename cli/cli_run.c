@@ -59,7 +59,8 @@ static const nh_option RUN_OPTIONS[] = {
     RUN_OPT("section", NH_OPTION_DOUBLE, section, -1e6, 1e6, "XI", "driver section angle of the latitude (default xi(0))"),
     RUN_OPT("smooth", NH_OPTION_DOUBLE, smooth, 0, 1e12, "W", "also write smoothed.csv, running mean over W time units"),
     RUN_OPT("observe", NH_OPTION_STRING, observe, 0, 0, "O1,O2|all",
-            "observers to record (nhens list; default all that apply; the fitted dH always)"),
+            "observers to record (nhens list; default all that apply; the fitted dH always); all,error adds the "
+            "global error against a CVODE reference, which only its name selects"),
     RUN_OPT("paths", NH_OPTION_LONG, paths, 0, NH_MAX_PATHS, "K",
             "also write DIR/paths.csv: every observed value of the first K trajectories (single-trajectory figures)"),
     RUN_OPT("out", NH_OPTION_STRING, out, 0, 0, "DIR", "output folder (default nhens-out)"),

@@ -80,7 +80,9 @@ static void config_key(const nh_exp_panel *p, int k, char *buf, size_t len)
         snprintf(buf + strlen(buf), len - strlen(buf), "|perturb=%.17g", p->perturb);
 }
 
-static int cached(const char *dir, uint64_t hash)
+/* Whether DIR holds this configuration's complete results: its config.hash, and every file the report
+ * reads from it (results written by an older nhens of the same version may lack a newer file). */
+static int cached(const nh_exp_panel *p, const char *dir, uint64_t hash)
 {
     char path[1200];
     snprintf(path, sizeof path, "%s/config.hash", dir);
@@ -89,8 +91,12 @@ static int cached(const char *dir, uint64_t hash)
     int ok = f && fscanf(f, "%llx", &stored) == 1 && stored == hash;
     if (f)
         fclose(f);
-    snprintf(path, sizeof path, "%s/summary.json", dir);
-    return ok && access(path, R_OK) == 0;
+    const char *files[] = {"summary.json", "timeseries.csv", "quantiles.csv", p->paths > 0 ? "paths.csv" : NULL};
+    for (size_t i = 0; ok && i < sizeof files / sizeof files[0]; ++i) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i] ? files[i] : "summary.json");
+        ok = access(path, R_OK) == 0;
+    }
+    return ok;
 }
 
 static int split_params(char *buf, const char **list)
@@ -657,7 +663,7 @@ static int panel_method(const nh_cli *cli, const report_options *o, const nh_exp
         fprintf(stderr, " at h = %g", p->h);
     fputs(": ", stderr);
     int rc = nh_output_recover(dir, &err);
-    if (!rc && cached(dir, hash)) {
+    if (!rc && cached(p, dir, hash)) {
         if (p->smooth > 0)
             rc = nh_write_smoothed(dir, p->smooth, &err);
         if (!rc)
