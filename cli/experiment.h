@@ -100,10 +100,14 @@ struct cJSON;
 double nh_claim_metric_value(const struct cJSON *summary, const char *metric, double *stderr_out);
 
 /* cli/report.c, shared with cli/work_precision.c: the folder of (panel, method k), its summary.json (NULL
- * if none; the caller deletes it), a gnuplot string literal (every text reaches a script through it) and
+ * if none; the caller deletes it), numbers and cells from it, a gnuplot string literal (every text reaches a script through it) and
  * the methods' line styles. */
 void nh_report_run_dir(const char *out, const nh_exp_panel *p, int k, char *dir, size_t len);
 struct cJSON *nh_report_load_summary(const char *dir);
+/* root[object][key] (root[key] when object is NULL) if it is a number, else NAN; a Markdown cell "v ± e"
+ * (just "v" without a finite positive error). */
+double nh_report_json_number(const struct cJSON *root, const char *object, const char *key);
+void nh_report_value_cell(FILE *md, double v, double e);
 void nh_gp_string(FILE *g, const char *text, const char *suffix);
 void nh_gp_line_styles(FILE *g);
 

@@ -263,7 +263,7 @@ cJSON *nh_report_load_summary(const char *dir)
     return j;
 }
 
-static double json_number(const cJSON *root, const char *object, const char *key)
+double nh_report_json_number(const cJSON *root, const char *object, const char *key)
 {
     const cJSON *o = object ? cJSON_GetObjectItemCaseSensitive(root, object) : root;
     const cJSON *v = o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
@@ -473,9 +473,9 @@ static double observer_value(const cJSON *s, const nh_observer *obs, int last)
 {
     char key[96];
     if (!obs->event)
-        return json_number(s, "extremes", obs->extreme_key);
+        return nh_report_json_number(s, "extremes", obs->extreme_key);
     snprintf(key, sizeof key, "%s_%s_tenth", obs->name, last ? "last" : "first");
-    return json_number(s, "extremes", key);
+    return nh_report_json_number(s, "extremes", key);
 }
 
 /* Columns for the observers that apply to the panel (a finite value in some method's summary), in the
@@ -508,7 +508,7 @@ static void observer_headers(FILE *md, unsigned mask)
 
 static void table_row(FILE *md, const char *method, const cJSON *s, unsigned mask, int fit)
 {
-    fprintf(md, "| `%s` | %.0f |", method, json_number(cJSON_GetObjectItemCaseSensitive(s, "method"), NULL, "order"));
+    fprintf(md, "| `%s` | %.0f |", method, nh_report_json_number(cJSON_GetObjectItemCaseSensitive(s, "method"), NULL, "order"));
     for (int o = 0; o < nh_observer_count(); ++o) {
         const nh_observer *obs = nh_observer_at(o);
         if (!(mask & (1u << o)))
@@ -519,11 +519,11 @@ static void table_row(FILE *md, const char *method, const cJSON *s, unsigned mas
             fprintf(md, " %.2e |", observer_value(s, obs, 0));
     }
     if (fit)
-        fprintf(md, " %.2e ± %.1e | %.2e ± %.1e | %.2f ± %.2f |", json_number(s, "variance_fit", "C"),
-                json_number(s, "variance_fit", "C_stderr"), json_number(s, "variance_fit", "C_scaled"),
-                json_number(s, "variance_fit", "C_scaled_stderr"), json_number(s, "variance_fit", "p"),
-                json_number(s, "variance_fit", "p_stderr"));
-    fprintf(md, " %.0f | %.2f |\n", json_number(s, "failures", "count"), json_number(s, "performance", "wall_seconds"));
+        fprintf(md, " %.2e ± %.1e | %.2e ± %.1e | %.2f ± %.2f |", nh_report_json_number(s, "variance_fit", "C"),
+                nh_report_json_number(s, "variance_fit", "C_stderr"), nh_report_json_number(s, "variance_fit", "C_scaled"),
+                nh_report_json_number(s, "variance_fit", "C_scaled_stderr"), nh_report_json_number(s, "variance_fit", "p"),
+                nh_report_json_number(s, "variance_fit", "p_stderr"));
+    fprintf(md, " %.0f | %.2f |\n", nh_report_json_number(s, "failures", "count"), nh_report_json_number(s, "performance", "wall_seconds"));
 }
 
 static void write_panel_table(FILE *md, const char *out, const nh_exp_panel *p)
@@ -579,7 +579,7 @@ static const char *claim_verdict(int holds)
 }
 
 /* "1.23e-04 ± 5.6e-06" (no ± without an error) */
-static void value_cell(FILE *md, double v, double e)
+void nh_report_value_cell(FILE *md, double v, double e)
 {
     fprintf(md, isfinite(e) && e > 0 ? "%.3g ± %.2g" : "%.3g", v, e);
 }
@@ -591,9 +591,9 @@ static void claims_table(FILE *md, const nh_experiment *exp, const nh_claim_resu
     fprintf(md, "## Claims\n\n| claim | source | measured | against | verdict |\n|---|---|---|---|---|\n");
     for (int i = 0; i < exp->n_claims; ++i) {
         fprintf(md, "| `%s` | %s | ", exp->claims[i].text, exp->claims[i].source);
-        value_cell(md, r[i].lhs, r[i].lhs_err);
+        nh_report_value_cell(md, r[i].lhs, r[i].lhs_err);
         fputs(" | ", md);
-        value_cell(md, r[i].rhs, r[i].rhs_err);
+        nh_report_value_cell(md, r[i].rhs, r[i].rhs_err);
         fprintf(md, " | %s |\n", claim_verdict(r[i].holds));
     }
     fputc('\n', md);

@@ -18,12 +18,6 @@ typedef struct wp_point {
     double h, steps, cost, ns_per_step, error, error_err, failures;
 } wp_point;
 
-static double json_number(const cJSON *root, const char *object, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, object), key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 /* The point of method k at step size j; 0, or 1 when the run has no summary. */
 static int wp_point_at(const char *out, const nh_exp_panel *p, int k, int j, wp_point *pt)
 {
@@ -34,10 +28,10 @@ static int wp_point_at(const char *out, const nh_exp_panel *p, int k, int j, wp_
     cJSON *s = nh_report_load_summary(dir);
     if (!s)
         return 1;
-    *pt = (wp_point){.h = run.h, .steps = json_number(s, "performance", "steps"),
-                     .cost = json_number(s, "performance", "method_seconds"),
-                     .ns_per_step = json_number(s, "performance", "ns_per_step"),
-                     .failures = json_number(s, "failures", "count")};
+    *pt = (wp_point){.h = run.h, .steps = nh_report_json_number(s, "performance", "steps"),
+                     .cost = nh_report_json_number(s, "performance", "method_seconds"),
+                     .ns_per_step = nh_report_json_number(s, "performance", "ns_per_step"),
+                     .failures = nh_report_json_number(s, "failures", "count")};
     pt->error = nh_claim_metric_value(s, p->error, &pt->error_err);
     cJSON_Delete(s);
     return 0;
@@ -155,11 +149,6 @@ void nh_work_precision_script(FILE *g, const char *out, const nh_exp_panel *p)
     fputc('\n', g);
 }
 
-static void value_cell(FILE *md, double v, double e)
-{
-    fprintf(md, isfinite(e) && e > 0 ? "%.3g ± %.2g" : "%.3g", v, e);
-}
-
 void nh_work_precision_table(FILE *md, const char *out, const nh_exp_panel *p)
 {
     fprintf(md, "Error measure: `%s` (%s); cost: the method's thread-seconds over the ensemble (the reference "
@@ -172,10 +161,10 @@ void nh_work_precision_table(FILE *md, const char *out, const nh_exp_panel *p)
         double order_err, order = observed_order(pts, n, &order_err);
         for (int i = 0; i < n; ++i) {
             fprintf(md, "| `%s` | %g | %.0f | ", p->methods[k], pts[i].h, pts[i].steps);
-            value_cell(md, pts[i].error, pts[i].error_err);
+            nh_report_value_cell(md, pts[i].error, pts[i].error_err);
             fprintf(md, " | %.3g | %.0f | %.0f | ", pts[i].cost, pts[i].ns_per_step, pts[i].failures);
             if (i == 0)
-                value_cell(md, order, order_err);
+                nh_report_value_cell(md, order, order_err);
             fputs(" |\n", md);
         }
     }
