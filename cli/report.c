@@ -369,7 +369,7 @@ static void plot_column(FILE *g, const char *out, const nh_exp_panel *p, int c, 
         snprintf(label, sizeof label, "%s (%ld sample paths)", path->symbol, p->paths);
     else
         nh_column_label(p->plot[c], label, sizeof label); /* known: validate_experiment checked every column */
-    fprintf(g, "%s\nset xlabel 't'\nset ylabel ", p->logy ? "set logscale y\nset ytics 10\nset format y '10^{%L}'"
+    fprintf(g, "%s\nset xlabel 't'\nset ylabel ", p->logy ? "set logscale y\nset ytics autofreq\nset format y '10^{%L}'"
                                                             : "unset logscale y\nset ytics autofreq\nset format y '%g'");
     nh_gp_string(g, label, "");
     fputs(" noenhanced", g);

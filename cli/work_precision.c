@@ -130,7 +130,7 @@ void nh_work_precision_script(FILE *g, const char *out, const nh_exp_panel *p)
     char data[1200];
     const int with_errors = !strcmp(p->error, "error_final") || !strcmp(p->error, "C_over_h4");
     snprintf(data, sizeof data, "%s/%s/work_precision.csv", out, p->name);
-    fputs("set logscale xy\nset xtics 10\nset ytics 10\nset format x '10^{%L}'\nset format y '10^{%L}'\n"
+    fputs("set logscale xy\nset xtics autofreq\nset ytics autofreq\nset format x '10^{%L}'\nset format y '10^{%L}'\n"
           "set xlabel 'cost: thread-seconds of the method over the ensemble' noenhanced\nset ylabel ", g);
     nh_gp_string(g, metric_label(p->error), "");
     fputs(" noenhanced\nset title ", g);
