@@ -222,7 +222,7 @@ static void print_global_error(const nh_run_result *res)
     const nh_accum *last = nh_run_accum(res, res->n_out - 1, ref);
     printf("  global error at T against CVODE (rtol 1e-13): mean %.3e +- %.1e, max %.3e over %.0f trajectories "
            "(reference: %.2f thread-s)\n", last->mean,
-           last->count > 1 ? sqrt(nh_accum_variance(last) / last->count) : NAN, last->absmax, last->count,
+           nh_accum_mean_stderr(last), last->absmax, last->count,
            res->reference_seconds);
 }
 

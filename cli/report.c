@@ -91,9 +91,10 @@ static int cached(const nh_exp_panel *p, const char *dir, uint64_t hash)
     int ok = f && fscanf(f, "%llx", &stored) == 1 && stored == hash;
     if (f)
         fclose(f);
-    const char *files[] = {"summary.json", "timeseries.csv", "quantiles.csv", p->paths > 0 ? "paths.csv" : NULL};
-    for (size_t i = 0; ok && i < sizeof files / sizeof files[0]; ++i) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i] ? files[i] : "summary.json");
+    const char *files[] = {"summary.json", "timeseries.csv", "quantiles.csv", "paths.csv"};
+    const size_t needed = p->paths > 0 ? 4 : 3; /* paths.csv only for a panel that draws sample paths */
+    for (size_t i = 0; ok && i < needed; ++i) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
         ok = access(path, R_OK) == 0;
     }
     return ok;

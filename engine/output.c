@@ -238,8 +238,7 @@ static void add_global_error(cJSON *root, const nh_run_result *res)
     cJSON *g = cJSON_AddObjectToObject(root, "global_error");
     cJSON_AddStringToObject(g, "measure", "|z(T) - z_ref(T)| / |z_ref(T)|, z = (q, v), reference CVODE at rtol = atol = 1e-13");
     cJSON_AddNumberToObject(g, "error_final", last->count ? last->mean : NAN);
-    cJSON_AddNumberToObject(g, "error_final_stderr",
-                            last->count > 1 ? sqrt(nh_accum_variance(last) / (double)last->count) : NAN);
+    cJSON_AddNumberToObject(g, "error_final_stderr", nh_accum_mean_stderr(last));
     cJSON_AddNumberToObject(g, "error_final_max", last->count ? last->absmax : NAN);
     cJSON_AddNumberToObject(g, "trajectories", (double)last->count);
 }

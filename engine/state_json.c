@@ -263,7 +263,7 @@ static int add_sketches_from(const cJSON *root, nh_run_result *res, long traject
 }
 
 /* A timing (thread-seconds): not part of the results, so a missing or bad one counts as 0. */
-static double nh_json_seconds(const cJSON *root, const char *key)
+static double json_seconds(const cJSON *root, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
     return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e12 ? v->valuedouble : 0.0;
@@ -281,8 +281,8 @@ static int add_counts_from(const cJSON *root, nh_run_result *res, long trajector
     res->solver.solves += v[2];
     res->solver.iterations += v[3];
     res->solver.failures += v[4];
-    res->method_seconds += nh_json_seconds(root, "method_seconds");
-    res->reference_seconds += nh_json_seconds(root, "reference_seconds");
+    res->method_seconds += json_seconds(root, "method_seconds");
+    res->reference_seconds += json_seconds(root, "reference_seconds");
     const cJSON *by = cJSON_GetObjectItemCaseSensitive(root, "failures_by_status");
     if (!cJSON_IsArray(by) || cJSON_GetArraySize(by) != 8)
         return 1;

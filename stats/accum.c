@@ -43,6 +43,11 @@ double nh_accum_variance(const nh_accum *a)
     return a->count > 1.0 ? a->m2 / (a->count - 1.0) : 0.0;
 }
 
+double nh_accum_mean_stderr(const nh_accum *a)
+{
+    return a->count > 1.0 ? sqrt(nh_accum_variance(a) / a->count) : NAN;
+}
+
 double nh_accum_rms(const nh_accum *a)
 {
     return a->count > 0.0 ? sqrt(a->mean * a->mean + a->m2 / a->count) : 0.0;

@@ -22,6 +22,8 @@ void nh_accum_add(nh_accum *a, double x);
 /* Chan et al. 1979: into <- into (+) from. The order of merges fixes the rounding. */
 void nh_accum_merge(nh_accum *into, const nh_accum *from);
 /* Unbiased sample variance (n - 1 in the denominator); 0 for fewer than two samples. */
+/* Standard error of the mean, sqrt(variance / count); NAN with fewer than 2 samples. */
+double nh_accum_mean_stderr(const nh_accum *a);
 double nh_accum_variance(const nh_accum *a);
 /* Root mean square, sqrt(mean^2 + m2/n); 0 when empty. */
 double nh_accum_rms(const nh_accum *a);
