@@ -61,42 +61,61 @@ void nh_lu_solve(int n, const double *lu, const int *piv, double *b)
     }
 }
 
-int nh_spd_solve(int m, double *c, double *b)
+/* The Cholesky solve for one size m; inlined with m a constant, the loops unroll (the D* frames solve
+ * with g = X^T M X of size r several times per residual). */
+static inline __attribute__((always_inline)) int spd_solve_size(const int m, double *c, double *b)
 {
-    if (m == 1) {
-        if (!(c[0] > 0.0))
-            return 1;
-        b[0] /= c[0];
-        return 0;
-    }
-    for (int j = 0; j < m; ++j) {
+    for (int j = 0; j < m; ++j) {   /* c = L L^T in the lower triangle, 1/L_jj on the diagonal */
         double d = c[j * m + j];
         for (int k = 0; k < j; ++k)
             d -= c[j * m + k] * c[j * m + k];
-        if (!(d > 0.0))
+        if (!(d > 0.0) || !isfinite(d))
             return 1;
-        d = sqrt(d);
-        c[j * m + j] = d;
+        const double inv = 1.0 / sqrt(d);
+        c[j * m + j] = inv;
         for (int i = j + 1; i < m; ++i) {
             double s = c[i * m + j];
             for (int k = 0; k < j; ++k)
                 s -= c[i * m + k] * c[j * m + k];
-            c[i * m + j] = s / d;
+            c[i * m + j] = s * inv;
         }
     }
     for (int i = 0; i < m; ++i) {
         double s = b[i];
         for (int k = 0; k < i; ++k)
             s -= c[i * m + k] * b[k];
-        b[i] = s / c[i * m + i];
+        b[i] = s * c[i * m + i];
     }
     for (int i = m - 1; i >= 0; --i) {
         double s = b[i];
         for (int k = i + 1; k < m; ++k)
             s -= c[k * m + i] * b[k];
-        b[i] = s / c[i * m + i];
+        b[i] = s * c[i * m + i];
     }
     return 0;
+}
+
+int nh_spd_solve(int m, double *c, double *b)
+{
+    switch (m) {
+    case 1:
+        if (!(c[0] > 0.0))
+            return 1;
+        b[0] /= c[0];
+        return 0;
+    case 2:
+        return spd_solve_size(2, c, b);
+    case 3:
+        return spd_solve_size(3, c, b);
+    case 4:
+        return spd_solve_size(4, c, b);
+    case 5:
+        return spd_solve_size(5, c, b);
+    case 6:
+        return spd_solve_size(6, c, b);
+    default:
+        return spd_solve_size(m, c, b);
+    }
 }
 
 double nh_norm_inf(int n, const double *x)

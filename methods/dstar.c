@@ -19,6 +19,7 @@
 #include "nhens/dstar.h"
 #include "qrdiff.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,22 @@ typedef struct dstar_method {
     double node[MAX_NODES], weight[MAX_NODES];   /* Gauss-Legendre on [0, 1] */
 } dstar_method;
 
+/* The nonzero pattern of X or dX. Adapted bases are sparse (the quartic's dX has 3 nonzeros of 294), so
+ * the frame's products run over a list of positions. The list is a superset of the nonzeros, kept in
+ * the workspace across evaluations: it only grows, when one branch-free pass finds a nonzero outside it,
+ * and stays in ascending position order, so every sum adds the same nonzero terms in the same order
+ * whatever the pattern's history (a listed zero adds an exact 0). */
+typedef struct pattern_entry {
+    int j, a, i, k;   /* dX: dX_a^j / dq_i = dx[k]; X: X_a^i = x[k] (j unused) */
+} pattern_entry;
+
+typedef struct pattern {
+    int size;              /* positions of the dense array */
+    int *count;            /* listed positions (in the workspace, so it persists) */
+    pattern_entry *entry;
+    uint64_t *listed;      /* ~0 at listed positions, else 0 (a zeroed workspace is the empty pattern) */
+} pattern;
+
 /* Scratch sized by n and r, carved from one block (the stepper's workspace, allocated once in create).
  * The frame functions below use it one after another, never two at once, so one set suffices. */
 typedef struct dstar_work {
@@ -48,13 +65,14 @@ typedef struct dstar_work {
     double *dm;                 /* dM (n n n), M(q) systems */
     double *d;                  /* D_ab (r r) */
     double *fd;                 /* nh_fd_jacobian scratch */
+    pattern x_nz, dx_nz;        /* the nonzero patterns of X and dX */
     nh_qr_work *qr;             /* Householder QR with derivatives */
 } dstar_work;
 
 typedef struct dstar_step {
     const nh_system *sys;
     const dstar_method *method;
-    const dstar_work *w;
+    dstar_work *w;
     double h;
     int r, dim;
     double signs[NH_MAX_CON];
@@ -62,16 +80,35 @@ typedef struct dstar_step {
     double energy0;
 } dstar_step;
 
+static long doubles_for(size_t bytes)
+{
+    return (long)((bytes + sizeof(double) - 1) / sizeof(double));
+}
+
+static long pattern_doubles(long size)
+{
+    return 1 + doubles_for((size_t)size * (sizeof(pattern_entry) + sizeof(uint64_t)));
+}
+
+static double *pattern_layout(double *base, int size, pattern *p)
+{
+    p->size = size;
+    p->count = (int *)base;
+    p->listed = (uint64_t *)(base + 1);
+    p->entry = (pattern_entry *)(p->listed + size);
+    return base + pattern_doubles(size);
+}
+
 static long qr_doubles(void)
 {
-    return (long)((nh_qr_work_bytes() + sizeof(double) - 1) / sizeof(double));
+    return doubles_for(nh_qr_work_bytes());
 }
 
 static long dstar_work_doubles(int n, int m)
 {
     const long r = n - m, dim = 2L * n - m;
     return n * r + n * r * n + 2 * n * r + n * n + n * r + r * r + (long)n * n * n + r * r + NH_FD_WORK(dim) +
-           qr_doubles();
+           pattern_doubles(n * r) + pattern_doubles(n * r * n) + qr_doubles();
 }
 
 /* Carve `base` (dstar_work_doubles(n, m) doubles) into the arrays of w. */
@@ -88,6 +125,8 @@ static void dstar_work_layout(double *base, int n, int m, dstar_work *w)
     w->dm = base, base += (long)n * n * n;
     w->d = base, base += r * r;
     w->fd = base, base += NH_FD_WORK(dim);
+    base = pattern_layout(base, (int)(n * r), &w->x_nz);
+    base = pattern_layout(base, (int)(n * r * n), &w->dx_nz);
     w->qr = (nh_qr_work *)base;
 }
 
@@ -132,75 +171,105 @@ static int basis_at(const dstar_step *c, const double *q, double *x, double *dx)
 }
 
 /* Everything the D* form needs at one point z = (q, rho), computed once and shared by H, grad H and
- * Pi(z): the basis X (and dX when asked) in the workspace, y = g^-1 rho with g = X^T M X, v = X y,
- * p = M v and p.dX. The workspace holds one frame: a frame is valid until the next frame_at. */
+ * Pi(z): the basis X (and dX when asked) in the workspace with their nonzero lists, y = g^-1 rho with
+ * g = X^T M X, v = X y and p = M v. The workspace holds one frame: a frame is valid until the next
+ * frame_at. */
 typedef struct dstar_frame {
     const double *z;
+    int x_count, dx_count;   /* listed entries of the workspace's X and dX patterns (dx_count 0 without dX) */
     double y[N], v[N], p[N];
-    double pdx[N * N];   /* with dX: pdx[a n + i] = sum_j p_j dX[(j r + a) n + i], the one contraction of
-                            dX that both grad H and Pi need */
 } dstar_frame;
 
-/* mx = M X: a row scaling for a constant diagonal mass (M is built only when it varies with q) */
-static void mass_times_basis(const dstar_step *c, const double *q, double *mx)
+/* Grow p to cover the nonzeros of a (rare: only when one appears outside it). */
+static void pattern_grow(pattern *p, const double *a, int n, int r, int derivative)
+{
+    *p->count = 0;
+    for (int k = 0; k < p->size; ++k) {
+        if (a[k] != 0.0)
+            p->listed[k] = ~(uint64_t)0;
+        if (!p->listed[k])
+            continue;
+        const int row = k / n;   /* dX: k = (j r + a) n + i; X: k = i r + a */
+        p->entry[(*p->count)++] = derivative ? (pattern_entry){row / r, row % r, k % n, k}
+                                             : (pattern_entry){0, k % r, k / r, k};
+    }
+}
+
+/* Make p cover the nonzeros of a: one pass ORing the bits of the unlisted entries (sign bits aside). */
+static void pattern_cover(pattern *p, const double *a, int n, int r, int derivative)
+{
+    uint64_t outside = 0;
+    for (int k = 0; k < p->size; ++k) {
+        uint64_t bits;
+        memcpy(&bits, a + k, sizeof bits);
+        outside |= bits & ~p->listed[k];
+    }
+    if (outside << 1)
+        pattern_grow(p, a, n, r, derivative);
+}
+
+/* mx = M X (n r): a row scaling for a constant diagonal mass (M is built only when it varies with q) */
+static void mass_times_basis(const dstar_step *c, const dstar_frame *f, double *mx)
 {
     const nh_system *s = c->sys;
     const int n = s->n, r = c->r;
-    const double *x = c->w->x;
+    const pattern_entry *x = c->w->x_nz.entry;
+    const double *value = c->w->x;
+    memset(mx, 0, (size_t)n * r * sizeof *mx);
     if (!nh_has_variable_mass(s)) {
-        for (int i = 0; i < n; ++i)
-            for (int a = 0; a < r; ++a)
-                mx[i * r + a] = s->mass[i] * x[i * r + a];
+        for (int e = 0; e < f->x_count; ++e)
+            mx[x[e].k] = s->mass[x[e].i] * value[x[e].k];
         return;
     }
     double *mass = c->w->mass;
-    s->type->mass_matrix(s, q, mass);
-    for (int i = 0; i < n; ++i)
-        for (int a = 0; a < r; ++a) {
-            double sum = 0.0;
-            for (int k = 0; k < n; ++k)
-                sum += mass[i * n + k] * x[k * r + a];
-            mx[i * r + a] = sum;
-        }
+    s->type->mass_matrix(s, f->z, mass);
+    for (int e = 0; e < f->x_count; ++e)
+        for (int i = 0; i < n; ++i)
+            mx[i * r + x[e].a] += mass[i * n + x[e].i] * value[x[e].k];
 }
 
-static void contract_momentum_with_derivative(const dstar_step *c, dstar_frame *f)
+/* g = X^T (M X), its lower triangle (all that the Cholesky solve reads) */
+static void metric(const dstar_step *c, const dstar_frame *f, const double *mx, double *g)
 {
-    const int n = c->sys->n, r = c->r;
-    const double *dx = c->w->dx;
-    memset(f->pdx, 0, (size_t)r * n * sizeof *f->pdx);
-    for (int j = 0; j < n; ++j)
-        for (int a = 0; a < r; ++a) {
-            const double pj = f->p[j], *row = dx + (j * r + a) * n;
-            double *out = f->pdx + a * n;
-            for (int i = 0; i < n; ++i)
-                out[i] += pj * row[i];
-        }
+    const int r = c->r;
+    const pattern_entry *x = c->w->x_nz.entry;
+    const double *value = c->w->x;
+    memset(g, 0, (size_t)r * r * sizeof *g);
+    for (int e = 0; e < f->x_count; ++e) {
+        const double *row = mx + x[e].i * r, xe = value[x[e].k];
+        double *out = g + x[e].a * r;
+        for (int b = 0; b <= x[e].a; ++b)
+            out[b] += xe * row[b];
+    }
 }
 
 static int frame_at(const dstar_step *c, const double *z, int with_dx, dstar_frame *f)
 {
     const nh_system *s = c->sys;
-    const int n = s->n, r = c->r;
-    double *x = c->w->x, *g = c->w->g, *mx = c->w->mx;
-    if (basis_at(c, z, x, with_dx ? c->w->dx : NULL))
+    const int n = s->n;
+    double *g = c->w->g, *mx = c->w->mx;
+    if (basis_at(c, z, c->w->x, with_dx ? c->w->dx : NULL))
         return 1;
-    mass_times_basis(c, z, mx);
-    for (int a = 0; a < r; ++a)
-        for (int b = 0; b <= a; ++b) {
-            double sum = 0.0;
-            for (int i = 0; i < n; ++i)
-                sum += x[i * r + a] * mx[i * r + b];
-            g[a * r + b] = g[b * r + a] = sum;
-        }
     f->z = z;
-    memcpy(f->y, z + n, (size_t)r * sizeof *f->y);
-    if (nh_spd_solve(r, g, f->y))
-        return 1;
-    nh_matvec(n, r, x, f->y, f->v);
-    nh_matvec(n, r, mx, f->y, f->p);   /* p = M X y = M v */
+    pattern_cover(&c->w->x_nz, c->w->x, n, c->r, 0);
+    f->x_count = *c->w->x_nz.count;
     if (with_dx)
-        contract_momentum_with_derivative(c, f);
+        pattern_cover(&c->w->dx_nz, c->w->dx, n, c->r, 1);
+    f->dx_count = with_dx ? *c->w->dx_nz.count : 0;
+    mass_times_basis(c, f, mx);
+    metric(c, f, mx, g);
+    memcpy(f->y, z + n, (size_t)c->r * sizeof *f->y);
+    if (nh_spd_solve(c->r, g, f->y))
+        return 1;
+    const pattern_entry *x = c->w->x_nz.entry;
+    memset(f->v, 0, (size_t)n * sizeof *f->v);
+    for (int e = 0; e < f->x_count; ++e)
+        f->v[x[e].i] += c->w->x[x[e].k] * f->y[x[e].a];
+    if (nh_has_variable_mass(s))
+        nh_matvec(n, n, c->w->mass, f->v, f->p);
+    else
+        for (int i = 0; i < n; ++i)
+            f->p[i] = s->mass[i] * f->v[i];
     return 0;
 }
 
@@ -209,18 +278,17 @@ static double frame_energy(const dstar_step *c, const dstar_frame *f)
     return 0.5 * nh_dot(c->r, f->z + c->sys->n, f->y) + c->sys->type->potential(c->sys, f->z);
 }
 
-/* grad H: dH/dq_j = -p^T (dX_j y) - 1/2 v^T (dM/dq_j) v + dV/dq_j, dH/drho = y (a frame with dX);
- * p^T (dX_j y) = sum_a y_a pdx[a n + j] */
+/* grad H: dH/dq_i = -sum_{j,a} p_j y_a dX_a^j/dq_i - 1/2 v^T (dM/dq_i) v + dV/dq_i, dH/drho = y (a frame
+ * with dX) */
 static void frame_gradient(const dstar_step *c, const dstar_frame *f, double *grad)
 {
     const nh_system *s = c->sys;
-    const int n = s->n, r = c->r;
+    const int n = s->n;
+    const pattern_entry *dx = c->w->dx_nz.entry;
+    const double *value = c->w->dx;
     s->type->potential_gradient(s, f->z, grad);
-    for (int a = 0; a < r; ++a) {
-        const double ya = f->y[a], *row = f->pdx + a * n;
-        for (int j = 0; j < n; ++j)
-            grad[j] -= ya * row[j];
-    }
+    for (int e = 0; e < f->dx_count; ++e)
+        grad[dx[e].i] -= f->p[dx[e].j] * f->y[dx[e].a] * value[dx[e].k];
     if (nh_has_variable_mass(s)) {
         double *dm = c->w->dm;
         s->type->mass_matrix_derivative(s, f->z, dm);
@@ -229,11 +297,11 @@ static void frame_gradient(const dstar_step *c, const dstar_frame *f, double *gr
                 for (int k = 0; k < n; ++k)
                     grad[j] -= 0.5 * f->v[i] * dm[(i * n + k) * n + j] * f->v[k];
     }
-    memcpy(grad + n, f->y, (size_t)r * sizeof *f->y);
+    memcpy(grad + n, f->y, (size_t)c->r * sizeof *f->y);
 }
 
-/* D_ab = sum_j p_j (dX_a^j . X_b) = pdx_a . X_b; -C rho = D - D^T. A reduced
- * system (no configuration) takes its brackets from the Lie algebra: -C rho = -p.[X_a, X_b]. */
+/* D_ab = sum_{j,i} p_j dX_a^j/dq_i X_b^i; -C rho = D - D^T. A reduced system (no configuration) takes
+ * its brackets from the Lie algebra: -C rho = -p.[X_a, X_b]. */
 static void structure_matrix(const dstar_step *c, const dstar_frame *f, double *d)
 {
     const nh_system *s = c->sys;
@@ -252,35 +320,35 @@ static void structure_matrix(const dstar_step *c, const dstar_frame *f, double *
             }
         return;
     }
-    const double *pdx = f->pdx;
-    for (int a = 0; a < r; ++a)
-        for (int b = 0; b < r; ++b) {
-            double sum = 0.0;
-            for (int i = 0; i < n; ++i)
-                sum += pdx[a * n + i] * x[i * r + b];
-            d[a * r + b] = sum;
-        }
+    const pattern_entry *dx = c->w->dx_nz.entry;
+    memset(d, 0, (size_t)r * r * sizeof *d);
+    for (int e = 0; e < f->dx_count; ++e) {
+        const double weight = f->p[dx[e].j] * c->w->dx[dx[e].k], *row = x + dx[e].i * r;
+        double *out = d + dx[e].a * r;
+        for (int b = 0; b < r; ++b)
+            out[b] += weight * row[b];
+    }
 }
 
-/* out = Pi(z) G (a frame with dX) */
+/* out = Pi(z) G (a frame with dX): out_q = X G_rho, out_rho = -X^T G_q + (D - D^T) G_rho */
 static void frame_pi_times(const dstar_step *c, const dstar_frame *f, const double *grad, double *out)
 {
     const nh_system *s = c->sys;
-    const int n = s->n, r = c->r;
-    const double *x = c->w->x;
+    const int n = s->n, r = c->r, reduced = nh_is_reduced(s);
+    const pattern_entry *x = c->w->x_nz.entry;
     double *d = c->w->d;
     structure_matrix(c, f, d);
-    if (nh_is_reduced(s))   /* Pi = [[0, 0], [0, -C rho]]: q stays */
-        memset(out, 0, (size_t)n * sizeof *out);
-    else
-        nh_matvec(n, r, x, grad + n, out);
+    memset(out, 0, (size_t)(n + r) * sizeof *out);
+    for (int e = 0; e < f->x_count && !reduced; ++e) {   /* reduced: Pi = [[0, 0], [0, -C rho]], q stays */
+        const double xe = c->w->x[x[e].k];
+        out[x[e].i] += xe * grad[n + x[e].a];
+        out[n + x[e].a] -= xe * grad[x[e].i];
+    }
     for (int a = 0; a < r; ++a) {
         double sum = 0.0;
-        for (int i = 0; i < n && !nh_is_reduced(s); ++i)
-            sum -= x[i * r + a] * grad[i];
         for (int b = 0; b < r; ++b)
             sum += (d[a * r + b] - d[b * r + a]) * grad[n + b];
-        out[n + a] = sum;
+        out[n + a] += sum;
     }
 }
 
@@ -615,7 +683,7 @@ static const dstar_method EXACT = {.basis = BASIS_SYSTEM, .gradient = DG_GONZALE
 /* A step context with its own heap workspace (freed by the caller with free(*block)). */
 static int exact_step(const nh_system *s, dstar_step *c, dstar_work *w, double **block)
 {
-    if (!s->type->adapted_basis || !(*block = malloc((size_t)dstar_work_doubles(s->n, s->m) * sizeof **block)))
+    if (!s->type->adapted_basis || !(*block = calloc((size_t)dstar_work_doubles(s->n, s->m), sizeof **block)))
         return 1;
     dstar_work_layout(*block, s->n, s->m, w);
     *c = (dstar_step){.sys = s, .method = &EXACT, .w = w, .h = 1.0, .r = s->n - s->m, .dim = 2 * s->n - s->m};

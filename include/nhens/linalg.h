@@ -15,7 +15,8 @@ int nh_lu_factor(int n, double *a, int *piv);
 /* Solve with a factored matrix; b is overwritten by the solution. */
 void nh_lu_solve(int n, const double *lu, const int *piv, double *b);
 
-/* Solve the SPD system c x = b (c is m x m, overwritten by its Cholesky factor). 1 if not SPD. */
+/* Solve the SPD system c x = b (c is m x m; its lower triangle is read and overwritten by the Cholesky factor
+ * L, with 1/L_jj on the diagonal). 1 if not SPD. */
 int nh_spd_solve(int m, double *c, double *b);
 
 double nh_norm_inf(int n, const double *x);
