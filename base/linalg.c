@@ -61,6 +61,31 @@ void nh_lu_solve(int n, const double *lu, const int *piv, double *b)
     }
 }
 
+/* b = (L L^T)^-1 b, 1/L_jj on the diagonal */
+static inline __attribute__((always_inline)) void cholesky_solves(const int m, const double *c, double *b)
+{
+    for (int i = 0; i < m; ++i) {
+        double s = b[i];
+        for (int k = 0; k < i; ++k)
+            s -= c[i * m + k] * b[k];
+        b[i] = s * c[i * m + i];
+    }
+    for (int i = m - 1; i >= 0; --i) {
+        double s = b[i];
+        for (int k = i + 1; k < m; ++k)
+            s -= c[k * m + i] * b[k];
+        b[i] = s * c[i * m + i];
+    }
+}
+
+void nh_spd_solve_factored(int m, const double *c, double *b)
+{
+    if (m == 1)
+        b[0] /= c[0];
+    else
+        cholesky_solves(m, c, b);
+}
+
 /* The Cholesky solve for one size m; inlined with m a constant, the loops unroll (the D* frames solve
  * with g = X^T M X of size r several times per residual). */
 static inline __attribute__((always_inline)) int spd_solve_size(const int m, double *c, double *b)
@@ -80,18 +105,7 @@ static inline __attribute__((always_inline)) int spd_solve_size(const int m, dou
             c[i * m + j] = s * inv;
         }
     }
-    for (int i = 0; i < m; ++i) {
-        double s = b[i];
-        for (int k = 0; k < i; ++k)
-            s -= c[i * m + k] * b[k];
-        b[i] = s * c[i * m + i];
-    }
-    for (int i = m - 1; i >= 0; --i) {
-        double s = b[i];
-        for (int k = i + 1; k < m; ++k)
-            s -= c[k * m + i] * b[k];
-        b[i] = s * c[i * m + i];
-    }
+    cholesky_solves(m, c, b);
     return 0;
 }
 

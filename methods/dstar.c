@@ -433,23 +433,46 @@ static int segment_mean_partial(const dstar_step *c, double *point, int i, doubl
     return 0;
 }
 
+/* The rho components of (13), q already at q1: H is quadratic in rho at fixed q, so the quotient is
+ * exactly [g^-1 rho]_a + 1/2 delta_a (g^-1)_aa with rho's earlier components moved (no cancellation,
+ * and the derivative at delta = 0). `at_q1` is the frame at (q1, rho0), its g factored in the
+ * workspace; y = g^-1 rho advances by delta_a times column a of g^-1. */
+static void itoh_abe_momentum_part(const dstar_step *c, const dstar_frame *at_q1, const double *z1, double *out)
+{
+    const int n = c->sys->n, r = c->r;
+    double y[N], column[N];
+    memcpy(y, at_q1->y, (size_t)r * sizeof *y);
+    for (int a = 0; a < r; ++a) {
+        const double delta = z1[n + a] - c->z0[n + a];
+        memset(column, 0, (size_t)r * sizeof *column);
+        column[a] = 1.0;
+        nh_spd_solve_factored(r, c->w->g, column);
+        out[n + a] = y[a] + 0.5 * delta * column[a];
+        for (int b = 0; b < r; ++b)
+            y[b] += delta * column[b];
+    }
+}
+
 static int itoh_abe_gradient(const dstar_step *c, const double *z1, double *out)
 {
-    double point[Z], before = c->energy0, after;
+    const int n = c->sys->n;
+    double point[Z], before = c->energy0;
+    dstar_frame f;   /* after the q loop: the frame at (q1, rho0), the loop's last point */
     memcpy(point, c->z0, (size_t)c->dim * sizeof *point);
-    for (int i = 0; i < c->dim; ++i) {
-        double delta = z1[i] - c->z0[i];
-        if (fabs(delta) <= ITOH_ABE_SHORT) {
-            if (segment_mean_partial(c, point, i, c->z0[i], z1[i], &out[i]) || hamiltonian(c, point, &before))
-                return 1;
-            continue;
-        }
-        point[i] = z1[i];
-        if (hamiltonian(c, point, &after))
+    for (int i = 0; i < n; ++i) {
+        const double delta = z1[i] - c->z0[i];
+        const int is_short = fabs(delta) <= ITOH_ABE_SHORT;
+        if (is_short && segment_mean_partial(c, point, i, c->z0[i], z1[i], &out[i]))
             return 1;
-        out[i] = (after - before) / delta;
+        point[i] = z1[i];
+        if (frame_at(c, point, 0, &f))
+            return 1;
+        const double after = frame_energy(c, &f);
+        if (!is_short)
+            out[i] = (after - before) / delta;
         before = after;
     }
+    itoh_abe_momentum_part(c, &f, z1, out);
     return 0;
 }
 

@@ -18,6 +18,8 @@ void nh_lu_solve(int n, const double *lu, const int *piv, double *b);
 /* Solve the SPD system c x = b (c is m x m; its lower triangle is read and overwritten by the Cholesky factor
  * L, with 1/L_jj on the diagonal). 1 if not SPD. */
 int nh_spd_solve(int m, double *c, double *b);
+/* Solve c x = b again with the c that a successful nh_spd_solve left factored. */
+void nh_spd_solve_factored(int m, const double *c, double *b);
 
 double nh_norm_inf(int n, const double *x);
 double nh_dot(int n, const double *x, const double *y);
