@@ -3,7 +3,7 @@
 
 #include <math.h>
 
-int nh_lu_factor(int n, double *a, int *piv)
+static inline __attribute__((always_inline)) int lu_factor_size(const int n, double *a, int *piv)
 {
     for (int k = 0; k < n; ++k) {
         int p = k;
@@ -38,7 +38,7 @@ int nh_lu_factor(int n, double *a, int *piv)
     return 0;
 }
 
-void nh_lu_solve(int n, const double *lu, const int *piv, double *b)
+static inline __attribute__((always_inline)) void lu_solve_size(const int n, const double *lu, const int *piv, double *b)
 {
     for (int k = 0; k < n; ++k) {
         if (piv[k] != k) {
@@ -58,6 +58,99 @@ void nh_lu_solve(int n, const double *lu, const int *piv, double *b)
         for (int j = i + 1; j < n; ++j)
             s -= lu[i * n + j] * b[j];
         b[i] = s / lu[i * n + i];
+    }
+}
+
+/* The kernels above inlined for each size of the implicit steps' systems (n + m, 2n - m, ... up to 16):
+ * with n a constant the loops unroll, which halves the cost of these latency-bound solves. */
+int nh_lu_factor(int n, double *a, int *piv)
+{
+    switch (n) {
+    case 2:
+        return lu_factor_size(2, a, piv);
+    case 3:
+        return lu_factor_size(3, a, piv);
+    case 4:
+        return lu_factor_size(4, a, piv);
+    case 5:
+        return lu_factor_size(5, a, piv);
+    case 6:
+        return lu_factor_size(6, a, piv);
+    case 7:
+        return lu_factor_size(7, a, piv);
+    case 8:
+        return lu_factor_size(8, a, piv);
+    case 9:
+        return lu_factor_size(9, a, piv);
+    case 10:
+        return lu_factor_size(10, a, piv);
+    case 11:
+        return lu_factor_size(11, a, piv);
+    case 12:
+        return lu_factor_size(12, a, piv);
+    case 13:
+        return lu_factor_size(13, a, piv);
+    case 14:
+        return lu_factor_size(14, a, piv);
+    case 15:
+        return lu_factor_size(15, a, piv);
+    case 16:
+        return lu_factor_size(16, a, piv);
+    default:
+        return lu_factor_size(n, a, piv);
+    }
+}
+
+void nh_lu_solve(int n, const double *lu, const int *piv, double *b)
+{
+    switch (n) {
+    case 2:
+        lu_solve_size(2, lu, piv, b);
+        return;
+    case 3:
+        lu_solve_size(3, lu, piv, b);
+        return;
+    case 4:
+        lu_solve_size(4, lu, piv, b);
+        return;
+    case 5:
+        lu_solve_size(5, lu, piv, b);
+        return;
+    case 6:
+        lu_solve_size(6, lu, piv, b);
+        return;
+    case 7:
+        lu_solve_size(7, lu, piv, b);
+        return;
+    case 8:
+        lu_solve_size(8, lu, piv, b);
+        return;
+    case 9:
+        lu_solve_size(9, lu, piv, b);
+        return;
+    case 10:
+        lu_solve_size(10, lu, piv, b);
+        return;
+    case 11:
+        lu_solve_size(11, lu, piv, b);
+        return;
+    case 12:
+        lu_solve_size(12, lu, piv, b);
+        return;
+    case 13:
+        lu_solve_size(13, lu, piv, b);
+        return;
+    case 14:
+        lu_solve_size(14, lu, piv, b);
+        return;
+    case 15:
+        lu_solve_size(15, lu, piv, b);
+        return;
+    case 16:
+        lu_solve_size(16, lu, piv, b);
+        return;
+    default:
+        lu_solve_size(n, lu, piv, b);
     }
 }
 
