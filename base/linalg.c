@@ -62,40 +62,17 @@ static inline __attribute__((always_inline)) void lu_solve_size(const int n, con
 }
 
 /* The kernels above inlined for each size of the implicit steps' systems (n + m, 2n - m, ... up to 16):
- * with n a constant the loops unroll, which halves the cost of these latency-bound solves. */
+ * with the size a constant the loops unroll, which halves the cost of these latency-bound solves. */
+#define SMALL_SIZES(X) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16)
+
 int nh_lu_factor(int n, double *a, int *piv)
 {
     switch (n) {
-    case 2:
-        return lu_factor_size(2, a, piv);
-    case 3:
-        return lu_factor_size(3, a, piv);
-    case 4:
-        return lu_factor_size(4, a, piv);
-    case 5:
-        return lu_factor_size(5, a, piv);
-    case 6:
-        return lu_factor_size(6, a, piv);
-    case 7:
-        return lu_factor_size(7, a, piv);
-    case 8:
-        return lu_factor_size(8, a, piv);
-    case 9:
-        return lu_factor_size(9, a, piv);
-    case 10:
-        return lu_factor_size(10, a, piv);
-    case 11:
-        return lu_factor_size(11, a, piv);
-    case 12:
-        return lu_factor_size(12, a, piv);
-    case 13:
-        return lu_factor_size(13, a, piv);
-    case 14:
-        return lu_factor_size(14, a, piv);
-    case 15:
-        return lu_factor_size(15, a, piv);
-    case 16:
-        return lu_factor_size(16, a, piv);
+#define FACTOR_CASE(k)                                                                                             \
+    case k:                                                                                                        \
+        return lu_factor_size(k, a, piv);
+        SMALL_SIZES(FACTOR_CASE)
+#undef FACTOR_CASE
     default:
         return lu_factor_size(n, a, piv);
     }
@@ -104,51 +81,12 @@ int nh_lu_factor(int n, double *a, int *piv)
 void nh_lu_solve(int n, const double *lu, const int *piv, double *b)
 {
     switch (n) {
-    case 2:
-        lu_solve_size(2, lu, piv, b);
+#define SOLVE_CASE(k)                                                                                              \
+    case k:                                                                                                        \
+        lu_solve_size(k, lu, piv, b);                                                                              \
         return;
-    case 3:
-        lu_solve_size(3, lu, piv, b);
-        return;
-    case 4:
-        lu_solve_size(4, lu, piv, b);
-        return;
-    case 5:
-        lu_solve_size(5, lu, piv, b);
-        return;
-    case 6:
-        lu_solve_size(6, lu, piv, b);
-        return;
-    case 7:
-        lu_solve_size(7, lu, piv, b);
-        return;
-    case 8:
-        lu_solve_size(8, lu, piv, b);
-        return;
-    case 9:
-        lu_solve_size(9, lu, piv, b);
-        return;
-    case 10:
-        lu_solve_size(10, lu, piv, b);
-        return;
-    case 11:
-        lu_solve_size(11, lu, piv, b);
-        return;
-    case 12:
-        lu_solve_size(12, lu, piv, b);
-        return;
-    case 13:
-        lu_solve_size(13, lu, piv, b);
-        return;
-    case 14:
-        lu_solve_size(14, lu, piv, b);
-        return;
-    case 15:
-        lu_solve_size(15, lu, piv, b);
-        return;
-    case 16:
-        lu_solve_size(16, lu, piv, b);
-        return;
+        SMALL_SIZES(SOLVE_CASE)
+#undef SOLVE_CASE
     default:
         lu_solve_size(n, lu, piv, b);
     }
@@ -179,8 +117,8 @@ void nh_spd_solve_factored(int m, const double *c, double *b)
         cholesky_solves(m, c, b);
 }
 
-/* The Cholesky solve for one size m; inlined with m a constant, the loops unroll (the D* frames solve
- * with g = X^T M X of size r several times per residual). */
+/* The Cholesky solve for one size m, inlined per size like the LU (the D* frames solve with g = X^T M X
+ * of size r several times per residual). */
 static inline __attribute__((always_inline)) int spd_solve_size(const int m, double *c, double *b)
 {
     for (int j = 0; j < m; ++j) {   /* c = L L^T in the lower triangle, 1/L_jj on the diagonal */
@@ -210,16 +148,11 @@ int nh_spd_solve(int m, double *c, double *b)
             return 1;
         b[0] /= c[0];
         return 0;
-    case 2:
-        return spd_solve_size(2, c, b);
-    case 3:
-        return spd_solve_size(3, c, b);
-    case 4:
-        return spd_solve_size(4, c, b);
-    case 5:
-        return spd_solve_size(5, c, b);
-    case 6:
-        return spd_solve_size(6, c, b);
+#define SPD_CASE(k)                                                                                                \
+    case k:                                                                                                        \
+        return spd_solve_size(k, c, b);
+        SMALL_SIZES(SPD_CASE)
+#undef SPD_CASE
     default:
         return spd_solve_size(m, c, b);
     }
