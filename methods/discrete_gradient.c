@@ -10,14 +10,30 @@
  * O(|D|^3)); the midpoint gradient is then exact to round-off. */
 static const double GONZALEZ_TINY_STEP2 = 1e-24;
 
-void nh_gonzalez_correct(int dim, double f0, double f1, const double *delta, double mid2, double *grad)
+int nh_gonzalez_correct(int dim, double f0, double f1, const double *delta, double mid2, double *grad, double *coef)
 {
     double d2 = nh_dot(dim, delta, delta);
+    *coef = 0.0;
     if (d2 <= GONZALEZ_TINY_STEP2 * (1.0 + mid2))
-        return;
-    double coef = (f1 - f0 - nh_dot(dim, grad, delta)) / d2;
+        return 0;
+    *coef = (f1 - f0 - nh_dot(dim, grad, delta)) / d2;
     for (int i = 0; i < dim; ++i)
-        grad[i] += coef * delta[i];
+        grad[i] += *coef * delta[i];
+    return 1;
+}
+
+void nh_gonzalez_correct_jacobian(int dim, const double *delta, double coef, const double *grad1,
+                                  const double *grad_mid, const double *hess_delta, double *jac)
+{
+    const double inv_d2 = 1.0 / nh_dot(dim, delta, delta);
+    double row[NH_MAX_UNKNOWNS];
+    for (int j = 0; j < dim; ++j)
+        row[j] = (grad1[j] - grad_mid[j] - 0.5 * hess_delta[j] - 2.0 * coef * delta[j]) * inv_d2;
+    for (int i = 0; i < dim; ++i) {
+        for (int j = 0; j < dim; ++j)
+            jac[i * dim + j] += delta[i] * row[j];
+        jac[i * dim + i] += coef;
+    }
 }
 
 void nh_gonzalez_gradient(const nh_system *s, const double *q0, double potential0, const double *q1, double *grad,
@@ -41,18 +57,10 @@ void nh_gonzalez_gradient(const nh_system *s, const double *q0, double potential
     const double inv_d2 = 1.0 / d2;
     const double coef = (s->type->potential(s, q1) - potential0 - nh_dot(n, grad, delta)) * inv_d2;
     if (jac) {
-        /* d/dq1 [coef D] = D (d defect/dq1)^T / |D|^2 + coef (I - 2 D D^T / |D|^2), with
-         * d defect / d q1 = grad V(q1) - grad V(mid) - 1/2 H(mid) D */
-        double hd[NH_MAX_DIM], row[NH_MAX_DIM];
+        double hd[NH_MAX_DIM];
         s->type->potential_gradient(s, q1, g1);
         nh_matvec(n, n, hess, delta, hd);
-        for (int j = 0; j < n; ++j)
-            row[j] = (g1[j] - grad[j] - 0.5 * hd[j] - 2.0 * coef * delta[j]) * inv_d2;
-        for (int i = 0; i < n; ++i) {
-            for (int j = 0; j < n; ++j)
-                jac[i * n + j] += delta[i] * row[j];
-            jac[i * n + i] += coef;
-        }
+        nh_gonzalez_correct_jacobian(n, delta, coef, g1, grad, hd, jac);
     }
     for (int i = 0; i < n; ++i)
         grad[i] += coef * delta[i];

@@ -13,8 +13,14 @@ void nh_gonzalez_gradient(const nh_system *s, const double *q0, double potential
                           double *jac);
 
 /* The Gonzalez correction on R^dim for any function f: grad (in: grad f at the midpoint; out: the
- * discrete gradient) += [f1 - f0 - grad . delta] / |delta|^2 delta, skipped when |delta| is at
- * round-off relative to 1 + |mid|^2 (mid2). */
-void nh_gonzalez_correct(int dim, double f0, double f1, const double *delta, double mid2, double *grad);
+ * discrete gradient) += coef delta, coef = [f1 - f0 - grad . delta] / |delta|^2; skipped (returning 0
+ * with coef = 0) when |delta| is at round-off relative to 1 + |mid|^2 (mid2), else returns 1. */
+int nh_gonzalez_correct(int dim, double f0, double f1, const double *delta, double mid2, double *grad, double *coef);
+
+/* The derivative of an applied correction coef delta with respect to the end point z1:
+ *   jac += coef I + delta row^T,  row = [grad f(z1) - grad f(mid) - 1/2 Hess f(mid) delta - 2 coef delta] / |delta|^2
+ * (hess_delta = Hess f(mid) delta; grad_mid is grad f(mid) before the correction). */
+void nh_gonzalez_correct_jacobian(int dim, const double *delta, double coef, const double *grad1,
+                                  const double *grad_mid, const double *hess_delta, double *jac);
 
 #endif

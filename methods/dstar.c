@@ -16,69 +16,12 @@
  * are not available); the converged residual is at round-off all the same. */
 #include "common.h"
 #include "discrete_gradient.h"
+#include "dstar_internal.h"
 #include "nhens/dstar.h"
-#include "qrdiff.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { N = NH_MAX_DIM, Z = 2 * NH_MAX_DIM, MAX_NODES = 16 };
-typedef enum { BASIS_SYSTEM, BASIS_QR, BASIS_QR_FD } basis_kind;
-typedef enum { DG_AVF, DG_GONZALEZ, DG_ITOH_ABE } dg_kind;
-
-/* Descriptor data: which basis and which discrete gradient. */
-typedef struct dstar_variant {
-    basis_kind basis;
-    dg_kind gradient;
-} dstar_variant;
-
-typedef struct dstar_method {
-    basis_kind basis;
-    dg_kind gradient;
-    int nodes;
-    double node[MAX_NODES], weight[MAX_NODES];   /* Gauss-Legendre on [0, 1] */
-} dstar_method;
-
-/* The nonzero pattern of X or dX. Adapted bases are sparse (the quartic's dX has 3 nonzeros of 294), so
- * the frame's products run over a list of positions. The list is a superset of the nonzeros, kept in
- * the workspace across evaluations: it only grows, when one branch-free pass finds a nonzero outside it,
- * and stays in ascending position order, so every sum adds the same nonzero terms in the same order
- * whatever the pattern's history (a listed zero adds an exact 0). */
-typedef struct pattern_entry {
-    int j, a, i, k;   /* dX: dX_a^j / dq_i = dx[k]; X: X_a^i = x[k] (j unused) */
-} pattern_entry;
-
-typedef struct pattern {
-    int size;              /* positions of the dense array */
-    int *count;            /* listed positions (in the workspace, so it persists) */
-    pattern_entry *entry;
-    uint64_t *listed;      /* ~0 at listed positions, else 0 (a zeroed workspace is the empty pattern) */
-} pattern;
-
-/* Scratch sized by n and r, carved from one block (the stepper's workspace, allocated once in create).
- * The frame functions below use it one after another, never two at once, so one set suffices. */
-typedef struct dstar_work {
-    double *x, *dx;             /* adapted basis at a point, n r and its derivative n r n */
-    double *xp, *xm;            /* QR-basis differences (gonzalez-r:fd=1), n r each */
-    double *mass, *mx, *g;      /* M (n n), M X (n r), g = X^T M X (r r) */
-    double *dm;                 /* dM (n n n), M(q) systems */
-    double *d;                  /* D_ab (r r) */
-    double *fd;                 /* nh_fd_jacobian scratch */
-    pattern x_nz, dx_nz;        /* the nonzero patterns of X and dX */
-    nh_qr_work *qr;             /* Householder QR with derivatives */
-} dstar_work;
-
-typedef struct dstar_step {
-    const nh_system *sys;
-    const dstar_method *method;
-    dstar_work *w;
-    double h;
-    int r, dim;
-    double signs[NH_MAX_CON];
-    double z0[Z];
-    double energy0;
-} dstar_step;
 
 static long doubles_for(size_t bytes)
 {
@@ -90,13 +33,12 @@ static long pattern_doubles(long size)
     return 1 + doubles_for((size_t)size * (sizeof(pattern_entry) + sizeof(uint64_t)));
 }
 
-static double *pattern_layout(double *base, int size, pattern *p)
+static void pattern_layout(double *base, int size, pattern *p)
 {
     p->size = size;
     p->count = (int *)base;
     p->listed = (uint64_t *)(base + 1);
     p->entry = (pattern_entry *)(p->listed + size);
-    return base + pattern_doubles(size);
 }
 
 static long qr_doubles(void)
@@ -104,35 +46,59 @@ static long qr_doubles(void)
     return doubles_for(nh_qr_work_bytes());
 }
 
-static long dstar_work_doubles(int n, int m)
+/* The next `count` doubles of the block at base (NULL: only count them). */
+static double *take(double *base, long *used, long count)
 {
-    const long r = n - m, dim = 2L * n - m;
-    return n * r + n * r * n + 2 * n * r + n * n + n * r + r * r + (long)n * n * n + r * r + NH_FD_WORK(dim) +
-           pattern_doubles(n * r) + pattern_doubles(n * r * n) + qr_doubles();
+    double *p = base ? base + *used : NULL;
+    *used += count;
+    return p;
 }
 
-/* Carve `base` (dstar_work_doubles(n, m) doubles) into the arrays of w. */
-static void dstar_work_layout(double *base, int n, int m, dstar_work *w)
+/* Carve `base` into the arrays of w; returns the doubles used (with base NULL: the size to allocate). */
+static long dstar_work_layout(double *base, int n, int m, dstar_work *w)
 {
     const long r = n - m, dim = 2L * n - m;
-    w->x = base, base += n * r;
-    w->dx = base, base += n * r * n;
-    w->xp = base, base += n * r;
-    w->xm = base, base += n * r;
-    w->mass = base, base += n * n;
-    w->mx = base, base += n * r;
-    w->g = base, base += r * r;
-    w->dm = base, base += (long)n * n * n;
-    w->d = base, base += r * r;
-    w->fd = base, base += NH_FD_WORK(dim);
-    base = pattern_layout(base, (int)(n * r), &w->x_nz);
-    base = pattern_layout(base, (int)(n * r * n), &w->dx_nz);
-    w->qr = (nh_qr_work *)base;
+    long used = 0;
+    w->x = take(base, &used, n * r);
+    w->dx = take(base, &used, n * r * n);
+    w->xp = take(base, &used, n * r);
+    w->xm = take(base, &used, n * r);
+    w->mass = take(base, &used, n * n);
+    w->mx = take(base, &used, n * r);
+    w->g = take(base, &used, r * r);
+    w->dm = take(base, &used, (long)n * n * n);
+    w->d = take(base, &used, r * r);
+    w->fd = take(base, &used, NH_FD_WORK(dim));
+    w->u = take(base, &used, n * n);
+    w->s = take(base, &used, n * r);
+    w->ydot = take(base, &used, n * r);
+    w->pdot = take(base, &used, n * n);
+    w->x_shift = take(base, &used, n * r);
+    w->dx_shift = take(base, &used, n * r * n);
+    w->dd = take(base, &used, n * r * n);
+    w->hqq = take(base, &used, n * n);
+    w->ginv = take(base, &used, r * r);
+    w->hess = take(base, &used, dim * dim);
+    w->dgrad = take(base, &used, dim * dim);
+    w->jpi = take(base, &used, dim * dim);
+    double *x_nz = take(base, &used, pattern_doubles(n * r)), *dx_nz = take(base, &used, pattern_doubles(n * r * n));
+    if (base) {
+        pattern_layout(x_nz, (int)(n * r), &w->x_nz);
+        pattern_layout(dx_nz, (int)(n * r * n), &w->dx_nz);
+    }
+    w->qr = (nh_qr_work *)take(base, &used, qr_doubles());
+    return used;
+}
+
+static long dstar_work_doubles(int n, int m)
+{
+    dstar_work unused;
+    return dstar_work_layout(NULL, n, m, &unused);
 }
 
 /* ---- frame, Hamiltonian, gradient, Pi --------------------------------------------------------- */
 
-static int basis_at(const dstar_step *c, const double *q, double *x, double *dx)
+int nh_dstar_basis_at(const dstar_step *c, const double *q, double *x, double *dx)
 {
     const nh_system *s = c->sys;
     const int n = s->n, r = c->r;
@@ -169,16 +135,6 @@ static int basis_at(const dstar_step *c, const double *q, double *x, double *dx)
     }
     return 0;
 }
-
-/* Everything the D* form needs at one point z = (q, rho), computed once and shared by H, grad H and
- * Pi(z): the basis X (and dX when asked) in the workspace with their nonzero lists, y = g^-1 rho with
- * g = X^T M X, v = X y and p = M v. The workspace holds one frame: a frame is valid until the next
- * frame_at. */
-typedef struct dstar_frame {
-    const double *z;
-    int x_count, dx_count;   /* listed entries of the workspace's X and dX patterns (dx_count 0 without dX) */
-    double y[N], v[N], p[N];
-} dstar_frame;
 
 /* Grow p to cover the nonzeros of a (rare: only when one appears outside it). */
 static void pattern_grow(pattern *p, const double *a, int n, int r, int derivative)
@@ -243,12 +199,12 @@ static void metric(const dstar_step *c, const dstar_frame *f, const double *mx, 
     }
 }
 
-static int frame_at(const dstar_step *c, const double *z, int with_dx, dstar_frame *f)
+int nh_dstar_frame_at(const dstar_step *c, const double *z, int with_dx, dstar_frame *f)
 {
     const nh_system *s = c->sys;
     const int n = s->n;
     double *g = c->w->g, *mx = c->w->mx;
-    if (basis_at(c, z, c->w->x, with_dx ? c->w->dx : NULL))
+    if (nh_dstar_basis_at(c, z, c->w->x, with_dx ? c->w->dx : NULL))
         return 1;
     f->z = z;
     pattern_cover(&c->w->x_nz, c->w->x, n, c->r, 0);
@@ -273,14 +229,14 @@ static int frame_at(const dstar_step *c, const double *z, int with_dx, dstar_fra
     return 0;
 }
 
-static double frame_energy(const dstar_step *c, const dstar_frame *f)
+double nh_dstar_frame_energy(const dstar_step *c, const dstar_frame *f)
 {
     return 0.5 * nh_dot(c->r, f->z + c->sys->n, f->y) + c->sys->type->potential(c->sys, f->z);
 }
 
 /* grad H: dH/dq_i = -sum_{j,a} p_j y_a dX_a^j/dq_i - 1/2 v^T (dM/dq_i) v + dV/dq_i, dH/drho = y (a frame
  * with dX) */
-static void frame_gradient(const dstar_step *c, const dstar_frame *f, double *grad)
+void nh_dstar_frame_gradient(const dstar_step *c, const dstar_frame *f, double *grad)
 {
     const nh_system *s = c->sys;
     const int n = s->n;
@@ -302,7 +258,7 @@ static void frame_gradient(const dstar_step *c, const dstar_frame *f, double *gr
 
 /* D_ab = sum_{j,i} p_j dX_a^j/dq_i X_b^i; -C rho = D - D^T. A reduced system (no configuration) takes
  * its brackets from the Lie algebra: -C rho = -p.[X_a, X_b]. */
-static void structure_matrix(const dstar_step *c, const dstar_frame *f, double *d)
+void nh_dstar_structure_matrix(const dstar_step *c, const dstar_frame *f, double *d)
 {
     const nh_system *s = c->sys;
     const int n = s->n, r = c->r;
@@ -330,14 +286,13 @@ static void structure_matrix(const dstar_step *c, const dstar_frame *f, double *
     }
 }
 
-/* out = Pi(z) G (a frame with dX): out_q = X G_rho, out_rho = -X^T G_q + (D - D^T) G_rho */
-static void frame_pi_times(const dstar_step *c, const dstar_frame *f, const double *grad, double *out)
+/* out = Pi(z) G with D = nh_dstar_structure_matrix of the frame: out_q = X G_rho,
+ * out_rho = -X^T G_q + (D - D^T) G_rho */
+void nh_dstar_apply_pi(const dstar_step *c, const dstar_frame *f, const double *d, const double *grad, double *out)
 {
     const nh_system *s = c->sys;
     const int n = s->n, r = c->r, reduced = nh_is_reduced(s);
     const pattern_entry *x = c->w->x_nz.entry;
-    double *d = c->w->d;
-    structure_matrix(c, f, d);
     memset(out, 0, (size_t)(n + r) * sizeof *out);
     for (int e = 0; e < f->x_count && !reduced; ++e) {   /* reduced: Pi = [[0, 0], [0, -C rho]], q stays */
         const double xe = c->w->x[x[e].k];
@@ -352,28 +307,35 @@ static void frame_pi_times(const dstar_step *c, const dstar_frame *f, const doub
     }
 }
 
-static int hamiltonian(const dstar_step *c, const double *z, double *value)
+/* out = Pi(z) G (a frame with dX) */
+static void frame_pi_times(const dstar_step *c, const dstar_frame *f, const double *grad, double *out)
+{
+    nh_dstar_structure_matrix(c, f, c->w->d);
+    nh_dstar_apply_pi(c, f, c->w->d, grad, out);
+}
+
+int nh_dstar_hamiltonian_at(const dstar_step *c, const double *z, double *value)
 {
     dstar_frame f;
-    if (frame_at(c, z, 0, &f))
+    if (nh_dstar_frame_at(c, z, 0, &f))
         return 1;
-    *value = frame_energy(c, &f);
+    *value = nh_dstar_frame_energy(c, &f);
     return 0;
 }
 
 static int hamiltonian_gradient(const dstar_step *c, const double *z, double *grad)
 {
     dstar_frame f;
-    if (frame_at(c, z, 1, &f))
+    if (nh_dstar_frame_at(c, z, 1, &f))
         return 1;
-    frame_gradient(c, &f, grad);
+    nh_dstar_frame_gradient(c, &f, grad);
     return 0;
 }
 
 static int pi_times(const dstar_step *c, const double *z, const double *grad, double *out)
 {
     dstar_frame f;
-    if (frame_at(c, z, 1, &f))
+    if (nh_dstar_frame_at(c, z, 1, &f))
         return 1;
     frame_pi_times(c, &f, grad, out);
     return 0;
@@ -385,13 +347,13 @@ static int pi_times(const dstar_step *c, const double *z, const double *grad, do
  * that makes it a discrete gradient. H(z1) is evaluated first, since the workspace holds one frame. */
 static int gonzalez_gradient(const dstar_step *c, const double *z1, const double *mid, dstar_frame *f, double *out)
 {
-    double delta[Z], h1;
+    double delta[Z], h1, coef;
     for (int i = 0; i < c->dim; ++i)
         delta[i] = z1[i] - c->z0[i];
-    if (hamiltonian(c, z1, &h1) || frame_at(c, mid, 1, f))
+    if (nh_dstar_hamiltonian_at(c, z1, &h1) || nh_dstar_frame_at(c, mid, 1, f))
         return 1;
-    frame_gradient(c, f, out);
-    nh_gonzalez_correct(c->dim, c->energy0, h1, delta, nh_dot(c->dim, mid, mid), out);
+    nh_dstar_frame_gradient(c, f, out);
+    nh_gonzalez_correct(c->dim, c->energy0, h1, delta, nh_dot(c->dim, mid, mid), out, &coef);
     return 0;
 }
 
@@ -465,9 +427,9 @@ static int itoh_abe_gradient(const dstar_step *c, const double *z1, double *out)
         if (is_short && segment_mean_partial(c, point, i, c->z0[i], z1[i], &out[i]))
             return 1;
         point[i] = z1[i];
-        if (frame_at(c, point, 0, &f))
+        if (nh_dstar_frame_at(c, point, 0, &f))
             return 1;
-        const double after = frame_energy(c, &f);
+        const double after = nh_dstar_frame_energy(c, &f);
         if (!is_short)
             out[i] = (after - before) / delta;
         before = after;
@@ -481,9 +443,9 @@ static int discrete_gradient(const dstar_step *c, const double *z1, const double
 {
     switch (c->method->gradient) {
     case DG_AVF:
-        return avf_gradient(c, z1, out) || frame_at(c, mid, 1, f);
+        return avf_gradient(c, z1, out) || nh_dstar_frame_at(c, mid, 1, f);
     case DG_ITOH_ABE:
-        return itoh_abe_gradient(c, z1, out) || frame_at(c, mid, 1, f);
+        return itoh_abe_gradient(c, z1, out) || nh_dstar_frame_at(c, mid, 1, f);
     case DG_GONZALEZ:
         break;
     }
@@ -510,6 +472,8 @@ static int dstar_residual(const double *z1, double *res, void *ctx)
 static int dstar_jacobian(const double *z1, double *jac, void *ctx)
 {
     const dstar_step *c = ctx;
+    if (nh_dstar_has_analytic_jacobian(c))
+        return nh_dstar_analytic_jacobian(c, z1, jac);
     return nh_fd_jacobian(c->dim, dstar_residual, ctx, z1, jac, c->w->fd);
 }
 
@@ -518,7 +482,7 @@ static int to_momentum_coordinates(const dstar_step *c, const double *q, const d
 {
     const nh_system *s = c->sys;
     double *x = c->w->x, mv[N], *mass = c->w->mass;
-    if (basis_at(c, q, x, NULL))
+    if (nh_dstar_basis_at(c, q, x, NULL))
         return 1;
     nh_mass_matrix(s, q, mass);
     nh_matvec(s->n, s->n, mass, v, mv);
@@ -551,10 +515,10 @@ static int dstar_start_point(dstar_step *c, const double *q, const double *v, co
     dstar_frame f;
     double grad[Z], zdot[Z];
     memcpy(c->z0, q, (size_t)n * sizeof *q);
-    if (to_momentum_coordinates(c, q, v, c->z0 + n) || frame_at(c, c->z0, 1, &f))
+    if (to_momentum_coordinates(c, q, v, c->z0 + n) || nh_dstar_frame_at(c, c->z0, 1, &f))
         return 1;
-    c->energy0 = frame_energy(c, &f);
-    frame_gradient(c, &f, grad);
+    c->energy0 = nh_dstar_frame_energy(c, &f);
+    nh_dstar_frame_gradient(c, &f, grad);
     frame_pi_times(c, &f, grad, zdot);
     const int extrapolate = carried && carried[0] == c->h;
     for (int i = 0; i < c->dim; ++i)
@@ -562,27 +526,41 @@ static int dstar_start_point(dstar_step *c, const double *q, const double *v, co
     return 0;
 }
 
+/* The step context of a D* stepper from (q, v) with step h: z0, H(z0), the QR signs and the initial
+ * guess z1. Non-zero when a frame fails there. */
+static int step_context(const nh_stepper *st, double h, const double *q, const double *v, const double *carried,
+                        dstar_work *w, dstar_step *c, double *z1)
+{
+    const nh_system *s = st->sys;
+    const int n = nh_dim(s);
+    dstar_work_layout(st->workspace, n, s->m, w);
+    *c = (dstar_step){.sys = s, .method = st->impl, .w = w, .h = h, .r = n - s->m, .dim = 2 * n - s->m};
+    if (c->method->basis != BASIS_SYSTEM && nh_qr_kernel_basis(s, q, c->signs, 1, w->x, NULL, w->qr))
+        return 1;
+    return dstar_start_point(c, q, v, carried, z1);
+}
+
 static int dstar_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
 {
     const nh_system *s = st->sys;
     const int n = nh_dim(s);
     dstar_work w;
-    dstar_work_layout(st->workspace, n, s->m, &w);
-    dstar_step c = {.sys = s, .method = st->impl, .w = &w, .h = h, .r = n - s->m, .dim = 2 * n - s->m};
+    dstar_step c;
     double z1[Z];
-    if (c.method->basis != BASIS_SYSTEM && nh_qr_kernel_basis(s, q, c.signs, 1, w.x, NULL, w.qr))
+    if (step_context(st, h, q, v, carried, &w, &c, z1))
         return NH_STEP_SINGULAR;
-    if (dstar_start_point(&c, q, v, carried, z1))
-        return NH_STEP_SINGULAR;
+    /* An analytic matrix is cheap: build it at each step's guess (a fresh, exact matrix converges in
+     * 2-3 iterations); a difference matrix costs dim + 1 residuals and is kept across steps. */
+    const int reuse = nh_dstar_has_analytic_jacobian(&c) ? NH_JACOBIAN_EACH_SOLVE : NH_JACOBIAN_ACROSS_SOLVES;
     nh_nonlinear_problem pb = {c.dim, dstar_residual, dstar_jacobian, &c, fmax(nh_norm_inf(c.dim, c.z0) / h, 1e-300),
-                               NH_JACOBIAN_ACROSS_SOLVES, h};
+                               reuse, h};
     int rc = nh_solver_solve(st->solver, &pb, z1);
     if (rc)
         return rc;
     if (nh_is_reduced(s))   /* its q rows read q' = q; keep q bit-exact */
         memcpy(z1, q, (size_t)n * sizeof *q);
     dstar_frame f;
-    if (frame_at(&c, z1, 0, &f))
+    if (nh_dstar_frame_at(&c, z1, 0, &f))
         return NH_STEP_SINGULAR;
     if (carried) {
         carried[0] = h;
@@ -640,6 +618,8 @@ static int dstar_create(nh_stepper *st, nh_error *err)
     m->gradient = variant->gradient;
     m->nodes = m->gradient == DG_AVF ? (int)st->params.value[P_FIRST] : m->gradient == DG_ITOH_ABE ? ITOH_ABE_NODES : 0;
     gauss_legendre(m->nodes, m->node, m->weight);
+    m->matrix_nodes = m->nodes < DSTAR_MATRIX_NODES ? m->nodes : DSTAR_MATRIX_NODES;
+    gauss_legendre(m->matrix_nodes, m->matrix_node, m->matrix_weight);
     return NH_OK;
 }
 
@@ -734,7 +714,7 @@ int nh_dstar_hamiltonian(const nh_system *s, const double *z, double *value, dou
     double *block = NULL;
     if (exact_step(s, &c, &w, &block))
         return 1;
-    int rc = hamiltonian(&c, z, value) || (grad && hamiltonian_gradient(&c, z, grad));
+    int rc = nh_dstar_hamiltonian_at(&c, z, value) || (grad && hamiltonian_gradient(&c, z, grad));
     free(block);
     return rc;
 }
@@ -749,4 +729,17 @@ int nh_dstar_pi_times(const nh_system *s, const double *z, const double *g, doub
     int rc = pi_times(&c, z, g, out);
     free(block);
     return rc;
+}
+
+int nh_dstar_newton_matrices(nh_stepper *st, double h, const double *q, const double *v, const double *z1,
+                             double *analytic, double *differences)
+{
+    dstar_work w;
+    dstar_step c;
+    double guess[Z];
+    if (!st->type->accepts || st->type->accepts != needs_dstar_form || step_context(st, h, q, v, NULL, &w, &c, guess) ||
+        !nh_dstar_has_analytic_jacobian(&c))
+        return 1;
+    return nh_dstar_analytic_jacobian(&c, z1 ? z1 : guess, analytic) ||
+           nh_fd_jacobian(c.dim, dstar_residual, &c, z1 ? z1 : guess, differences, w.fd);
 }

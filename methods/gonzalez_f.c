@@ -41,13 +41,13 @@ static int gonzalez_f_residual(const double *x, double *r, void *ctx)
     const nh_system *s = c->sys;
     const int n = nh_dim(s), m = s->m, dim = 2 * n;
     const double *lam = x + dim;
-    double mid[2 * N], delta[2 * N], g[2 * N], a[NH_MAX_CON * N], force[N];
+    double mid[2 * N], delta[2 * N], g[2 * N], a[NH_MAX_CON * N], force[N], coef;
     for (int i = 0; i < dim; ++i) {
         mid[i] = 0.5 * (c->z0[i] + x[i]);
         delta[i] = x[i] - c->z0[i];
     }
     canonical_gradient(s, mid, g);
-    nh_gonzalez_correct(dim, c->energy0, canonical_energy(s, x), delta, nh_dot(dim, mid, mid), g);
+    nh_gonzalez_correct(dim, c->energy0, canonical_energy(s, x), delta, nh_dot(dim, mid, mid), g, &coef);
     s->type->constraint(s, mid, a);
     nh_matvec_t(m, n, a, lam, force);
     for (int i = 0; i < n; ++i) {

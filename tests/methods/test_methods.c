@@ -6,6 +6,7 @@
 
 #include "helpers.h"
 #include "nhens/audit.h"
+#include "nhens/dstar.h"
 #include "nhens/ensemble.h"
 #include "nhens/linalg.h"
 #include "nhens/reference.h"
@@ -597,5 +598,136 @@ Test(structure, dstar_sparsity_pattern_grows_and_does_not_change_results)
         cr_assert(worst < 1e-13, "%s: max |dH| = %g", methods[c], worst);
         nh_stepper_free(fresh);
         nh_stepper_free(used);
+    }
+}
+
+/* A test system whose adapted basis depends on q in the components it differentiates along (none of the
+ * built-in bases do), so every term of the analytic D* Newton matrix is nonzero; diagonal mass 2, 1, 3.
+ *   X_0 = (1, sin q2, q0 q1), X_1 = (cos q0, 1 + q2^2, q1), A = X_0 x X_1, V = |q|^2/2 + q0^2 q1^2/4 */
+static void twisted_dimensions(const double *par, int *n, int *m)
+{
+    (void)par;
+    *n = 3;
+    *m = 1;
+}
+static void twisted_mass(const nh_system *s, double *diag)
+{
+    (void)s;
+    diag[0] = 2, diag[1] = 1, diag[2] = 3;
+}
+static double twisted_potential(const nh_system *s, const double *q)
+{
+    (void)s;
+    return 0.5 * (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]) + 0.25 * q[0] * q[0] * q[1] * q[1];
+}
+static void twisted_gradient(const nh_system *s, const double *q, double *g)
+{
+    (void)s;
+    g[0] = q[0] + 0.5 * q[0] * q[1] * q[1], g[1] = q[1] + 0.5 * q[0] * q[0] * q[1], g[2] = q[2];
+}
+static void twisted_hessian(const nh_system *s, const double *q, double *h)
+{
+    (void)s;
+    const double h00 = 1 + 0.5 * q[1] * q[1], h11 = 1 + 0.5 * q[0] * q[0], h01 = q[0] * q[1];
+    const double values[9] = {h00, h01, 0, h01, h11, 0, 0, 0, 1};
+    memcpy(h, values, sizeof values);
+}
+static void twisted_basis(const nh_system *s, const double *q, double *x, double *dx)
+{
+    (void)s;
+    const double basis[6] = {1, cos(q[0]), sin(q[2]), 1 + q[2] * q[2], q[0] * q[1], q[1]};   /* x[i*2 + a] */
+    memcpy(x, basis, sizeof basis);
+    memset(dx, 0, 18 * sizeof *dx);   /* dx[(i*2 + a)*3 + j] */
+    dx[(0 * 2 + 1) * 3 + 0] = -sin(q[0]);
+    dx[(1 * 2 + 0) * 3 + 2] = cos(q[2]);
+    dx[(1 * 2 + 1) * 3 + 2] = 2 * q[2];
+    dx[(2 * 2 + 0) * 3 + 0] = q[1];
+    dx[(2 * 2 + 0) * 3 + 1] = q[0];
+    dx[(2 * 2 + 1) * 3 + 1] = 1;
+}
+static void twisted_constraint(const nh_system *s, const double *q, double *a)
+{
+    double x[6], dx[18];
+    twisted_basis(s, q, x, dx);
+    a[0] = x[2] * x[5] - x[4] * x[3];
+    a[1] = x[4] * x[1] - x[0] * x[5];
+    a[2] = x[0] * x[3] - x[2] * x[1];
+}
+static void twisted_sample(const nh_system *s, nh_pcg32 *rng, double *q)
+{
+    (void)s;
+    for (int i = 0; i < 3; ++i)
+        q[i] = 0.5 * nh_pcg32_gaussian(rng);
+}
+static double twisted_minimum(const nh_system *s)
+{
+    (void)s;
+    return 0.0;
+}
+static const nh_system_type TWISTED = {
+    .name = "twisted", .summary = "test", .reference = "test", .dimensions = twisted_dimensions,
+    .mass = twisted_mass, .potential = twisted_potential, .potential_gradient = twisted_gradient,
+    .potential_hessian = twisted_hessian, .constraint = twisted_constraint, .sample_configuration = twisted_sample,
+    .minimum_energy = twisted_minimum, .adapted_basis = twisted_basis};
+
+/* max |analytic - differences| / max(1, max |differences - I/h|) of a D* stepper's Newton matrices */
+static double newton_matrix_mismatch(const char *method, const nh_system *s, const double *q, const double *v, double h)
+{
+    nh_method_spec m;
+    nh_error err;
+    static double analytic[NH_MAX_UNKNOWNS * NH_MAX_UNKNOWNS], differences[NH_MAX_UNKNOWNS * NH_MAX_UNKNOWNS];
+    make_method(&m, method);
+    nh_stepper *st = nh_stepper_create(&m, s, NH_SOLVER_NEWTON, &err);
+    cr_assert(st != NULL, "%s on %s: %s", method, s->type->name, err.msg);
+    cr_assert(eq(int, nh_dstar_newton_matrices(st, h, q, v, NULL, analytic, differences), 0),
+              "%s on %s has no analytic Newton matrix", method, s->type->name);
+    nh_stepper_free(st);
+    const int dim = 2 * s->n - s->m;
+    double scale = 1.0, worst = 0.0;
+    for (int i = 0; i < dim; ++i)
+        for (int j = 0; j < dim; ++j) {
+            scale = fmax(scale, fabs(differences[i * dim + j] - (i == j ? 1.0 / h : 0.0)));
+            worst = fmax(worst, fabs(analytic[i * dim + j] - differences[i * dim + j]));
+        }
+    return worst / scale;
+}
+
+/* The analytic Newton matrix of the D* steps (methods/dstar_jacobian.c) against forward differences of
+ * the residual, on every constant-mass system with a D* form and on the `twisted` test system (where
+ * every term of the formula is nonzero), at the step's initial guess (z1 != z0, so the Gonzalez
+ * correction and the AVF node spread are active). Differences carry an error of about NH_FD_STEP times
+ * the residual's second derivatives plus eps |F| / NH_FD_STEP, ~1e-7 of the matrix's O(1) part
+ * (measured: at most 2.3e-7 for gonzalez, gonzalez-r and avf:nodes=3). Default AVF (8 nodes) builds its
+ * matrix with 3 Gauss points, an O(|delta|^6) difference from the exact derivative: measured 1.5e-6.
+ * 1e-5 leaves a factor 7 over that. The identity/h part is exact in both and is
+ * removed from the scale, so the O(1) terms (Hess H, dPi) are what is compared: a dropped term of the
+ * formula is O(1) and fails. */
+Test(structure, dstar_analytic_newton_matrix_matches_differences)
+{
+    const struct { const char *system, *over; double energy; } states[] = {
+        {"quartic", "n=3", 3.06}, {"quartic", "n=2", 1.535}, {"cvt", "eps=0.4", 2.0}, {"cvt", "eps=0.1", 6.0},
+        {"knife", "eps=0.3", 1.5}, {"disk", NULL, 1.0}, {"hcvt", NULL, 1.2}, {"dlparticle", NULL, 1.0},
+        {"vdisk", NULL, 1.0}, {"robot", NULL, 2.0}};
+    const char *methods[] = {"gonzalez", "avf", "gonzalez-r", "avf:nodes=3"};
+    for (size_t k = 0; k < sizeof states / sizeof states[0]; ++k)
+        for (int c = 0; c < 4; ++c) {
+            nh_system s;
+            double q[NH_MAX_DIM], v[NH_MAX_DIM];
+            shell_state(&s, states[k].system, states[k].over, states[k].energy, 7 + k, q, v);
+            const double mismatch = newton_matrix_mismatch(methods[c], &s, q, v, 0.1);
+            cr_assert(mismatch < 1e-5, "%s on %s(%s): |analytic - differences| / scale = %g", methods[c],
+                      states[k].system, states[k].over ? states[k].over : "", mismatch);
+        }
+    nh_system s;
+    nh_error err;
+    cr_assert(eq(int, nh_system_init(&s, &TWISTED, NULL, NULL, 0, &err), NH_OK), "%s", err.msg);
+    const double q[3] = {0.3, -0.4, 0.5}, alpha = 0.7, beta = -0.2;
+    double x[6], dx[18], v[3];
+    twisted_basis(&s, q, x, dx);
+    for (int i = 0; i < 3; ++i)
+        v[i] = alpha * x[i * 2] + beta * x[i * 2 + 1];
+    for (int c = 0; c < 2; ++c) {
+        const double mismatch = newton_matrix_mismatch(methods[c], &s, q, v, 0.1);
+        cr_assert(mismatch < 1e-5, "%s on twisted: |analytic - differences| / scale = %g", methods[c], mismatch);
     }
 }

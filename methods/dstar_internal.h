@@ -1,0 +1,110 @@
+/* The D* form's shared pieces (methods-private): the step context, the workspace and the frame of
+ * methods/dstar.c, which owns the frames, the discrete gradients and the step, and the analytic Newton
+ * matrix of methods/dstar_jacobian.c. */
+#ifndef NHENS_DSTAR_INTERNAL_H
+#define NHENS_DSTAR_INTERNAL_H
+
+#include "nhens/system.h"
+#include "qrdiff.h"
+
+#include <stdint.h>
+
+enum { N = NH_MAX_DIM, Z = 2 * NH_MAX_DIM, MAX_NODES = 16, DSTAR_MATRIX_NODES = 3 };
+typedef enum { BASIS_SYSTEM, BASIS_QR, BASIS_QR_FD } basis_kind;
+typedef enum { DG_AVF, DG_GONZALEZ, DG_ITOH_ABE } dg_kind;
+
+/* Descriptor data: which basis and which discrete gradient. */
+typedef struct dstar_variant {
+    basis_kind basis;
+    dg_kind gradient;
+} dstar_variant;
+
+typedef struct dstar_method {
+    basis_kind basis;
+    dg_kind gradient;
+    int nodes;
+    double node[MAX_NODES], weight[MAX_NODES];   /* Gauss-Legendre on [0, 1] */
+    /* AVF's Newton matrix integrates c Hess H(z0 + c delta) with at most DSTAR_MATRIX_NODES of its own
+     * Gauss-Legendre points (exact for a Hessian of degree 2 DSTAR_MATRIX_NODES - 2 along the segment; an
+     * error of O(|delta|^6) otherwise, far below the O(|z1 - guess|) of a matrix built at the guess) */
+    int matrix_nodes;
+    double matrix_node[MAX_NODES], matrix_weight[MAX_NODES];
+} dstar_method;
+
+/* The nonzero pattern of X or dX. Adapted bases are sparse (the quartic's dX has 3 nonzeros of 294), so
+ * the frame's products run over a list of positions. The list is a superset of the nonzeros, kept in
+ * the workspace across evaluations: it only grows, when one branch-free pass finds a nonzero outside it,
+ * and stays in ascending position order, so every sum adds the same nonzero terms in the same order
+ * whatever the pattern's history (a listed zero adds an exact 0). */
+typedef struct pattern_entry {
+    int j, a, i, k;   /* dX: dX_a^j / dq_i = dx[k]; X: X_a^i = x[k] (j unused) */
+} pattern_entry;
+
+typedef struct pattern {
+    int size;              /* positions of the dense array */
+    int *count;            /* listed positions (in the workspace, so it persists) */
+    pattern_entry *entry;
+    uint64_t *listed;      /* ~0 at listed positions, else 0 (a zeroed workspace is the empty pattern) */
+} pattern;
+
+/* Scratch sized by n and r, carved from one block (the stepper's workspace, allocated once in create).
+ * The frame functions below use it one after another, never two at once, so one set suffices. */
+typedef struct dstar_work {
+    double *x, *dx;             /* adapted basis at a point, n r and its derivative n r n */
+    double *xp, *xm;            /* QR-basis differences (gonzalez-r:fd=1), n r each */
+    double *mass, *mx, *g;      /* M (n n), M X (n r), g = X^T M X (r r) */
+    double *dm;                 /* dM (n n n), M(q) systems */
+    double *d;                  /* D_ab (r r) */
+    double *fd;                 /* nh_fd_jacobian scratch */
+    /* the analytic Newton matrix (dstar_jacobian.c): dy/dq_k, d(dX y)/dq_k and the rest, one row per k */
+    double *u, *s, *ydot, *pdot;   /* n n, n r, n r, n n */
+    double *x_shift, *dx_shift;    /* the basis at q + d e_k (n r, n r n) */
+    double *dd;                    /* d(dX)/dq_k at the listed entries of dX (n r n) */
+    double *hqq, *ginv;            /* V_ik - p^T (d2X/dq_i dq_k) y (n n), g^-1 (r r) */
+    double *hess, *dgrad, *jpi;    /* Hess H, d grad_bar H / dz1, d(Pi(z) G)/dz (dim dim each) */
+    pattern x_nz, dx_nz;        /* the nonzero patterns of X and dX */
+    nh_qr_work *qr;             /* Householder QR with derivatives */
+} dstar_work;
+
+typedef struct dstar_step {
+    const nh_system *sys;
+    const dstar_method *method;
+    dstar_work *w;
+    double h;
+    int r, dim;
+    double signs[NH_MAX_CON];
+    double z0[Z];
+    double energy0;
+} dstar_step;
+
+/* Everything the D* form needs at one point z = (q, rho), computed once and shared by H, grad H and
+ * Pi(z): the basis X (and dX when asked) in the workspace with their nonzero lists, y = g^-1 rho with
+ * g = X^T M X, v = X y and p = M v. The workspace holds one frame: a frame is valid until the next
+ * frame_at. */
+typedef struct dstar_frame {
+    const double *z;
+    int x_count, dx_count;   /* listed entries of the workspace's X and dX patterns (dx_count 0 without dX) */
+    double y[N], v[N], p[N];
+} dstar_frame;
+
+/* The adapted basis at q into x (n r) and, when dx is not NULL, dX into dx (n r n); non-zero when the
+ * QR basis fails. */
+int nh_dstar_basis_at(const dstar_step *c, const double *q, double *x, double *dx);
+/* The frame at z (with dX when with_dx); non-zero when g is not positive definite there. */
+int nh_dstar_frame_at(const dstar_step *c, const double *z, int with_dx, dstar_frame *f);
+double nh_dstar_frame_energy(const dstar_step *c, const dstar_frame *f);
+/* grad H at a frame with dX */
+void nh_dstar_frame_gradient(const dstar_step *c, const dstar_frame *f, double *grad);
+/* D_ab = sum p_j dX_a^j/dq_i X_b^i (r r) at a frame with dX; -C rho = D - D^T */
+void nh_dstar_structure_matrix(const dstar_step *c, const dstar_frame *f, double *d);
+/* out = Pi(z) G with d from nh_dstar_structure_matrix at the frame of z */
+void nh_dstar_apply_pi(const dstar_step *c, const dstar_frame *f, const double *d, const double *grad, double *out);
+int nh_dstar_hamiltonian_at(const dstar_step *c, const double *z, double *value);
+
+/* Whether the analytic Newton matrix serves the step's system and method (constant diagonal mass, not
+ * reduced, a potential Hessian, the AVF or Gonzalez gradient); the others difference the residual. */
+int nh_dstar_has_analytic_jacobian(const dstar_step *c);
+/* jac (dim dim) = d residual / d z1 of the step (14) at z1; non-zero when a frame fails. */
+int nh_dstar_analytic_jacobian(const dstar_step *c, const double *z1, double *jac);
+
+#endif

@@ -1,0 +1,284 @@
+/* The analytic Newton matrix of the D* steps (seed 000 eq. 14) with the AVF and Gonzalez discrete
+ * gradients, for systems with a constant diagonal mass M that are not reduced:
+ *   d res / d z1 = I/h - 1/2 d(Pi(z) G)/dz |_(z = mid, G = grad_bar H) - Pi(mid) d grad_bar H / d z1,
+ * where d grad_bar H / d z1 is sum_k w_k c_k Hess H(z0 + c_k delta) for AVF and, for Gonzalez,
+ * 1/2 Hess H(mid) plus the derivative of the correction (nh_gonzalez_correct_jacobian). AVF's sums
+ * (and the G of dPi) use at most DSTAR_MATRIX_NODES Gauss-Legendre points (dstar_internal.h).
+ *
+ * At a frame (X, dX, y = g^-1 rho, v = X y, p = M v), with u_k = dX/dq_k y, S_k = dX/dq_k^T p + X^T M u_k
+ * (= (dg/dq_k) y), ydot_k = dy/dq_k = -g^-1 S_k and pdot_k = dp/dq_k = M (u_k + X ydot_k):
+ *   Hess H = [[V_ik - u_i^T M u_k - ydot_i . S_k - p^T (d2X/dq_i dq_k) y,  ydot_i^T],
+ *             [ydot_k,                                                     g^-1   ]]
+ *   d(Pi G)/dq_k = [dX/dq_k G_rho ; -dX/dq_k^T G_q + (K_k - K_k^T) G_rho],  d(Pi G)/drho_c = [0 ; (L_c - L_c^T) G_rho]
+ * with K_k = dD/dq_k = D(pdot_k) + E_k + F_k, L_c = D(M X g^-1 e_c), D(pi)_ab = sum pi_j dX_a^j/dq_i X_b^i
+ * (the structure matrix with p replaced by pi), E_k,ab = sum p_j d2X_a^j/dq_i dq_k X_b^i and
+ * F_k,ab = sum p_j dX_a^j/dq_i dX_b^i/dq_k. The second derivatives of X are forward differences of dX
+ * (step NH_FD_STEP), read at the listed entries of dX: they enter only the Newton matrix, never the
+ * residual, so a step still converges to round-off; an affine basis (the quartic's) gives exact zeros.
+ * Everything runs over the nonzero lists of X and dX, in the stepper's workspace. */
+#include "discrete_gradient.h"
+#include "dstar_internal.h"
+#include "nhens/linalg.h"
+#include "nhens/solver.h"
+
+#include <math.h>
+#include <string.h>
+
+int nh_dstar_has_analytic_jacobian(const dstar_step *c)
+{
+    const nh_system *s = c->sys;
+    return !nh_has_variable_mass(s) && !nh_is_reduced(s) && s->type->potential_hessian != NULL &&
+           c->method->gradient != DG_ITOH_ABE;
+}
+
+/* u, s, ydot, pdot of the frame (see the top of the file), one row per q_k; and ginv = g^-1. */
+static void frame_motion(const dstar_step *c, const dstar_frame *f)
+{
+    const nh_system *sys = c->sys;
+    const int n = sys->n, r = c->r;
+    dstar_work *w = c->w;
+    const pattern_entry *dx = w->dx_nz.entry, *x = w->x_nz.entry;
+    memset(w->u, 0, (size_t)n * n * sizeof *w->u);
+    memset(w->s, 0, (size_t)n * r * sizeof *w->s);
+    for (int e = 0; e < f->dx_count; ++e) {
+        const double value = w->dx[dx[e].k];
+        w->u[dx[e].i * n + dx[e].j] += value * f->y[dx[e].a];
+        w->s[dx[e].i * r + dx[e].a] += value * f->p[dx[e].j];
+    }
+    for (int k = 0; k < n; ++k) {
+        const double *uk = w->u + k * n;
+        double *sk = w->s + k * r, *yk = w->ydot + k * r, *pk = w->pdot + k * n;
+        for (int e = 0; e < f->x_count; ++e)
+            sk[x[e].a] += w->x[x[e].k] * sys->mass[x[e].i] * uk[x[e].i];
+        for (int a = 0; a < r; ++a)
+            yk[a] = -sk[a];
+        nh_spd_solve_factored(r, w->g, yk);
+        memcpy(pk, uk, (size_t)n * sizeof *pk);
+        for (int e = 0; e < f->x_count; ++e)
+            pk[x[e].i] += w->x[x[e].k] * yk[x[e].a];
+        for (int i = 0; i < n; ++i)
+            pk[i] *= sys->mass[i];
+    }
+    for (int a = 0; a < r; ++a) {
+        double *column = w->ginv + a * r;   /* g^-1 is symmetric: its rows are its columns */
+        memset(column, 0, (size_t)r * sizeof *column);
+        column[a] = 1.0;
+        nh_spd_solve_factored(r, w->g, column);
+    }
+}
+
+/* dd[e] = d(dX)/dq_k at the listed entries e of the frame's dX, by a forward difference. */
+static int second_derivative_slice(const dstar_step *c, const dstar_frame *f, int k, double *dd)
+{
+    const int n = c->sys->n;
+    const pattern_entry *dx = c->w->dx_nz.entry;
+    double q[N];
+    memcpy(q, f->z, (size_t)n * sizeof *q);
+    q[k] += NH_FD_STEP * fmax(1.0, fabs(q[k]));
+    const double step = q[k] - f->z[k];
+    if (nh_dstar_basis_at(c, q, c->w->x_shift, c->w->dx_shift))
+        return 1;
+    for (int e = 0; e < f->dx_count; ++e)
+        dd[e] = (c->w->dx_shift[dx[e].k] - c->w->dx[dx[e].k]) / step;
+    return 0;
+}
+
+/* One term D_ab += t X_b^i (all b) of a structure-like matrix D, applied as (D - D^T) G_rho to the column
+ * `out` (stride `stride`, r entries): out_a += t (X G_rho)_i, out_b -= t G_a X_b^i. */
+static void add_skew_term(const dstar_step *c, int a, int i, double t, const double *g_rho, const double *x_g,
+                          double *out, int stride)
+{
+    const int r = c->r;
+    const double *row = c->w->x + i * r;
+    out[a * stride] += t * x_g[i];
+    for (int b = 0; b < r; ++b)
+        out[b * stride] -= t * g_rho[a] * row[b];
+}
+
+/* (X G_rho) (n) at the frame */
+static void basis_times(const dstar_step *c, const dstar_frame *f, const double *g_rho, double *out)
+{
+    const pattern_entry *x = c->w->x_nz.entry;
+    memset(out, 0, (size_t)c->sys->n * sizeof *out);
+    for (int e = 0; e < f->x_count; ++e)
+        out[x[e].i] += c->w->x[x[e].k] * g_rho[x[e].a];
+}
+
+/* The terms with second derivatives of X, one slice d(dX)/dq_k at a time: hqq (n n, when not NULL)
+ * -= p^T (d2X/dq_i dq_k) y into column k, and (when g is not NULL) the E_k term of d(Pi G)/dq_k into
+ * column k of jpi's rho rows. */
+static int add_second_derivative_terms(const dstar_step *c, const dstar_frame *f, const double *g, double *hqq)
+{
+    const int n = c->sys->n, dim = c->dim;
+    const pattern_entry *dx = c->w->dx_nz.entry;
+    double *dd = c->w->dd, x_g[N];
+    if (g)
+        basis_times(c, f, g + n, x_g);
+    for (int k = 0; k < n && f->dx_count; ++k) {
+        if (second_derivative_slice(c, f, k, dd))
+            return 1;
+        for (int e = 0; e < f->dx_count; ++e) {
+            const double t = f->p[dx[e].j] * dd[e];
+            if (hqq)
+                hqq[dx[e].i * n + k] -= t * f->y[dx[e].a];
+            if (g && t != 0.0)
+                add_skew_term(c, dx[e].a, dx[e].i, t, g + n, x_g, c->w->jpi + n * dim + k, dim);
+        }
+    }
+    return 0;
+}
+
+/* hess (dim dim) = Hess H at the frame (motion computed), from hqq = V_ik - p^T (d2X/dq_i dq_k) y */
+static void assemble_hessian(const dstar_step *c, const double *hqq, double *hess)
+{
+    const int n = c->sys->n, r = c->r, dim = c->dim;
+    const dstar_work *w = c->w;
+    for (int i = 0; i < n; ++i) {
+        const double *ui = w->u + i * n, *yi = w->ydot + i * r;
+        for (int k = 0; k < n; ++k) {
+            const double *uk = w->u + k * n, *sk = w->s + k * r;
+            double value = hqq[i * n + k];
+            for (int j = 0; j < n; ++j)
+                value -= c->sys->mass[j] * ui[j] * uk[j];
+            for (int a = 0; a < r; ++a)
+                value -= yi[a] * sk[a];
+            hess[i * dim + k] = value;
+        }
+        for (int a = 0; a < r; ++a)
+            hess[i * dim + n + a] = hess[(n + a) * dim + i] = yi[a];
+    }
+    for (int a = 0; a < r; ++a)
+        memcpy(hess + (n + a) * dim + n, w->ginv + a * r, (size_t)r * sizeof *hess);
+}
+
+/* jpi += d(Pi(z) G)/dz at the frame (motion computed) except the E_k terms: the q rows and the terms
+ * of -dX^T G_q, D(pdot_k), F_k and L_c (see the top of the file). jpi's q rows hold only dX/dq_k G_rho
+ * here, which the F_k term reads. */
+static void add_pi_derivative(const dstar_step *c, const dstar_frame *f, const double *g)
+{
+    const int n = c->sys->n, r = c->r, dim = c->dim;
+    const dstar_work *w = c->w;
+    const pattern_entry *dx = w->dx_nz.entry;
+    const double *g_rho = g + n;
+    double *jpi = w->jpi, *rho_rows = jpi + n * dim, x_g[N], p_g[N] = {0}, pi[N];
+    basis_times(c, f, g_rho, x_g);
+    for (int e = 0; e < f->dx_count; ++e) {
+        const double value = w->dx[dx[e].k];
+        jpi[dx[e].j * dim + dx[e].i] += value * g_rho[dx[e].a];
+        rho_rows[dx[e].a * dim + dx[e].i] -= value * g[dx[e].j];
+        p_g[dx[e].i] += f->p[dx[e].j] * value * g_rho[dx[e].a];
+    }
+    for (int k = 0; k < n; ++k)
+        for (int e = 0; e < f->dx_count; ++e) {
+            const double value = w->dx[dx[e].k];
+            add_skew_term(c, dx[e].a, dx[e].i, w->pdot[k * n + dx[e].j] * value, g_rho, x_g, rho_rows + k, dim);
+            rho_rows[dx[e].a * dim + k] += f->p[dx[e].j] * value * jpi[dx[e].i * dim + k];   /* F_k G */
+        }
+    for (int e = 0; e < f->dx_count; ++e)   /* -F_k^T G */
+        rho_rows[dx[e].a * dim + dx[e].i] -= p_g[dx[e].j] * w->dx[dx[e].k];
+    for (int col = 0; col < r; ++col) {
+        basis_times(c, f, w->ginv + col * r, pi);
+        for (int i = 0; i < n; ++i)
+            pi[i] *= c->sys->mass[i];
+        for (int e = 0; e < f->dx_count; ++e)
+            add_skew_term(c, dx[e].a, dx[e].i, pi[dx[e].j] * w->dx[dx[e].k], g_rho, x_g, rho_rows + n + col, dim);
+    }
+}
+
+/* At the frame f (computed with dX): Hess H into w->hess when with_hessian, and d(Pi(z) G)/dz into
+ * w->jpi when g is not NULL; one pass of second-derivative slices serves both. */
+static int frame_second_order(const dstar_step *c, const dstar_frame *f, int with_hessian, const double *g)
+{
+    dstar_work *w = c->w;
+    double *hqq = with_hessian ? w->hqq : NULL;
+    if (hqq)
+        c->sys->type->potential_hessian(c->sys, f->z, hqq);
+    if (g)
+        memset(w->jpi, 0, (size_t)c->dim * c->dim * sizeof *w->jpi);
+    frame_motion(c, f);
+    if (add_second_derivative_terms(c, f, g, hqq))
+        return 1;
+    if (hqq)
+        assemble_hessian(c, hqq, w->hess);
+    if (g)
+        add_pi_derivative(c, f, g);
+    return 0;
+}
+
+/* jac = I/h - 1/2 jpi - Pi(mid) dgrad, at the midpoint frame f */
+static void assemble_jacobian(const dstar_step *c, const dstar_frame *f, double *jac)
+{
+    const int dim = c->dim;
+    const dstar_work *w = c->w;
+    double column[Z], flow[Z];
+    nh_dstar_structure_matrix(c, f, w->d);
+    for (int j = 0; j < dim; ++j) {
+        for (int i = 0; i < dim; ++i)
+            column[i] = w->dgrad[i * dim + j];
+        nh_dstar_apply_pi(c, f, w->d, column, flow);
+        for (int i = 0; i < dim; ++i)
+            jac[i * dim + j] = (i == j ? 1.0 / c->h : 0.0) - 0.5 * w->jpi[i * dim + j] - flow[i];
+    }
+}
+
+/* AVF: grad_bar H and its derivative sum_k w_k c_k Hess H(z0 + c_k delta), both by the matrix nodes */
+static int avf_jacobian(const dstar_step *c, const double *z1, const double *mid, double *jac)
+{
+    const dstar_method *m = c->method;
+    const int dim = c->dim;
+    double *dgrad = c->w->dgrad, point[Z], grad[Z], g[Z] = {0};
+    dstar_frame f;
+    memset(dgrad, 0, (size_t)dim * dim * sizeof *dgrad);
+    for (int k = 0; k < m->matrix_nodes; ++k) {
+        const double node = m->matrix_node[k], weight = m->matrix_weight[k];
+        for (int i = 0; i < dim; ++i)
+            point[i] = c->z0[i] + node * (z1[i] - c->z0[i]);
+        if (nh_dstar_frame_at(c, point, 1, &f) || frame_second_order(c, &f, 1, NULL))
+            return 1;
+        nh_dstar_frame_gradient(c, &f, grad);
+        for (int i = 0; i < dim; ++i)
+            g[i] += weight * grad[i];
+        for (int i = 0; i < dim * dim; ++i)
+            dgrad[i] += weight * node * c->w->hess[i];
+    }
+    if (nh_dstar_frame_at(c, mid, 1, &f) || frame_second_order(c, &f, 0, g))
+        return 1;
+    assemble_jacobian(c, &f, jac);
+    return 0;
+}
+
+static int gonzalez_jacobian(const dstar_step *c, const double *z1, const double *mid, double *jac)
+{
+    const int dim = c->dim;
+    double *dgrad = c->w->dgrad, delta[Z], grad1[Z], grad_mid[Z], g[Z], hess_delta[Z], coef;
+    dstar_frame f;
+    for (int i = 0; i < dim; ++i)
+        delta[i] = z1[i] - c->z0[i];
+    if (nh_dstar_frame_at(c, z1, 1, &f))
+        return 1;
+    const double h1 = nh_dstar_frame_energy(c, &f);
+    nh_dstar_frame_gradient(c, &f, grad1);
+    if (nh_dstar_frame_at(c, mid, 1, &f))
+        return 1;
+    nh_dstar_frame_gradient(c, &f, grad_mid);
+    memcpy(g, grad_mid, (size_t)dim * sizeof *g);
+    const int corrected = nh_gonzalez_correct(dim, c->energy0, h1, delta, nh_dot(dim, mid, mid), g, &coef);
+    if (frame_second_order(c, &f, 1, g))
+        return 1;
+    for (int i = 0; i < dim * dim; ++i)
+        dgrad[i] = 0.5 * c->w->hess[i];
+    if (corrected) {
+        nh_matvec(dim, dim, c->w->hess, delta, hess_delta);
+        nh_gonzalez_correct_jacobian(dim, delta, coef, grad1, grad_mid, hess_delta, dgrad);
+    }
+    assemble_jacobian(c, &f, jac);
+    return 0;
+}
+
+int nh_dstar_analytic_jacobian(const dstar_step *c, const double *z1, double *jac)
+{
+    double mid[Z];
+    for (int i = 0; i < c->dim; ++i)
+        mid[i] = 0.5 * (c->z0[i] + z1[i]);
+    return c->method->gradient == DG_AVF ? avf_jacobian(c, z1, mid, jac) : gonzalez_jacobian(c, z1, mid, jac);
+}
