@@ -132,6 +132,11 @@ static int parse_one(const nh_option_table *t, int argc, char **argv, int *i, vo
         if (*i + 1 >= argc)
             return nh_fail(err, NH_ERR_INPUT, "nhens %s: --%s needs a value %s", t->command, o->name, o->metavar);
         value = argv[++*i];
+        if (!strncmp(value, "--", 2))   /* "--out --dry-run": a forgotten value, not a folder named --dry-run */
+            return nh_fail(err, NH_ERR_INPUT,
+                           "nhens %s: --%s needs a value %s, got the option '%s' (write --%s=%s for a value that "
+                           "starts with --)",
+                           t->command, o->name, o->metavar, value, o->name, value);
     }
     return store_value(t, o, value, target, err);
 }

@@ -21,6 +21,7 @@
 extern char **environ;
 
 #include "nhens/ensemble.h"
+#include "nhens/files.h"
 #include "nhens/registry.h"
 
 /* The built-in registry, made once and kept for the process (the benchmark's only shared state). */
@@ -334,13 +335,11 @@ static cJSON *collect_ratios(const cJSON *quartic, const cJSON *scaling, double 
 /* Every ratio of the baseline against this run's: a cost ratio may grow, a speed-up shrink, by 2x at most. */
 static int check_ratios(const cJSON *ratios, const char *baseline_path, cJSON *report)
 {
-    FILE *f = fopen(baseline_path, "r");
-    static char text[1 << 20];
-    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    if (f)
-        fclose(f);
-    text[n] = '\0';
-    cJSON *base = cJSON_Parse(text);
+    nh_error err;
+    size_t length;
+    char *text = nh_read_file(baseline_path, (size_t)1 << 20, &length, &err);
+    cJSON *base = text ? cJSON_Parse(text) : NULL;
+    free(text);
     const cJSON *expected = cJSON_GetObjectItem(base, "ratios");
     cJSON *failures = cJSON_AddArrayToObject(report, "failures");
     cJSON_AddStringToObject(report, "baseline", baseline_path);
