@@ -31,13 +31,20 @@ int nh_dstar_has_analytic_jacobian(const dstar_step *c)
            c->method->gradient != DG_ITOH_ABE;
 }
 
-/* u, s, ydot, pdot of the frame (see the top of the file), one row per q_k; and ginv = g^-1. */
+/* u, s, ydot, pdot of the frame (see the top of the file), one row per q_k; and ginv = g^-1 (r factored
+ * solves, after which each ydot_k = -g^-1 S_k is a product: no latency-bound triangular solves per k). */
 static void frame_motion(const dstar_step *c, const dstar_frame *f)
 {
     const nh_system *sys = c->sys;
     const int n = sys->n, r = c->r;
     dstar_work *w = c->w;
     const pattern_entry *dx = w->dx_nz.entry, *x = w->x_nz.entry;
+    for (int a = 0; a < r; ++a) {
+        double *column = w->ginv + a * r;   /* g^-1 is symmetric: its rows are its columns */
+        memset(column, 0, (size_t)r * sizeof *column);
+        column[a] = 1.0;
+        nh_spd_solve_factored(r, w->g, column);
+    }
     memset(w->u, 0, (size_t)n * n * sizeof *w->u);
     memset(w->s, 0, (size_t)n * r * sizeof *w->s);
     for (int e = 0; e < f->dx_count; ++e) {
@@ -51,19 +58,12 @@ static void frame_motion(const dstar_step *c, const dstar_frame *f)
         for (int e = 0; e < f->x_count; ++e)
             sk[x[e].a] += w->x[x[e].k] * sys->mass[x[e].i] * uk[x[e].i];
         for (int a = 0; a < r; ++a)
-            yk[a] = -sk[a];
-        nh_spd_solve_factored(r, w->g, yk);
+            yk[a] = -nh_dot(r, w->ginv + a * r, sk);
         memcpy(pk, uk, (size_t)n * sizeof *pk);
         for (int e = 0; e < f->x_count; ++e)
             pk[x[e].i] += w->x[x[e].k] * yk[x[e].a];
         for (int i = 0; i < n; ++i)
             pk[i] *= sys->mass[i];
-    }
-    for (int a = 0; a < r; ++a) {
-        double *column = w->ginv + a * r;   /* g^-1 is symmetric: its rows are its columns */
-        memset(column, 0, (size_t)r * sizeof *column);
-        column[a] = 1.0;
-        nh_spd_solve_factored(r, w->g, column);
     }
 }
 
