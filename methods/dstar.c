@@ -12,8 +12,9 @@
  * derivatives by Householder QR with derivatives (Algorithm 1, signs fixed within a step), or with
  * fd=1 the derivatives by central differences of half-width h/2 (our reading of Remark 3.5, whose
  * formula is cut from the seed: O(h^2)-consistent, order 2 kept); it therefore serves every system.
- * The Newton matrix is a forward-difference Jacobian of the residual (its second derivatives of X
- * are not available); the converged residual is at round-off all the same. */
+ * The Newton matrix is analytic for avf, gonzalez and gonzalez-r on constant-mass systems
+ * (dstar_jacobian.c, built at each step's guess) and otherwise a forward-difference Jacobian of the
+ * residual kept across steps; the converged residual is at round-off either way. */
 #include "common.h"
 #include "discrete_gradient.h"
 #include "dstar_internal.h"
