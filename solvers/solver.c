@@ -46,8 +46,6 @@ void nh_solver_polish(const nh_nonlinear_problem *problem, double *x, double *f,
 {
     const int n = problem->dim;
     double saved[NH_MAX_UNKNOWNS], fnorm = nh_norm_inf(n, f);
-    if (fnorm <= NH_SOLVER_FTOL * problem->scale)
-        return;   /* accepted at round-off of the residual's terms: a further step only re-rounds */
     for (int i = 0; i < NH_SOLVER_POLISH_STEPS; ++i) {
         memcpy(saved, x, (size_t)n * sizeof *x);
         for (int j = 0; j < n; ++j)

@@ -18,8 +18,7 @@ extern const nh_solver_backend nh_solver_backend_newton;
 int nh_solver_accepts(const nh_nonlinear_problem *problem, double fnorm, double rel_step);
 /* Whether a backend's factored matrix (built for matrix_key) serves this solve (NH_JACOBIAN_ACROSS_SOLVES). */
 int nh_solver_keeps_matrix(const nh_nonlinear_problem *problem, int have_matrix, double matrix_key);
-/* The polishing chord steps of solver.h from x, whose residual f (updated with x) is at hand (none when
- * |f| is within NH_SOLVER_FTOL of the scale already): solve turns
+/* The polishing chord steps of solver.h from x, whose residual f (updated with x) is at hand: solve turns
  * step = -f into J^-1 step with the backend's factored matrix (non-zero: cannot, stop). x is left at the
  * last step that did not increase |F|; f may then belong to a rejected step. */
 void nh_solver_polish(const nh_nonlinear_problem *problem, double *x, double *f, double *step,
