@@ -738,7 +738,7 @@ int nh_dstar_newton_matrices(nh_stepper *st, double h, const double *q, const do
     dstar_work w;
     dstar_step c;
     double guess[Z];
-    if (!st->type->accepts || st->type->accepts != needs_dstar_form || step_context(st, h, q, v, NULL, &w, &c, guess) ||
+    if (st->type->accepts != needs_dstar_form || step_context(st, h, q, v, NULL, &w, &c, guess) ||
         !nh_dstar_has_analytic_jacobian(&c))
         return 1;
     return nh_dstar_analytic_jacobian(&c, z1 ? z1 : guess, analytic) ||

@@ -48,7 +48,8 @@ typedef struct pattern {
 } pattern;
 
 /* Scratch sized by n and r, carved from one block (the stepper's workspace, allocated once in create).
- * The frame functions below use it one after another, never two at once, so one set suffices. */
+ * The frame functions (dstar.c) and the Newton matrix (dstar_jacobian.c) use it one after another, never
+ * two at once, so one set suffices. */
 typedef struct dstar_work {
     double *x, *dx;             /* adapted basis at a point, n r and its derivative n r n */
     double *xp, *xm;            /* QR-basis differences (gonzalez-r:fd=1), n r each */
