@@ -200,6 +200,21 @@ static void metric(const dstar_step *c, const dstar_frame *f, const double *mx, 
     }
 }
 
+void nh_dstar_basis_times(const dstar_step *c, const dstar_frame *f, const double *y, double *out)
+{
+    const pattern_entry *x = c->w->x_nz.entry;
+    memset(out, 0, (size_t)c->sys->n * sizeof *out);
+    for (int e = 0; e < f->x_count; ++e)
+        out[x[e].i] += c->w->x[x[e].k] * y[x[e].a];
+}
+
+void nh_dstar_inverse_metric_column(const dstar_step *c, int a, double *column)
+{
+    memset(column, 0, (size_t)c->r * sizeof *column);
+    column[a] = 1.0;
+    nh_spd_solve_factored(c->r, c->w->g, column);
+}
+
 int nh_dstar_frame_at(const dstar_step *c, const double *z, int with_dx, dstar_frame *f)
 {
     const nh_system *s = c->sys;
@@ -218,10 +233,7 @@ int nh_dstar_frame_at(const dstar_step *c, const double *z, int with_dx, dstar_f
     memcpy(f->y, z + n, (size_t)c->r * sizeof *f->y);
     if (nh_spd_solve(c->r, g, f->y))
         return 1;
-    const pattern_entry *x = c->w->x_nz.entry;
-    memset(f->v, 0, (size_t)n * sizeof *f->v);
-    for (int e = 0; e < f->x_count; ++e)
-        f->v[x[e].i] += c->w->x[x[e].k] * f->y[x[e].a];
+    nh_dstar_basis_times(c, f, f->y, f->v);
     if (nh_has_variable_mass(s))
         nh_matvec(n, n, c->w->mass, f->v, f->p);
     else
@@ -407,9 +419,7 @@ static void itoh_abe_momentum_part(const dstar_step *c, const dstar_frame *at_q1
     memcpy(y, at_q1->y, (size_t)r * sizeof *y);
     for (int a = 0; a < r; ++a) {
         const double delta = z1[n + a] - c->z0[n + a];
-        memset(column, 0, (size_t)r * sizeof *column);
-        column[a] = 1.0;
-        nh_spd_solve_factored(r, c->w->g, column);
+        nh_dstar_inverse_metric_column(c, a, column);
         out[n + a] = y[a] + 0.5 * delta * column[a];
         for (int b = 0; b < r; ++b)
             y[b] += delta * column[b];

@@ -93,6 +93,10 @@ typedef struct dstar_frame {
 int nh_dstar_basis_at(const dstar_step *c, const double *q, double *x, double *dx);
 /* The frame at z (with dX when with_dx); non-zero when g is not positive definite there. */
 int nh_dstar_frame_at(const dstar_step *c, const double *z, int with_dx, dstar_frame *f);
+/* out (n) = X y at the frame (y: r entries), over X's nonzero list */
+void nh_dstar_basis_times(const dstar_step *c, const dstar_frame *f, const double *y, double *out);
+/* column (r) = g^-1 e_a, with the g that the last frame left factored */
+void nh_dstar_inverse_metric_column(const dstar_step *c, int a, double *column);
 double nh_dstar_frame_energy(const dstar_step *c, const dstar_frame *f);
 /* grad H at a frame with dX */
 void nh_dstar_frame_gradient(const dstar_step *c, const dstar_frame *f, double *grad);

@@ -39,12 +39,8 @@ static void frame_motion(const dstar_step *c, const dstar_frame *f)
     const int n = sys->n, r = c->r;
     dstar_work *w = c->w;
     const pattern_entry *dx = w->dx_nz.entry, *x = w->x_nz.entry;
-    for (int a = 0; a < r; ++a) {
-        double *column = w->ginv + a * r;   /* g^-1 is symmetric: its rows are its columns */
-        memset(column, 0, (size_t)r * sizeof *column);
-        column[a] = 1.0;
-        nh_spd_solve_factored(r, w->g, column);
-    }
+    for (int a = 0; a < r; ++a)   /* g^-1 is symmetric: its rows are its columns */
+        nh_dstar_inverse_metric_column(c, a, w->ginv + a * r);
     memset(w->u, 0, (size_t)n * n * sizeof *w->u);
     memset(w->s, 0, (size_t)n * r * sizeof *w->s);
     for (int e = 0; e < f->dx_count; ++e) {
@@ -95,15 +91,6 @@ static void add_skew_term(const dstar_step *c, int a, int i, double t, const dou
         out[b * stride] -= t * g_rho[a] * row[b];
 }
 
-/* (X G_rho) (n) at the frame */
-static void basis_times(const dstar_step *c, const dstar_frame *f, const double *g_rho, double *out)
-{
-    const pattern_entry *x = c->w->x_nz.entry;
-    memset(out, 0, (size_t)c->sys->n * sizeof *out);
-    for (int e = 0; e < f->x_count; ++e)
-        out[x[e].i] += c->w->x[x[e].k] * g_rho[x[e].a];
-}
-
 /* The terms with second derivatives of X, one slice d(dX)/dq_k at a time: hqq (n n, when not NULL)
  * -= p^T (d2X/dq_i dq_k) y into column k, and (when g is not NULL) the E_k term of d(Pi G)/dq_k into
  * column k of jpi's rho rows. */
@@ -113,7 +100,7 @@ static int add_second_derivative_terms(const dstar_step *c, const dstar_frame *f
     const pattern_entry *dx = c->w->dx_nz.entry;
     double *dd = c->w->dd, x_g[N];
     if (g)
-        basis_times(c, f, g + n, x_g);
+        nh_dstar_basis_times(c, f, g + n, x_g);
     for (int k = 0; k < n && f->dx_count; ++k) {
         if (second_derivative_slice(c, f, k, dd))
             return 1;
@@ -161,7 +148,7 @@ static void add_pi_derivative(const dstar_step *c, const dstar_frame *f, const d
     const pattern_entry *dx = w->dx_nz.entry;
     const double *g_rho = g + n;
     double *jpi = w->jpi, *rho_rows = jpi + n * dim, x_g[N], p_g[N] = {0}, pi[N];
-    basis_times(c, f, g_rho, x_g);
+    nh_dstar_basis_times(c, f, g_rho, x_g);
     for (int e = 0; e < f->dx_count; ++e) {
         const double value = w->dx[dx[e].k];
         jpi[dx[e].j * dim + dx[e].i] += value * g_rho[dx[e].a];
@@ -177,7 +164,7 @@ static void add_pi_derivative(const dstar_step *c, const dstar_frame *f, const d
     for (int e = 0; e < f->dx_count; ++e)   /* -F_k^T G */
         rho_rows[dx[e].a * dim + dx[e].i] -= p_g[dx[e].j] * w->dx[dx[e].k];
     for (int col = 0; col < r; ++col) {
-        basis_times(c, f, w->ginv + col * r, pi);
+        nh_dstar_basis_times(c, f, w->ginv + col * r, pi);
         for (int i = 0; i < n; ++i)
             pi[i] *= c->sys->mass[i];
         for (int e = 0; e < f->dx_count; ++e)
