@@ -41,6 +41,17 @@ static inline double nh_method_momentum_scale(const nh_system *s, double h, cons
 static inline int nh_solve_kicked_constraint(int m, int n, const double *a, const double *kick, const double *w,
                                              double *lam)
 {
+    if (m == 1) { /* one constraint (the quartic, the CVTs): the 1 x 1 LU below is this division */
+        double aw = 0.0, ak = 0.0;
+        for (int i = 0; i < n; ++i) {
+            aw += a[i] * w[i];
+            ak += a[i] * kick[i];
+        }
+        if (!(fabs(ak) > 0.0) || !isfinite(ak))
+            return NH_STEP_SINGULAR;
+        lam[0] = -aw / ak;
+        return NH_OK;
+    }
     double mat[NH_MAX_CON * NH_MAX_CON];
     int piv[NH_MAX_CON];
     nh_matvec(m, n, a, w, lam);

@@ -81,7 +81,11 @@ static int dla_advance(nh_stepper *st, double h, double alpha, double *q, double
 {
     const nh_system *s = st->sys;
     const int n = nh_dim(s);
-    dla_step c = {.sys = s, .h = h, .alpha = alpha, .v0 = v};
+    dla_step c; /* not zero-initialised: its max-size arrays are written before they are read */
+    c.sys = s;
+    c.h = h;
+    c.alpha = alpha;
+    c.v0 = v;
     double x[NH_MAX_UNKNOWNS];
     s->type->potential_gradient(s, q, c.grad0);
     for (int i = 0; i < n; ++i)

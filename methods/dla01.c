@@ -76,8 +76,10 @@ static int dla01_step_fn(nh_stepper *st, double h, double *q, double *v, double 
 {
     (void)carried;
     const nh_system *s = st->sys;
-    const int n = s->n, m = s->m;
-    dla01_step c = {.sys = s, .h = h};
+    const int n = nh_dim(s), m = s->m;
+    dla01_step c; /* not zero-initialised: its max-size arrays are written before they are read */
+    c.sys = s;
+    c.h = h;
     double grad[NH_MAX_DIM], a_half[NH_MAX_CON * NH_MAX_DIM], lam[NH_MAX_CON];
     for (int i = 0; i < n; ++i)
         c.q_half[i] = q[i] + 0.5 * h * v[i];

@@ -164,11 +164,18 @@ static int newmark_step_fn(nh_stepper *st, double h, double *q, double *v, doubl
     if (is_explicit(par))
         return newmark_explicit(s, h, q, v);
     const int n = nh_dim(s), m = s->m;
-    newmark_step c = {.sys = s, .h = h, .work = st->workspace, .beta = par[P_BETA], .beta2 = par[P_BETA2], .alpha = par[P_ALPHA],
-                      .averaged = par[P_DISC] == 16, .q0 = q, .v0 = v};
     double x[NH_MAX_UNKNOWNS], q0[NH_MAX_DIM], g0[NH_MAX_DIM], grad[NH_MAX_DIM];
     memcpy(q0, q, (size_t)n * sizeof *q);
+    newmark_step c; /* not zero-initialised: its max-size arrays are written before they are read */
+    c.sys = s;
+    c.h = h;
+    c.work = st->workspace;
+    c.beta = par[P_BETA];
+    c.beta2 = par[P_BETA2];
+    c.alpha = par[P_ALPHA];
+    c.averaged = par[P_DISC] == 16;
     c.q0 = q0;
+    c.v0 = v;
     s->type->constraint(s, q0, c.a0);
     s->type->potential_gradient(s, q0, grad);
     for (int i = 0; i < n; ++i)

@@ -87,7 +87,10 @@ static int spark_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     const int n = nh_dim(s), m = s->m;
     double q0[NH_MAX_DIM], grad[NH_MAX_DIM], l1[NH_MAX_CON];
     memcpy(q0, q, (size_t)n * sizeof *q);
-    spark_step c = {.sys = s, .h = h, .q0 = q0};
+    spark_step c; /* not zero-initialised: its max-size arrays are written before they are read */
+    c.sys = s;
+    c.h = h;
+    c.q0 = q0;
     s->type->potential_gradient(s, q0, grad);
     s->type->constraint(s, q0, c.a0);
     for (int i = 0; i < n; ++i) {

@@ -50,7 +50,8 @@ static void quartic_gradient(const nh_system *s, const double *q, double *g)
 {
     const int k = pairs(s);
     const double *w = q + 1, *z = q + 1 + k;
-    memcpy(g, q, (size_t)s->n * sizeof *g);
+    for (int i = 0; i < s->n; ++i)
+        g[i] = q[i];
     g[1 + k] += z[0] * z[1] * z[1];
     g[2 + k] += z[1] * z[0] * z[0];
     for (int i = 0; i < k; ++i) {
@@ -83,7 +84,8 @@ static void quartic_hessian(const nh_system *s, const double *q, double *h)
 static void quartic_constraint(const nh_system *s, const double *q, double *a)
 {
     const int k = pairs(s);
-    memset(a, 0, (size_t)s->n * sizeof *a);
+    for (int i = 0; i < s->n; ++i) /* a loop, not memset: n is at most 31 and this runs twice a step */
+        a[i] = 0.0;
     a[0] = 1.0;
     for (int i = 0; i < k; ++i)
         a[1 + k + i] = q[1 + i];
