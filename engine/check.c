@@ -14,8 +14,8 @@
 
 static const double FD_STEP = 1e-6, FD_TOL = 1e-7, ROUNDOFF_TOL = 1e-12;
 
-enum { ROW_GRAD, ROW_HESS, ROW_DAU, ROW_DATL, ROW_MASS, ROW_KERNEL, ROW_DX, ROW_DSTAR_FIELD, ROW_DSTAR_GRAD,
-       ROW_PI_SKEW, ROW_INDEX1, ROW_COUNT };
+enum { ROW_GRAD, ROW_HESS, ROW_DAU, ROW_DATL, ROW_MASS, ROW_KERNEL, ROW_DX, ROW_PATTERN, ROW_DSTAR_FIELD,
+       ROW_DSTAR_GRAD, ROW_PI_SKEW, ROW_INDEX1, ROW_COUNT };
 
 static const char *const ROW_NAMES[ROW_COUNT] = {
     "grad V vs differences of V",
@@ -25,6 +25,7 @@ static const char *const ROW_NAMES[ROW_COUNT] = {
     "dM/dq vs differences, M(q) SPD",
     "adapted basis X in ker A(q)",
     "dX/dq vs differences",
+    "basis writes exactly its declared pattern",
     "D* field Pi grad H = full field",
     "grad H on D* vs differences",
     "Pi skew: a.Pi b = -b.Pi a",
@@ -116,7 +117,7 @@ static void check_adapted_basis(const nh_system *s, const double *q, check_work 
 {
     const int n = s->n, m = s->m, r = n - m;
     double a[NH_MAX_CON * NH_MAX_DIM], qq[NH_MAX_DIM];
-    s->type->adapted_basis(s, q, w->x, w->dx);
+    nh_adapted_basis(s, q, w->x, w->dx);
     s->type->constraint(s, q, a);
     for (int c = 0; c < m; ++c)
         for (int b = 0; b < r; ++b) {
@@ -130,12 +131,41 @@ static void check_adapted_basis(const nh_system *s, const double *q, check_work 
     for (int j = 0; j < n; ++j) {
         memcpy(qq, q, sizeof(double) * n);
         qq[j] = q[j] + FD_STEP;
-        s->type->adapted_basis(s, qq, w->xp, w->dm);
+        nh_adapted_basis(s, qq, w->xp, w->dm);
         qq[j] = q[j] - FD_STEP;
-        s->type->adapted_basis(s, qq, w->xm, w->dm);
+        nh_adapted_basis(s, qq, w->xm, w->dm);
         for (int e = 0; e < n * r; ++e)
             note(rep, ROW_DX, fd_error((w->xp[e] - w->xm[e]) / (2 * FD_STEP), w->dx[e * n + j]));
     }
+}
+
+/* A declared pattern (adapted_basis_pattern): from arrays filled with NaN, adapted_basis must write every
+ * entry of the pattern and leave every other entry alone. The row's error counts the offending entries
+ * (tolerance 0). */
+static void check_basis_pattern(const nh_system *s, const double *q, check_work *w, nh_check_report *rep)
+{
+    if (!s->type->adapted_basis_pattern)
+        return;
+    const int x_size = s->n * (s->n - s->m), dx_size = x_size * s->n;
+    unsigned char *x_mask = calloc((size_t)(x_size + dx_size), 1);
+    if (!x_mask) {
+        note(rep, ROW_PATTERN, INFINITY);
+        return;
+    }
+    unsigned char *dx_mask = x_mask + x_size;
+    s->type->adapted_basis_pattern(s, x_mask, dx_mask);
+    for (int k = 0; k < x_size; ++k)
+        w->x[k] = NAN;
+    for (int k = 0; k < dx_size; ++k)
+        w->dx[k] = NAN;
+    s->type->adapted_basis(s, q, w->x, w->dx);
+    double offending = 0;
+    for (int k = 0; k < x_size; ++k)
+        offending += isnan(w->x[k]) == (x_mask[k] != 0);
+    for (int k = 0; k < dx_size; ++k)
+        offending += isnan(w->dx[k]) == (dx_mask[k] != 0);
+    note(rep, ROW_PATTERN, offending);
+    free(x_mask);
 }
 
 /* rho = X^T M v: rho' = (dX[v])^T M v + X^T (dM[v]) v + X^T M a along the index-1 field; q' = v. */
@@ -148,7 +178,7 @@ static void check_dstar_field(const nh_system *s, const double *q, const double 
         note(rep, ROW_DSTAR_FIELD, INFINITY);
         return;
     }
-    s->type->adapted_basis(s, q, w->x, w->dx);
+    nh_adapted_basis(s, q, w->x, w->dx);
     nh_mass_matrix(s, q, w->mass);
     if (nh_has_variable_mass(s))
         s->type->mass_matrix_derivative(s, q, w->dm);
@@ -238,8 +268,8 @@ static int work_alloc(check_work *w, int n)
 
 static void finish(nh_check_report *rep)
 {
-    static const double tolerance[ROW_COUNT] = {FD_TOL, FD_TOL, FD_TOL, FD_TOL, FD_TOL, ROUNDOFF_TOL, FD_TOL,
-                                                ROUNDOFF_TOL, FD_TOL, ROUNDOFF_TOL, FD_TOL};
+    static const double tolerance[ROW_COUNT] = {FD_TOL, FD_TOL, FD_TOL,       FD_TOL, FD_TOL,       ROUNDOFF_TOL,
+                                                FD_TOL, 0.0,    ROUNDOFF_TOL, FD_TOL, ROUNDOFF_TOL, FD_TOL};
     rep->n_rows = ROW_COUNT;
     rep->failed = 0;
     for (int i = 0; i < ROW_COUNT; ++i) {
@@ -268,6 +298,7 @@ int nh_system_check(const nh_system *s, int points, uint64_t seed, nh_check_repo
         check_mass_matrix(s, q, &w, report);
         if (s->type->adapted_basis) {
             check_adapted_basis(s, q, &w, report);
+            check_basis_pattern(s, q, &w, report);
             check_dstar_gradient(s, q, &rng, report);
         }
         if (nh_energy_shell_sample(s, shell, &rng, q, v) || nh_index1_rhs(s, q, v, dq, dv, NULL)) {

@@ -31,14 +31,14 @@ static long doubles_for(size_t bytes)
 
 static long pattern_doubles(long size)
 {
-    return 1 + doubles_for((size_t)size * (sizeof(pattern_entry) + sizeof(uint64_t)));
+    return doubles_for(sizeof(pattern_header) + (size_t)size * (sizeof(pattern_entry) + sizeof(uint64_t)));
 }
 
 static void pattern_layout(double *base, int size, pattern *p)
 {
     p->size = size;
-    p->count = (int *)base;
-    p->listed = (uint64_t *)(base + 1);
+    p->head = (pattern_header *)base;
+    p->listed = (uint64_t *)(p->head + 1);
     p->entry = (pattern_entry *)(p->listed + size);
 }
 
@@ -137,19 +137,54 @@ int nh_dstar_basis_at(const dstar_step *c, const double *q, double *x, double *d
     return 0;
 }
 
-/* Grow p to cover the nonzeros of a (rare: only when one appears outside it). */
-static void pattern_grow(pattern *p, const double *a, int n, int r, int derivative)
+/* The entry list of p from its listed positions, in ascending order. */
+static void pattern_list(pattern *p, int n, int r, int derivative)
 {
-    *p->count = 0;
+    p->head->count = 0;
     for (int k = 0; k < p->size; ++k) {
-        if (a[k] != 0.0)
-            p->listed[k] = ~(uint64_t)0;
         if (!p->listed[k])
             continue;
         const int row = k / n;   /* dX: k = (j r + a) n + i; X: k = i r + a */
-        p->entry[(*p->count)++] = derivative ? (pattern_entry){row / r, row % r, k % n, k}
-                                             : (pattern_entry){0, k % r, k / r, k};
+        p->entry[p->head->count++] = derivative ? (pattern_entry){row / r, row % r, k % n, k}
+                                                : (pattern_entry){0, k % r, k / r, k};
     }
+}
+
+/* Grow p to cover the nonzeros of a (rare: only when one appears outside it). */
+static void pattern_grow(pattern *p, const double *a, int n, int r, int derivative)
+{
+    for (int k = 0; k < p->size; ++k)
+        if (a[k] != 0.0)
+            p->listed[k] = ~(uint64_t)0;
+    pattern_list(p, n, r, derivative);
+}
+
+static void pattern_declare(pattern *p, const unsigned char *mask, int n, int r, int derivative)
+{
+    for (int k = 0; k < p->size; ++k)
+        p->listed[k] = mask[k] ? ~(uint64_t)0 : 0;
+    pattern_list(p, n, r, derivative);
+    p->head->declared = 1;
+}
+
+/* The system's declared patterns of X and dX, listed once per workspace, before its first frame (the
+ * basis arrays are still zero, as a basis with a declared pattern needs them off the pattern). The masks
+ * borrow the shift arrays, which are cleared again after. */
+static void declare_patterns(const dstar_step *c)
+{
+    const nh_system *s = c->sys;
+    dstar_work *w = c->w;
+    const size_t x_size = (size_t)s->n * (size_t)c->r, dx_size = x_size * (size_t)s->n;
+    if (c->method->basis != BASIS_SYSTEM || !s->type->adapted_basis_pattern || w->x_nz.head->declared)
+        return;
+    unsigned char *x_mask = (unsigned char *)w->x_shift, *dx_mask = (unsigned char *)w->dx_shift;
+    memset(x_mask, 0, x_size);
+    memset(dx_mask, 0, dx_size);
+    s->type->adapted_basis_pattern(s, x_mask, dx_mask);
+    pattern_declare(&w->x_nz, x_mask, s->n, c->r, 0);
+    pattern_declare(&w->dx_nz, dx_mask, s->n, c->r, 1);
+    memset(w->x_shift, 0, x_size * sizeof *w->x_shift);
+    memset(w->dx_shift, 0, dx_size * sizeof *w->dx_shift);
 }
 
 /* Make p cover the nonzeros of a: one pass ORing the bits of the unlisted entries (sign bits aside). */
@@ -223,11 +258,13 @@ int nh_dstar_frame_at(const dstar_step *c, const double *z, int with_dx, dstar_f
     if (nh_dstar_basis_at(c, z, c->w->x, with_dx ? c->w->dx : NULL))
         return 1;
     f->z = z;
-    pattern_cover(&c->w->x_nz, c->w->x, n, c->r, 0);
-    f->x_count = *c->w->x_nz.count;
-    if (with_dx)
-        pattern_cover(&c->w->dx_nz, c->w->dx, n, c->r, 1);
-    f->dx_count = with_dx ? *c->w->dx_nz.count : 0;
+    if (!c->w->x_nz.head->declared) {
+        pattern_cover(&c->w->x_nz, c->w->x, n, c->r, 0);
+        if (with_dx)
+            pattern_cover(&c->w->dx_nz, c->w->dx, n, c->r, 1);
+    }
+    f->x_count = c->w->x_nz.head->count;
+    f->dx_count = with_dx ? c->w->dx_nz.head->count : 0;
     mass_times_basis(c, f, mx);
     metric(c, f, mx, g);
     memcpy(f->y, z + n, (size_t)c->r * sizeof *f->y);
@@ -548,6 +585,7 @@ static int step_context(const nh_stepper *st, double h, const double *q, const d
     *c = (dstar_step){.sys = s, .method = st->impl, .w = w, .h = h, .r = n - s->m, .dim = 2 * n - s->m};
     if (c->method->basis != BASIS_SYSTEM && nh_qr_kernel_basis(s, q, c->signs, 1, w->x, NULL, w->qr))
         return 1;
+    declare_patterns(c);
     return dstar_start_point(c, q, v, carried, z1);
 }
 
@@ -701,6 +739,7 @@ static int exact_step(const nh_system *s, dstar_step *c, dstar_work *w, double *
         return 1;
     dstar_work_layout(*block, s->n, s->m, w);
     *c = (dstar_step){.sys = s, .method = &EXACT, .w = w, .h = 1.0, .r = s->n - s->m, .dim = 2 * s->n - s->m};
+    declare_patterns(c);
     return 0;
 }
 

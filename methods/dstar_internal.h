@@ -33,16 +33,23 @@ typedef struct dstar_method {
 
 /* The nonzero pattern of X or dX. Adapted bases are sparse (the quartic's dX has 3 nonzeros of 294), so
  * the frame's products run over a list of positions. The list is a superset of the nonzeros, kept in
- * the workspace across evaluations: it only grows, when one branch-free pass finds a nonzero outside it,
- * and stays in ascending position order, so every sum adds the same nonzero terms in the same order
- * whatever the pattern's history (a listed zero adds an exact 0). */
+ * the workspace across evaluations: the system's declared pattern, or else one that only grows, when one
+ * branch-free pass finds a nonzero outside it. It stays in ascending position order, so every sum adds
+ * the same nonzero terms in the same order whatever the pattern's history (a listed zero adds an exact
+ * 0). */
 typedef struct pattern_entry {
     int j, a, i, k;   /* dX: dX_a^j / dq_i = dx[k]; X: X_a^i = x[k] (j unused) */
 } pattern_entry;
 
+typedef struct pattern_header {   /* in the workspace, so it persists across steps */
+    int count;      /* listed positions */
+    int declared;   /* 1: the system's declared pattern (adapted_basis_pattern), listed once; the basis
+                     * writes nothing outside it, so the frames neither clear nor scan the dense array */
+} pattern_header;
+
 typedef struct pattern {
     int size;              /* positions of the dense array */
-    int *count;            /* listed positions (in the workspace, so it persists) */
+    pattern_header *head;
     pattern_entry *entry;
     uint64_t *listed;      /* ~0 at listed positions, else 0 (a zeroed workspace is the empty pattern) */
 } pattern;

@@ -6,6 +6,16 @@
 #include <math.h>
 #include <string.h>
 
+void nh_adapted_basis(const nh_system *s, const double *q, double *x, double *dx)
+{
+    if (s->type->adapted_basis_pattern) {
+        const size_t entries = (size_t)s->n * (size_t)(s->n - s->m);
+        memset(x, 0, entries * sizeof *x);
+        memset(dx, 0, entries * (size_t)s->n * sizeof *dx);
+    }
+    s->type->adapted_basis(s, q, x, dx);
+}
+
 void nh_mass_matrix(const nh_system *s, const double *q, double *m)
 {
     const int n = s->n;

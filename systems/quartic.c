@@ -110,17 +110,37 @@ static void quartic_constraint_jacobian_multiplier(const nh_system *s, const dou
         out[(1 + k + i) * n + (1 + i)] = lam[0];
 }
 
-/* X_i = d/dw_i, X_{k+i} = w_i d/dx - d/dz_i (seed 000 Sect. 4.1.1) */
-static void quartic_adapted_basis(const nh_system *s, const double *q, double *x, double *dx)
+/* X_i = d/dw_i, X_{k+i} = w_i d/dx - d/dz_i (seed 000 Sect. 4.1.1): pair i owns four entries, X_i^{w_i},
+ * X_{k+i}^x, X_{k+i}^{z_i} and d X_{k+i}^x / d w_i (entry[0..2] in X, entry[3] in dX), and the basis
+ * writes only these (its declared pattern). */
+static void pair_entries(const nh_system *s, int i, int entry[4])
 {
     const int n = s->n, k = pairs(s), r = 2 * k;
-    memset(x, 0, (size_t)n * r * sizeof *x);
-    memset(dx, 0, (size_t)n * r * n * sizeof *dx);
-    for (int i = 0; i < k; ++i) {
-        x[(1 + i) * r + i] = 1.0;
-        x[0 * r + k + i] = q[1 + i];
-        x[(1 + k + i) * r + k + i] = -1.0;
-        dx[(0 * r + k + i) * n + 1 + i] = 1.0;
+    entry[0] = (1 + i) * r + i;
+    entry[1] = 0 * r + k + i;
+    entry[2] = (1 + k + i) * r + k + i;
+    entry[3] = (0 * r + k + i) * n + 1 + i;
+}
+
+static void quartic_adapted_basis(const nh_system *s, const double *q, double *x, double *dx)
+{
+    for (int i = 0; i < pairs(s); ++i) {
+        int entry[4];
+        pair_entries(s, i, entry);
+        x[entry[0]] = 1.0;
+        x[entry[1]] = q[1 + i];
+        x[entry[2]] = -1.0;
+        dx[entry[3]] = 1.0;
+    }
+}
+
+static void quartic_adapted_basis_pattern(const nh_system *s, unsigned char *x, unsigned char *dx)
+{
+    for (int i = 0; i < pairs(s); ++i) {
+        int entry[4];
+        pair_entries(s, i, entry);
+        x[entry[0]] = x[entry[1]] = x[entry[2]] = 1;
+        dx[entry[3]] = 1;
     }
 }
 
@@ -156,4 +176,5 @@ const nh_system_type nh_system_quartic = {
     .sample_configuration = quartic_sample,
     .minimum_energy = quartic_minimum_energy,
     .adapted_basis = quartic_adapted_basis,
+    .adapted_basis_pattern = quartic_adapted_basis_pattern,
 };

@@ -9,7 +9,7 @@
 extern "C" {
 #endif
 
-#define NH_VERSION "0.3.0"
+#define NH_VERSION "0.4.0"
 
 enum {
     NH_MAX_DIM = 32,        /* configuration dimension n */

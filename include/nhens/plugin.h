@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever nh_system_type, nh_method_type, nh_system, nh_method_spec or nh_param_def change. */
-#define NH_PLUGIN_ABI_VERSION 2
+#define NH_PLUGIN_ABI_VERSION 3
 #define NH_PLUGIN_EXPORT __attribute__((visibility("default")))
 
 typedef struct nh_plugin {

@@ -87,6 +87,12 @@ typedef struct nh_system_type {
      * v is the algebra element, q a dummy coordinate that never moves, and the equations are
      * d/dt (M v) = ad*_v (M v) + A^T lam with (ad*_v p)_i = p . [v, e_i]; this is the bracket [u, w]. */
     void (*lie_bracket)(const nh_system *s, const double *u, const double *w, double *out);
+    /* Optional, with adapted_basis: the entries of X and dX that may be nonzero at some q, as 1s in
+     * x_mask (n r) and dx_mask (n r n), which the caller zeroes. A system that declares its pattern
+     * writes every entry of the pattern in adapted_basis, zeros included, and no other entry: the caller
+     * keeps the rest zero (nh_adapted_basis clears the arrays first), and the D* steppers then neither
+     * clear nor scan the full arrays at each frame. `nhens check` verifies the declaration. */
+    void (*adapted_basis_pattern)(const nh_system *s, unsigned char *x_mask, unsigned char *dx_mask);
 } nh_system_type;
 
 struct nh_system {
@@ -131,6 +137,9 @@ static inline int nh_is_reduced(const nh_system *s)
 /* Mechanics shared by every method and observer (systems/mechanics.c). */
 double nh_energy(const nh_system *s, const double *q, const double *v);
 double nh_kinetic_energy(const nh_system *s, const double *q, const double *v);
+/* X and dX at q (the system's adapted_basis) into arrays of any content: cleared first when the system
+ * declares its pattern and so writes only the pattern's entries. */
+void nh_adapted_basis(const nh_system *s, const double *q, double *x, double *dx);
 /* M(q) as a full n x n matrix (the constant diagonal for most systems). */
 void nh_mass_matrix(const nh_system *s, const double *q, double *m);
 /* out = M(q)^-1 rhs; 1 if M(q) is not SPD. */

@@ -70,6 +70,46 @@ Test(systems, check_finds_a_wrong_derivative_and_names_it)
     }
 }
 
+/* The quartic's declared pattern with one dX entry dropped (the basis then writes outside it) and one
+ * X entry added that the basis never writes: `nhens check` must count both. */
+static void wrong_pattern(const nh_system *s, unsigned char *x_mask, unsigned char *dx_mask)
+{
+    nh_registry_find_system(test_registry(), "quartic")->adapted_basis_pattern(s, x_mask, dx_mask);
+    for (int k = 0;; ++k)
+        if (dx_mask[k]) {
+            dx_mask[k] = 0;
+            break;
+        }
+    for (int k = 0;; ++k)
+        if (!x_mask[k]) {
+            x_mask[k] = 1;
+            break;
+        }
+}
+
+Test(systems, check_finds_a_basis_writing_outside_its_declared_pattern)
+{
+    nh_system s;
+    nh_check_report rep;
+    nh_error err;
+    make_system(&s, "quartic", "n=2", NULL);
+    nh_system_type broken = *s.type;
+    broken.adapted_basis_pattern = wrong_pattern;
+    s.type = &broken;
+    cr_assert(eq(int, nh_system_check(&s, 3, 7, &rep, &err), NH_OK), "%s", err.msg);
+    int named = 0;
+    for (int r = 0; r < rep.n_rows; ++r) {
+        if (!strstr(rep.rows[r].name, "declared pattern"))
+            continue;
+        named = 1;
+        cr_assert(eq(int, rep.rows[r].passed, 0));
+        cr_assert(eq(dbl, rep.rows[r].worst, 2.0), "two offending entries, got %g", rep.rows[r].worst);
+    }
+    cr_assert(named, "a row names the declared pattern");
+    /* the D* rows see the dropped dX entry too (the frames trust the declaration) */
+    cr_assert(rep.failed >= 1, "failed rows: %d", rep.failed);
+}
+
 static double preset_energy(const char *system, const char *preset, double *projection)
 {
     nh_system s;
@@ -177,7 +217,7 @@ Test(systems, dstar_form_is_the_full_vector_field)
             cr_assert(eq(int, nh_energy_shell_sample(&s, s.type->minimum_energy(&s) + 3.0, &rng, q, v), NH_OK));
             cr_assert(eq(int, nh_dstar_vector_field(&s, q, v, zdot), 0));
             cr_assert(eq(int, nh_index1_rhs(&s, q, v, dq, a, NULL), NH_OK));
-            s.type->adapted_basis(&s, q, x, dx);
+            nh_adapted_basis(&s, q, x, dx);
             /* rho = X^T M v: rho' = (dX[v])^T M v + X^T (dM[v]) v + X^T M a */
             double mass[NH_MAX_DIM * NH_MAX_DIM], dm[NH_MAX_DIM * NH_MAX_DIM * NH_MAX_DIM] = {0};
             double mv[NH_MAX_DIM], ma[NH_MAX_DIM], dmv[NH_MAX_DIM] = {0};
@@ -241,8 +281,8 @@ Test(systems, rolling_disk_momenta_are_constant)
     double q0[4], v0[4], q[4], v[4], x0[8], x1[8], dx[32], rho0[2], rho1[2], mv0[4], mv1[4];
     cr_assert(eq(int, nh_energy_shell_sample(&s, 2.0, &rng, q0, v0), NH_OK));
     cr_assert(eq(int, nh_reference_solve(&s, q0, v0, 10.0, 1e-12, 1e-12, q, v, &err), NH_OK));
-    s.type->adapted_basis(&s, q0, x0, dx);
-    s.type->adapted_basis(&s, q, x1, dx);
+    nh_adapted_basis(&s, q0, x0, dx);
+    nh_adapted_basis(&s, q, x1, dx);
     for (int i = 0; i < 4; ++i) {
         mv0[i] = s.mass[i] * v0[i];
         mv1[i] = s.mass[i] * v[i];
@@ -273,7 +313,7 @@ Test(systems, sleigh_midpoint_equilibria_have_the_eigenvalue_of_prop_4_1)
             double q[3] = {-5, 0, theta};
             double v[3] = {rho2 * cos(theta), rho2 * sin(theta), rho1 / 3.0};
             cr_assert(eq(int, integrate(&m, &s, NH_SOLVER_NEWTON, h, 1, q, v), NH_OK));
-            s.type->adapted_basis(&s, q, x, dx);
+            nh_adapted_basis(&s, q, x, dx);
             nh_mass_matrix(&s, q, mass);
             nh_matvec(3, 3, mass, v, mv);
             nh_matvec_t(3, 2, x, mv, rho);
@@ -299,7 +339,7 @@ Test(systems, sleigh_fig3_runs_from_the_unstable_to_the_stable_equilibrium)
         make_method(&m, "gonzalez");
         nh_preset_state(&s, nh_system_find_preset(s.type, presets[k]), q, v, &proj);
         cr_assert(eq(int, integrate(&m, &s, NH_SOLVER_NEWTON, 0.5, 800, q, v), NH_OK));
-        s.type->adapted_basis(&s, q, x, dx);
+        nh_adapted_basis(&s, q, x, dx);
         nh_mass_matrix(&s, q, mass);
         nh_matvec(3, 3, mass, v, mv);
         nh_matvec_t(3, 2, x, mv, rho);
