@@ -92,20 +92,22 @@ void nh_lu_solve(int n, const double *lu, const int *piv, double *b)
     }
 }
 
-/* b = (L L^T)^-1 b, 1/L_jj on the diagonal */
-static inline __attribute__((always_inline)) void cholesky_solves(const int m, const double *c, double *b)
+/* b = (L D L^T)^-1 b: L unit lower triangular below the diagonal, 1/D_jj on it */
+static inline __attribute__((always_inline)) void ldlt_solves(const int m, const double *c, double *b)
 {
-    for (int i = 0; i < m; ++i) {
+    for (int i = 1; i < m; ++i) {
         double s = b[i];
         for (int k = 0; k < i; ++k)
             s -= c[i * m + k] * b[k];
-        b[i] = s * c[i * m + i];
+        b[i] = s;
     }
-    for (int i = m - 1; i >= 0; --i) {
+    for (int i = 0; i < m; ++i)
+        b[i] *= c[i * m + i];
+    for (int i = m - 2; i >= 0; --i) {
         double s = b[i];
         for (int k = i + 1; k < m; ++k)
             s -= c[k * m + i] * b[k];
-        b[i] = s * c[i * m + i];
+        b[i] = s;
     }
 }
 
@@ -114,29 +116,32 @@ void nh_spd_solve_factored(int m, const double *c, double *b)
     if (m == 1)
         b[0] /= c[0];
     else
-        cholesky_solves(m, c, b);
+        ldlt_solves(m, c, b);
 }
 
-/* The Cholesky solve for one size m, inlined per size like the LU (the D* frames solve with g = X^T M X
- * of size r several times per residual). */
+/* The SPD solve for one size m, inlined per size like the LU (the D* frames solve with g = X^T M X of
+ * size r several times per residual). L D L^T rather than Cholesky: the factorisation is a chain of
+ * dependent columns, and without the square root each column waits for one division only. The upper
+ * triangle holds W = D L^T (the unscaled column entries) while the lower one receives L. */
 static inline __attribute__((always_inline)) int spd_solve_size(const int m, double *c, double *b)
 {
-    for (int j = 0; j < m; ++j) {   /* c = L L^T in the lower triangle, 1/L_jj on the diagonal */
+    for (int j = 0; j < m; ++j) {
         double d = c[j * m + j];
         for (int k = 0; k < j; ++k)
-            d -= c[j * m + k] * c[j * m + k];
+            d -= c[j * m + k] * c[k * m + j];
         if (!(d > 0.0) || !isfinite(d))
             return 1;
-        const double inv = 1.0 / sqrt(d);
+        const double inv = 1.0 / d;
         c[j * m + j] = inv;
         for (int i = j + 1; i < m; ++i) {
             double s = c[i * m + j];
             for (int k = 0; k < j; ++k)
-                s -= c[i * m + k] * c[j * m + k];
+                s -= c[i * m + k] * c[k * m + j];
+            c[j * m + i] = s;
             c[i * m + j] = s * inv;
         }
     }
-    cholesky_solves(m, c, b);
+    ldlt_solves(m, c, b);
     return 0;
 }
 

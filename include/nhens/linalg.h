@@ -15,8 +15,8 @@ int nh_lu_factor(int n, double *a, int *piv);
 /* Solve with a factored matrix; b is overwritten by the solution. */
 void nh_lu_solve(int n, const double *lu, const int *piv, double *b);
 
-/* Solve the SPD system c x = b (c is m x m; its lower triangle is read and overwritten by the Cholesky factor
- * L, with 1/L_jj on the diagonal). 1 if not SPD. */
+/* Solve the SPD system c x = b (c is m x m; its lower triangle is read, and c is overwritten by the factors
+ * of c = L D L^T: L below the diagonal, 1/D_jj on it, D L^T above). 1 if not SPD. */
 int nh_spd_solve(int m, double *c, double *b);
 /* Solve c x = b again with the c that a successful nh_spd_solve left factored. */
 void nh_spd_solve_factored(int m, const double *c, double *b);
