@@ -5,10 +5,10 @@
 
 static inline __attribute__((always_inline)) int lu_factor_size(const int n, double *a, int *piv)
 {
-    for (int k = 0; k < n; ++k) {
+        for (int k = 0; k < n; ++k) {
         int p = k;
         double best = fabs(a[k * n + k]);
-        for (int i = k + 1; i < n; ++i) {
+                for (int i = k + 1; i < n; ++i) {
             double cand = fabs(a[i * n + k]);
             if (cand > best) {
                 best = cand;
@@ -19,7 +19,7 @@ static inline __attribute__((always_inline)) int lu_factor_size(const int n, dou
         if (!(best > 0.0) || !isfinite(best))
             return 1;
         if (p != k) {
-            for (int j = 0; j < n; ++j) {
+                        for (int j = 0; j < n; ++j) {
                 double t = a[k * n + j];
                 a[k * n + j] = a[p * n + j];
                 a[p * n + j] = t;
@@ -27,11 +27,11 @@ static inline __attribute__((always_inline)) int lu_factor_size(const int n, dou
         }
         const double inv = 1.0 / a[k * n + k];
         const double *restrict pivot_row = a + k * n;
-        for (int i = k + 1; i < n; ++i) {
+                for (int i = k + 1; i < n; ++i) {
             double *restrict row = a + i * n;
             const double f = row[k] * inv;
             row[k] = f;
-            for (int j = k + 1; j < n; ++j)
+                        for (int j = k + 1; j < n; ++j)
                 row[j] -= f * pivot_row[j];
         }
     }
@@ -40,22 +40,22 @@ static inline __attribute__((always_inline)) int lu_factor_size(const int n, dou
 
 static inline __attribute__((always_inline)) void lu_solve_size(const int n, const double *lu, const int *piv, double *b)
 {
-    for (int k = 0; k < n; ++k) {
+        for (int k = 0; k < n; ++k) {
         if (piv[k] != k) {
             double t = b[k];
             b[k] = b[piv[k]];
             b[piv[k]] = t;
         }
     }
-    for (int i = 1; i < n; ++i) {
+        for (int i = 1; i < n; ++i) {
         double s = b[i];
-        for (int j = 0; j < i; ++j)
+                for (int j = 0; j < i; ++j)
             s -= lu[i * n + j] * b[j];
         b[i] = s;
     }
-    for (int i = n - 1; i >= 0; --i) {
+        for (int i = n - 1; i >= 0; --i) {
         double s = b[i];
-        for (int j = i + 1; j < n; ++j)
+                for (int j = i + 1; j < n; ++j)
             s -= lu[i * n + j] * b[j];
         b[i] = s / lu[i * n + i];
     }
@@ -95,16 +95,21 @@ void nh_lu_solve(int n, const double *lu, const int *piv, double *b)
 /* b = (L D L^T)^-1 b: L unit lower triangular below the diagonal, 1/D_jj on it */
 static inline __attribute__((always_inline)) void ldlt_solves(const int m, const double *c, double *b)
 {
+    _Pragma("GCC unroll 16")
     for (int i = 1; i < m; ++i) {
         double s = b[i];
+        _Pragma("GCC unroll 16")
         for (int k = 0; k < i; ++k)
             s -= c[i * m + k] * b[k];
         b[i] = s;
     }
+    _Pragma("GCC unroll 16")
     for (int i = 0; i < m; ++i)
         b[i] *= c[i * m + i];
+    _Pragma("GCC unroll 16")
     for (int i = m - 2; i >= 0; --i) {
         double s = b[i];
+        _Pragma("GCC unroll 16")
         for (int k = i + 1; k < m; ++k)
             s -= c[k * m + i] * b[k];
         b[i] = s;
@@ -125,16 +130,20 @@ void nh_spd_solve_factored(int m, const double *c, double *b)
  * triangle holds W = D L^T (the unscaled column entries) while the lower one receives L. */
 static inline __attribute__((always_inline)) int spd_solve_size(const int m, double *c, double *b)
 {
+    _Pragma("GCC unroll 16")
     for (int j = 0; j < m; ++j) {
         double d = c[j * m + j];
+        _Pragma("GCC unroll 16")
         for (int k = 0; k < j; ++k)
             d -= c[j * m + k] * c[k * m + j];
         if (!(d > 0.0) || !isfinite(d))
             return 1;
         const double inv = 1.0 / d;
         c[j * m + j] = inv;
+        _Pragma("GCC unroll 16")
         for (int i = j + 1; i < m; ++i) {
             double s = c[i * m + j];
+            _Pragma("GCC unroll 16")
             for (int k = 0; k < j; ++k)
                 s -= c[i * m + k] * c[k * m + j];
             c[j * m + i] = s;
