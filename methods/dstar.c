@@ -67,6 +67,8 @@ static long dstar_work_layout(double *base, int n, int m, dstar_work *w)
     w->mass = take(base, &used, n * n);
     w->mx = take(base, &used, n * r);
     w->g = take(base, &used, r * r);
+    w->g_blocks = take(base, &used, r * r);
+    w->blocks = (metric_blocks *)take(base, &used, doubles_for(sizeof(metric_blocks)));
     w->dm = take(base, &used, (long)n * n * n);
     w->d = take(base, &used, r * r);
     w->fd = take(base, &used, NH_FD_WORK(dim));
@@ -167,6 +169,108 @@ static void pattern_declare(pattern *p, const unsigned char *mask, int n, int r,
     p->head->declared = 1;
 }
 
+/* Make p cover the nonzeros of a: one pass ORing the bits of the unlisted entries (sign bits aside). */
+static int pattern_cover(pattern *p, const double *a, int n, int r, int derivative)
+{
+    uint64_t outside = 0;
+    for (int k = 0; k < p->size; ++k) {
+        uint64_t bits;
+        memcpy(&bits, a + k, sizeof bits);
+        outside |= bits & ~p->listed[k];
+    }
+    if (!(outside << 1))
+        return 0;
+    pattern_grow(p, a, n, r, derivative);
+    return 1;
+}
+
+static int block_root(int *parent, int a)
+{
+    while (parent[a] != a)
+        a = parent[a] = parent[parent[a]];
+    return a;
+}
+
+/* metric_blocks from X's listed pattern: the columns listed in one row of X join one block (all columns
+ * when M varies with q and couples every row). */
+static void find_metric_blocks(const dstar_step *c)
+{
+    const int r = c->r, all = nh_has_variable_mass(c->sys);
+    const pattern *x = &c->w->x_nz;
+    metric_blocks *b = c->w->blocks;
+    int parent[N], label[N], size[N + 1] = {0};
+    for (int a = 0; a < r; ++a)
+        parent[a] = all ? 0 : a;
+    for (int e = 1; e < x->head->count; ++e)
+        if (x->entry[e].i == x->entry[e - 1].i)   /* listed in ascending position: rows are contiguous */
+            parent[block_root(parent, x->entry[e].a)] = block_root(parent, x->entry[e - 1].a);
+    b->count = 0;
+    for (int a = 0; a < r; ++a)
+        label[a] = -1;
+    for (int a = 0; a < r; ++a) {
+        const int root = block_root(parent, a);
+        if (label[root] < 0)
+            label[root] = b->count++;
+        size[label[root] + 1]++;
+    }
+    for (int k = 0; k < b->count; ++k)
+        b->start[k + 1] = b->start[k] + size[k + 1];
+    int filled[N] = {0};
+    for (int a = 0; a < r; ++a) {
+        const int k = label[block_root(parent, a)];
+        b->column[b->start[k] + filled[k]++] = a;
+    }
+}
+
+/* y = g^-1 y by the blocks of g (lower triangle read), each left factored in w->g_blocks; 1 if a block is
+ * not positive definite. A block of one column is the dense solve's arithmetic: y * (1 / d). */
+static int metric_solve(const dstar_step *c, const double *g, double *y)
+{
+    const metric_blocks *b = c->w->blocks;
+    const int r = c->r;
+    double *factor = c->w->g_blocks, part[N];
+    for (int k = 0; k < b->count; ++k) {
+        const int size = b->start[k + 1] - b->start[k], *col = b->column + b->start[k];
+        for (int i = 0; i < size; ++i) {
+            part[i] = y[col[i]];
+            for (int j = 0; j <= i; ++j)
+                factor[i * size + j] = g[col[i] * r + col[j]];
+        }
+        if (size == 1) {
+            if (!(factor[0] > 0.0) || !isfinite(factor[0]))
+                return 1;
+            factor[0] = 1.0 / factor[0];
+            part[0] *= factor[0];
+        } else if (nh_spd_solve(size, factor, part)) {
+            return 1;
+        }
+        for (int i = 0; i < size; ++i)
+            y[col[i]] = part[i];
+        factor += size * size;
+    }
+    return 0;
+}
+
+/* y = g^-1 y with the blocks that metric_solve left factored */
+static void metric_solve_factored(const dstar_step *c, double *y)
+{
+    const metric_blocks *b = c->w->blocks;
+    const double *factor = c->w->g_blocks;
+    double part[N];
+    for (int k = 0; k < b->count; ++k) {
+        const int size = b->start[k + 1] - b->start[k], *col = b->column + b->start[k];
+        for (int i = 0; i < size; ++i)
+            part[i] = y[col[i]];
+        if (size == 1)
+            part[0] *= factor[0];
+        else
+            nh_spd_solve_factored(size, factor, part);
+        for (int i = 0; i < size; ++i)
+            y[col[i]] = part[i];
+        factor += size * size;
+    }
+}
+
 /* The system's declared patterns of X and dX, listed once per workspace, before its first frame (the
  * basis arrays are still zero, as a basis with a declared pattern needs them off the pattern). The masks
  * borrow the shift arrays, which are cleared again after. */
@@ -183,21 +287,9 @@ static void declare_patterns(const dstar_step *c)
     s->type->adapted_basis_pattern(s, x_mask, dx_mask);
     pattern_declare(&w->x_nz, x_mask, s->n, c->r, 0);
     pattern_declare(&w->dx_nz, dx_mask, s->n, c->r, 1);
+    find_metric_blocks(c);
     memset(w->x_shift, 0, x_size * sizeof *w->x_shift);
     memset(w->dx_shift, 0, dx_size * sizeof *w->dx_shift);
-}
-
-/* Make p cover the nonzeros of a: one pass ORing the bits of the unlisted entries (sign bits aside). */
-static void pattern_cover(pattern *p, const double *a, int n, int r, int derivative)
-{
-    uint64_t outside = 0;
-    for (int k = 0; k < p->size; ++k) {
-        uint64_t bits;
-        memcpy(&bits, a + k, sizeof bits);
-        outside |= bits & ~p->listed[k];
-    }
-    if (outside << 1)
-        pattern_grow(p, a, n, r, derivative);
 }
 
 /* mx = M X (n r): a row scaling for a constant diagonal mass (M is built only when it varies with q) */
@@ -247,7 +339,7 @@ void nh_dstar_inverse_metric_column(const dstar_step *c, int a, double *column)
 {
     memset(column, 0, (size_t)c->r * sizeof *column);
     column[a] = 1.0;
-    nh_spd_solve_factored(c->r, c->w->g, column);
+    metric_solve_factored(c, column);
 }
 
 int nh_dstar_frame_at(const dstar_step *c, const double *z, int with_dx, dstar_frame *f)
@@ -259,7 +351,8 @@ int nh_dstar_frame_at(const dstar_step *c, const double *z, int with_dx, dstar_f
         return 1;
     f->z = z;
     if (!c->w->x_nz.head->declared) {
-        pattern_cover(&c->w->x_nz, c->w->x, n, c->r, 0);
+        if (pattern_cover(&c->w->x_nz, c->w->x, n, c->r, 0))
+            find_metric_blocks(c);
         if (with_dx)
             pattern_cover(&c->w->dx_nz, c->w->dx, n, c->r, 1);
     }
@@ -268,7 +361,7 @@ int nh_dstar_frame_at(const dstar_step *c, const double *z, int with_dx, dstar_f
     mass_times_basis(c, f, mx);
     metric(c, f, mx, g);
     memcpy(f->y, z + n, (size_t)c->r * sizeof *f->y);
-    if (nh_spd_solve(c->r, g, f->y))
+    if (metric_solve(c, g, f->y))
         return 1;
     nh_dstar_basis_times(c, f, f->y, f->v);
     if (nh_has_variable_mass(s))

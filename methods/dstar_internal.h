@@ -54,6 +54,17 @@ typedef struct pattern {
     uint64_t *listed;      /* ~0 at listed positions, else 0 (a zeroed workspace is the empty pattern) */
 } pattern;
 
+/* The diagonal blocks of g = X^T M X. With M diagonal, columns a and b of X couple only through a row
+ * with entries in both, so the connected columns form blocks that are factored and solved alone: the
+ * chains of dependent operations shorten (the quartic's r = 6 splits into 1 + 1 + 1 + 3), and the
+ * arithmetic on the nonzeros is that of one dense L D L^T solve, so the results do not depend on the
+ * blocks. Found from X's listed pattern, again whenever it changes. */
+typedef struct metric_blocks {
+    int count;
+    int start[N + 1];   /* block k: columns column[start[k] .. start[k + 1]), ascending */
+    int column[N];
+} metric_blocks;
+
 /* Scratch sized by n and r, carved from one block (the stepper's workspace, allocated once in create).
  * The frame functions (dstar.c) and the Newton matrix (dstar_jacobian.c) use it one after another, never
  * two at once, so one set suffices. */
@@ -61,6 +72,8 @@ typedef struct dstar_work {
     double *x, *dx;             /* adapted basis at a point, n r and its derivative n r n */
     double *xp, *xm;            /* QR-basis differences (gonzalez-r:fd=1), n r each */
     double *mass, *mx, *g;      /* M (n n), M X (n r), g = X^T M X (r r) */
+    double *g_blocks;           /* the factored diagonal blocks of g (at most r r) */
+    metric_blocks *blocks;
     double *dm;                 /* dM (n n n), M(q) systems */
     double *d;                  /* D_ab (r r) */
     double *fd;                 /* nh_fd_jacobian scratch */
