@@ -51,16 +51,28 @@ static void slightly_wrong_hessian(const nh_system *s, const double *q, double *
     h[4] += 1e-3;
 }
 
-Test(systems, check_finds_a_wrong_derivative_and_names_it)
+/* nh_system_check of `system` (seed 7) with its descriptor changed by `patch` */
+static void check_patched(const char *system, const char *over, void (*patch)(nh_system_type *), int points,
+                          nh_check_report *rep)
 {
     nh_system s;
-    nh_check_report rep;
     nh_error err;
-    make_system(&s, "hcvt", "", NULL);
+    make_system(&s, system, over, NULL);
     nh_system_type broken = *s.type;
-    broken.potential_hessian = slightly_wrong_hessian;
+    patch(&broken);
     s.type = &broken;
-    cr_assert(eq(int, nh_system_check(&s, 5, 7, &rep, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(int, nh_system_check(&s, points, 7, rep, &err), NH_OK), "%s", err.msg);
+}
+
+static void break_hessian(nh_system_type *t)
+{
+    t->potential_hessian = slightly_wrong_hessian;
+}
+
+Test(systems, check_finds_a_wrong_derivative_and_names_it)
+{
+    nh_check_report rep;
+    check_patched("hcvt", "", break_hessian, 5, &rep);
     cr_assert(eq(int, rep.failed, 1));
     for (int r = 0; r < rep.n_rows; ++r) {
         int is_hessian = strstr(rep.rows[r].name, "Hessian") != NULL;
@@ -87,16 +99,15 @@ static void wrong_pattern(const nh_system *s, unsigned char *x_mask, unsigned ch
         }
 }
 
+static void break_pattern(nh_system_type *t)
+{
+    t->adapted_basis_pattern = wrong_pattern;
+}
+
 Test(systems, check_finds_a_basis_writing_outside_its_declared_pattern)
 {
-    nh_system s;
     nh_check_report rep;
-    nh_error err;
-    make_system(&s, "quartic", "n=2", NULL);
-    nh_system_type broken = *s.type;
-    broken.adapted_basis_pattern = wrong_pattern;
-    s.type = &broken;
-    cr_assert(eq(int, nh_system_check(&s, 3, 7, &rep, &err), NH_OK), "%s", err.msg);
+    check_patched("quartic", "n=2", break_pattern, 3, &rep);
     int named = 0;
     for (int r = 0; r < rep.n_rows; ++r) {
         if (!strstr(rep.rows[r].name, "declared pattern"))
