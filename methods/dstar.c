@@ -312,7 +312,7 @@ static void mass_times_basis(const dstar_step *c, const dstar_frame *f, double *
             mx[i * r + x[e].a] += mass[i * n + x[e].i] * value[x[e].k];
 }
 
-/* g = X^T (M X), its lower triangle (all that the Cholesky solve reads) */
+/* g = X^T (M X), its lower triangle (all that the L D L^T solve reads) */
 static void metric(const dstar_step *c, const dstar_frame *f, const double *mx, double *g)
 {
     const int r = c->r;

@@ -1,5 +1,5 @@
 /* Small dense linear algebra for n <= NH_MAX_UNKNOWNS: row-major matrices, LU with partial
- * pivoting and SPD (Cholesky) solves. No allocation; callers pass workspace. */
+ * pivoting and SPD (L D L^T) solves. No allocation; callers pass workspace. */
 #ifndef NHENS_LINALG_H
 #define NHENS_LINALG_H
 
