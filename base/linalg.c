@@ -3,6 +3,14 @@
 
 #include <math.h>
 
+/* Full unrolling of the SPD kernels' loops once the size is a constant (GCC; clang unrolls on its own
+ * and warns where a size stays variable). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define UNROLL _Pragma("GCC unroll 16")
+#else
+#define UNROLL
+#endif
+
 static inline __attribute__((always_inline)) int lu_factor_size(const int n, double *a, int *piv)
 {
         for (int k = 0; k < n; ++k) {
@@ -95,21 +103,21 @@ void nh_lu_solve(int n, const double *lu, const int *piv, double *b)
 /* b = (L D L^T)^-1 b: L unit lower triangular below the diagonal, 1/D_jj on it */
 static inline __attribute__((always_inline)) void ldlt_solves(const int m, const double *c, double *b)
 {
-    _Pragma("GCC unroll 16")
+    UNROLL
     for (int i = 1; i < m; ++i) {
         double s = b[i];
-        _Pragma("GCC unroll 16")
+        UNROLL
         for (int k = 0; k < i; ++k)
             s -= c[i * m + k] * b[k];
         b[i] = s;
     }
-    _Pragma("GCC unroll 16")
+    UNROLL
     for (int i = 0; i < m; ++i)
         b[i] *= c[i * m + i];
-    _Pragma("GCC unroll 16")
+    UNROLL
     for (int i = m - 2; i >= 0; --i) {
         double s = b[i];
-        _Pragma("GCC unroll 16")
+        UNROLL
         for (int k = i + 1; k < m; ++k)
             s -= c[k * m + i] * b[k];
         b[i] = s;
@@ -130,20 +138,20 @@ void nh_spd_solve_factored(int m, const double *c, double *b)
  * triangle holds W = D L^T (the unscaled column entries) while the lower one receives L. */
 static inline __attribute__((always_inline)) int spd_solve_size(const int m, double *c, double *b)
 {
-    _Pragma("GCC unroll 16")
+    UNROLL
     for (int j = 0; j < m; ++j) {
         double d = c[j * m + j];
-        _Pragma("GCC unroll 16")
+        UNROLL
         for (int k = 0; k < j; ++k)
             d -= c[j * m + k] * c[k * m + j];
         if (!(d > 0.0) || !isfinite(d))
             return 1;
         const double inv = 1.0 / d;
         c[j * m + j] = inv;
-        _Pragma("GCC unroll 16")
+        UNROLL
         for (int i = j + 1; i < m; ++i) {
             double s = c[i * m + j];
-            _Pragma("GCC unroll 16")
+            UNROLL
             for (int k = 0; k < j; ++k)
                 s -= c[i * m + k] * c[k * m + j];
             c[j * m + i] = s;
