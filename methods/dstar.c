@@ -205,6 +205,7 @@ static void find_metric_blocks(const dstar_step *c)
         if (x->entry[e].i == x->entry[e - 1].i)   /* listed in ascending position: rows are contiguous */
             parent[block_root(parent, x->entry[e].a)] = block_root(parent, x->entry[e - 1].a);
     b->count = 0;
+    b->start[0] = 0;
     for (int a = 0; a < r; ++a)
         label[a] = -1;
     for (int a = 0; a < r; ++a) {
@@ -226,6 +227,8 @@ static void find_metric_blocks(const dstar_step *c)
  * not positive definite. A block of one column is the dense solve's arithmetic: y * (1 / d). */
 static int metric_solve(const dstar_step *c, const double *g, double *y)
 {
+    if (!c->w->blocks->count)   /* no pattern yet (an X with no nonzero): one block per column */
+        find_metric_blocks(c);
     const metric_blocks *b = c->w->blocks;
     const int r = c->r;
     double *factor = c->w->g_blocks, part[N];
