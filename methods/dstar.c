@@ -223,12 +223,30 @@ static void find_metric_blocks(const dstar_step *c)
     }
 }
 
-/* y = g^-1 y by the blocks of g (lower triangle read), each left factored in w->g_blocks; 1 if a block is
- * not positive definite. A block of one column is the dense solve's arithmetic: y * (1 / d). */
+/* part = B^-1 part for one diagonal block B of g held in `factor`: factored first when `fresh` (1 if B is
+ * not positive definite), else as factored before. One column is the dense solve's arithmetic, part / d
+ * as part * (1 / d), so the blocks do not change the bits. */
+static int block_solve(int size, double *factor, int fresh, double *part)
+{
+    if (size > 1) {
+        if (fresh)
+            return nh_spd_solve(size, factor, part);
+        nh_spd_solve_factored(size, factor, part);
+        return 0;
+    }
+    if (fresh) {
+        if (!(factor[0] > 0.0) || !isfinite(factor[0]))
+            return 1;
+        factor[0] = 1.0 / factor[0];
+    }
+    part[0] *= factor[0];
+    return 0;
+}
+
+/* y = g^-1 y by the blocks of g: with g (its lower triangle read) each block is copied to w->g_blocks
+ * and factored there; with g NULL the blocks factored last are used. 1 if a block is not SPD. */
 static int metric_solve(const dstar_step *c, const double *g, double *y)
 {
-    if (!c->w->blocks->count)   /* no pattern yet (an X with no nonzero): one block per column */
-        find_metric_blocks(c);
     const metric_blocks *b = c->w->blocks;
     const int r = c->r;
     double *factor = c->w->g_blocks, part[N];
@@ -236,17 +254,11 @@ static int metric_solve(const dstar_step *c, const double *g, double *y)
         const int size = b->start[k + 1] - b->start[k], *col = b->column + b->start[k];
         for (int i = 0; i < size; ++i) {
             part[i] = y[col[i]];
-            for (int j = 0; j <= i; ++j)
+            for (int j = 0; j <= i && g; ++j)
                 factor[i * size + j] = g[col[i] * r + col[j]];
         }
-        if (size == 1) {
-            if (!(factor[0] > 0.0) || !isfinite(factor[0]))
-                return 1;
-            factor[0] = 1.0 / factor[0];
-            part[0] *= factor[0];
-        } else if (nh_spd_solve(size, factor, part)) {
+        if (block_solve(size, factor, g != NULL, part))
             return 1;
-        }
         for (int i = 0; i < size; ++i)
             y[col[i]] = part[i];
         factor += size * size;
@@ -254,34 +266,17 @@ static int metric_solve(const dstar_step *c, const double *g, double *y)
     return 0;
 }
 
-/* y = g^-1 y with the blocks that metric_solve left factored */
-static void metric_solve_factored(const dstar_step *c, double *y)
-{
-    const metric_blocks *b = c->w->blocks;
-    const double *factor = c->w->g_blocks;
-    double part[N];
-    for (int k = 0; k < b->count; ++k) {
-        const int size = b->start[k + 1] - b->start[k], *col = b->column + b->start[k];
-        for (int i = 0; i < size; ++i)
-            part[i] = y[col[i]];
-        if (size == 1)
-            part[0] *= factor[0];
-        else
-            nh_spd_solve_factored(size, factor, part);
-        for (int i = 0; i < size; ++i)
-            y[col[i]] = part[i];
-        factor += size * size;
-    }
-}
-
-/* The system's declared patterns of X and dX, listed once per workspace, before its first frame (the
- * basis arrays are still zero, as a basis with a declared pattern needs them off the pattern). The masks
- * borrow the shift arrays, which are cleared again after. */
-static void declare_patterns(const dstar_step *c)
+/* Before a workspace's first frame: the system's declared patterns of X and dX, listed once (the basis
+ * arrays are still zero, as a basis with a declared pattern needs them off the pattern; the masks borrow
+ * the shift arrays, cleared again after), and g's blocks (one per column while no pattern is listed, so
+ * an X without nonzeros fails as not positive definite). */
+static void prepare_patterns(const dstar_step *c)
 {
     const nh_system *s = c->sys;
     dstar_work *w = c->w;
     const size_t x_size = (size_t)s->n * (size_t)c->r, dx_size = x_size * (size_t)s->n;
+    if (!w->blocks->count)
+        find_metric_blocks(c);
     if (c->method->basis != BASIS_SYSTEM || !s->type->adapted_basis_pattern || w->x_nz.head->declared)
         return;
     unsigned char *x_mask = (unsigned char *)w->x_shift, *dx_mask = (unsigned char *)w->dx_shift;
@@ -342,7 +337,7 @@ void nh_dstar_inverse_metric_column(const dstar_step *c, int a, double *column)
 {
     memset(column, 0, (size_t)c->r * sizeof *column);
     column[a] = 1.0;
-    metric_solve_factored(c, column);
+    metric_solve(c, NULL, column);
 }
 
 int nh_dstar_frame_at(const dstar_step *c, const double *z, int with_dx, dstar_frame *f)
@@ -681,7 +676,7 @@ static int step_context(const nh_stepper *st, double h, const double *q, const d
     *c = (dstar_step){.sys = s, .method = st->impl, .w = w, .h = h, .r = n - s->m, .dim = 2 * n - s->m};
     if (c->method->basis != BASIS_SYSTEM && nh_qr_kernel_basis(s, q, c->signs, 1, w->x, NULL, w->qr))
         return 1;
-    declare_patterns(c);
+    prepare_patterns(c);
     return dstar_start_point(c, q, v, carried, z1);
 }
 
@@ -835,7 +830,7 @@ static int exact_step(const nh_system *s, dstar_step *c, dstar_work *w, double *
         return 1;
     dstar_work_layout(*block, s->n, s->m, w);
     *c = (dstar_step){.sys = s, .method = &EXACT, .w = w, .h = 1.0, .r = s->n - s->m, .dim = 2 * s->n - s->m};
-    declare_patterns(c);
+    prepare_patterns(c);
     return 0;
 }
 
