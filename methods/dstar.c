@@ -69,6 +69,7 @@ static long dstar_work_layout(double *base, int n, int m, dstar_work *w)
     w->g = take(base, &used, r * r);
     w->g_blocks = take(base, &used, r * r);
     w->blocks = (metric_blocks *)take(base, &used, doubles_for(sizeof(metric_blocks)));
+    w->metric_terms = (metric_term *)take(base, &used, doubles_for((size_t)(n * r * (r + 1) / 2) * sizeof(metric_term)));
     w->dm = take(base, &used, (long)n * n * n);
     w->d = take(base, &used, r * r);
     w->fd = take(base, &used, NH_FD_WORK(dim));
@@ -191,6 +192,39 @@ static int block_root(int *parent, int a)
     return a;
 }
 
+/* The metric terms of X's listed pattern and the blocks' slots (constant diagonal M; none otherwise, when
+ * g is formed densely). Entries of one row are contiguous and ascending in a. */
+static void list_metric_terms(const dstar_step *c)
+{
+    const pattern *x = &c->w->x_nz;
+    metric_blocks *b = c->w->blocks;
+    int offset[N], local[N], width[N];   /* per column: its block's offset in g_blocks, size, and its place */
+    b->factor_size = 0;
+    for (int k = 0; k < b->count; ++k) {
+        const int size = b->start[k + 1] - b->start[k];
+        for (int i = 0; i < size; ++i) {
+            const int a = b->column[b->start[k] + i];
+            offset[a] = b->factor_size;
+            width[a] = size;
+            local[a] = i;
+        }
+        b->factor_size += size * size;
+    }
+    b->term_count = 0;
+    if (nh_has_variable_mass(c->sys))
+        return;
+    int row_start = 0;
+    for (int e = 0; e < x->head->count; ++e) {
+        const pattern_entry *left = x->entry + e;
+        if (x->entry[row_start].i != left->i)
+            row_start = e;
+        for (int f = row_start; f <= e; ++f)
+            c->w->metric_terms[b->term_count++] =
+                (metric_term){left->k, x->entry[f].k, left->i,
+                              offset[left->a] + local[left->a] * width[left->a] + local[x->entry[f].a]};
+    }
+}
+
 /* metric_blocks from X's listed pattern: the columns listed in one row of X join one block (all columns
  * when M varies with q and couples every row). */
 static void find_metric_blocks(const dstar_step *c)
@@ -221,43 +255,28 @@ static void find_metric_blocks(const dstar_step *c)
         const int k = label[block_root(parent, a)];
         b->column[b->start[k] + filled[k]++] = a;
     }
+    list_metric_terms(c);
 }
 
-/* part = B^-1 part for one diagonal block B of g held in `factor`: factored first when `fresh` (1 if B is
- * not positive definite), else as factored before. One column is the dense solve's arithmetic, part / d
- * as part * (1 / d), so the blocks do not change the bits. */
-static int block_solve(int size, double *factor, int fresh, double *part)
-{
-    if (size > 1) {
-        if (fresh)
-            return nh_spd_solve(size, factor, part);
-        nh_spd_solve_factored(size, factor, part);
-        return 0;
-    }
-    if (fresh) {
-        if (!(factor[0] > 0.0) || !isfinite(factor[0]))
-            return 1;
-        factor[0] = 1.0 / factor[0];
-    }
-    part[0] *= factor[0];
-    return 0;
-}
-
-/* y = g^-1 y by the blocks of g: with g (its lower triangle read) each block is copied to w->g_blocks
- * and factored there; with g NULL the blocks factored last are used. 1 if a block is not SPD. */
-static int metric_solve(const dstar_step *c, const double *g, double *y)
+/* y = g^-1 y, factoring the blocks of g held in w->g_blocks (1 if one is not SPD; nh_dstar_inverse_metric
+ * reads the factors). A one-column block is the dense solve's arithmetic, y / d as y * (1 / d), so the
+ * blocks do not change the bits. */
+static int metric_solve(const dstar_step *c, double *y)
 {
     const metric_blocks *b = c->w->blocks;
-    const int r = c->r;
     double *factor = c->w->g_blocks, part[N];
     for (int k = 0; k < b->count; ++k) {
         const int size = b->start[k + 1] - b->start[k], *col = b->column + b->start[k];
-        for (int i = 0; i < size; ++i) {
-            part[i] = y[col[i]];
-            for (int j = 0; j <= i && g; ++j)
-                factor[i * size + j] = g[col[i] * r + col[j]];
+        if (size == 1) {
+            if (!(factor[0] > 0.0) || !isfinite(factor[0]))
+                return 1;
+            factor[0] = 1.0 / factor[0];
+            y[col[0]] *= *factor++;
+            continue;
         }
-        if (block_solve(size, factor, g != NULL, part))
+        for (int i = 0; i < size; ++i)
+            part[i] = y[col[i]];
+        if (nh_spd_solve(size, factor, part))
             return 1;
         for (int i = 0; i < size; ++i)
             y[col[i]] = part[i];
@@ -290,39 +309,36 @@ static void prepare_patterns(const dstar_step *c)
     memset(w->dx_shift, 0, dx_size * sizeof *w->dx_shift);
 }
 
-/* mx = M X (n r): a row scaling for a constant diagonal mass (M is built only when it varies with q) */
-static void mass_times_basis(const dstar_step *c, const dstar_frame *f, double *mx)
+/* The blocks of g = X^T M X into w->g_blocks (their lower triangles, as the L D L^T solve reads them):
+ * from the metric terms for a constant diagonal M; for M(q), g = X^T (M X) formed densely and gathered. */
+static void metric_blocks_at(const dstar_step *c, const dstar_frame *f)
 {
     const nh_system *s = c->sys;
-    const int n = s->n, r = c->r;
-    const pattern_entry *x = c->w->x_nz.entry;
-    const double *value = c->w->x;
-    memset(mx, 0, (size_t)n * r * sizeof *mx);
+    dstar_work *w = c->w;
+    const double *x = w->x;
+    memset(w->g_blocks, 0, (size_t)w->blocks->factor_size * sizeof *w->g_blocks);
     if (!nh_has_variable_mass(s)) {
-        for (int e = 0; e < f->x_count; ++e)
-            mx[x[e].k] = s->mass[x[e].i] * value[x[e].k];
+        const metric_term *t = w->metric_terms;
+        for (int e = 0; e < w->blocks->term_count; ++e)
+            w->g_blocks[t[e].slot] += x[t[e].left] * (s->mass[t[e].row] * x[t[e].right]);
         return;
     }
-    double *mass = c->w->mass;
-    s->type->mass_matrix(s, f->z, mass);
+    const int n = s->n, r = c->r;
+    const pattern_entry *entry = w->x_nz.entry;
+    double *mx = w->mx, *g = w->g;
+    s->type->mass_matrix(s, f->z, w->mass);
+    memset(mx, 0, (size_t)n * r * sizeof *mx);
     for (int e = 0; e < f->x_count; ++e)
         for (int i = 0; i < n; ++i)
-            mx[i * r + x[e].a] += mass[i * n + x[e].i] * value[x[e].k];
-}
-
-/* g = X^T (M X), its lower triangle (all that the L D L^T solve reads) */
-static void metric(const dstar_step *c, const dstar_frame *f, const double *mx, double *g)
-{
-    const int r = c->r;
-    const pattern_entry *x = c->w->x_nz.entry;
-    const double *value = c->w->x;
+            mx[i * r + entry[e].a] += w->mass[i * n + entry[e].i] * x[entry[e].k];
     memset(g, 0, (size_t)r * r * sizeof *g);
-    for (int e = 0; e < f->x_count; ++e) {
-        const double *row = mx + x[e].i * r, xe = value[x[e].k];
-        double *out = g + x[e].a * r;
-        for (int b = 0; b <= x[e].a; ++b)
-            out[b] += xe * row[b];
-    }
+    for (int e = 0; e < f->x_count; ++e)
+        for (int b = 0; b <= entry[e].a; ++b)
+            g[entry[e].a * r + b] += x[entry[e].k] * mx[entry[e].i * r + b];
+    const int *col = w->blocks->column;   /* M(q): one block of all r columns, in order */
+    for (int i = 0; i < r; ++i)
+        for (int j = 0; j <= i; ++j)
+            w->g_blocks[i * r + j] = g[col[i] * r + col[j]];
 }
 
 void nh_dstar_basis_times(const dstar_step *c, const dstar_frame *f, const double *y, double *out)
@@ -333,18 +349,32 @@ void nh_dstar_basis_times(const dstar_step *c, const dstar_frame *f, const doubl
         out[x[e].i] += c->w->x[x[e].k] * y[x[e].a];
 }
 
-void nh_dstar_inverse_metric_column(const dstar_step *c, int a, double *column)
+void nh_dstar_inverse_metric(const dstar_step *c, double *ginv)
 {
-    memset(column, 0, (size_t)c->r * sizeof *column);
-    column[a] = 1.0;
-    metric_solve(c, NULL, column);
+    const metric_blocks *b = c->w->blocks;
+    const int r = c->r;
+    const double *factor = c->w->g_blocks;
+    memset(ginv, 0, (size_t)r * r * sizeof *ginv);
+    for (int k = 0; k < b->count; ++k) {
+        const int size = b->start[k + 1] - b->start[k], *col = b->column + b->start[k];
+        for (int i = 0; i < size; ++i) {
+            double part[N] = {0};
+            part[i] = 1.0;
+            if (size > 1)
+                nh_spd_solve_factored(size, factor, part);
+            else
+                part[0] *= factor[0];
+            for (int j = 0; j < size; ++j)
+                ginv[col[i] * r + col[j]] = part[j];
+        }
+        factor += size * size;
+    }
 }
 
 int nh_dstar_frame_at(const dstar_step *c, const double *z, int with_dx, dstar_frame *f)
 {
     const nh_system *s = c->sys;
     const int n = s->n;
-    double *g = c->w->g, *mx = c->w->mx;
     if (nh_dstar_basis_at(c, z, c->w->x, with_dx ? c->w->dx : NULL))
         return 1;
     f->z = z;
@@ -356,10 +386,9 @@ int nh_dstar_frame_at(const dstar_step *c, const double *z, int with_dx, dstar_f
     }
     f->x_count = c->w->x_nz.head->count;
     f->dx_count = with_dx ? c->w->dx_nz.head->count : 0;
-    mass_times_basis(c, f, mx);
-    metric(c, f, mx, g);
+    metric_blocks_at(c, f);
     memcpy(f->y, z + n, (size_t)c->r * sizeof *f->y);
-    if (metric_solve(c, g, f->y))
+    if (metric_solve(c, f->y))
         return 1;
     nh_dstar_basis_times(c, f, f->y, f->v);
     if (nh_has_variable_mass(s))
@@ -397,8 +426,21 @@ void nh_dstar_frame_gradient(const dstar_step *c, const dstar_frame *f, double *
     memcpy(grad + n, f->y, (size_t)c->r * sizeof *f->y);
 }
 
-/* D_ab = sum_{j,i} p_j dX_a^j/dq_i X_b^i; -C rho = D - D^T. A reduced system (no configuration) takes
- * its brackets from the Lie algebra: -C rho = -p.[X_a, X_b]. */
+/* d = D - D^T = -C rho in place (a - b is exactly -(b - a): the matrix is exactly skew) */
+static void make_skew(int r, double *d)
+{
+    for (int a = 0; a < r; ++a) {
+        for (int b = 0; b < a; ++b) {
+            const double t = d[a * r + b] - d[b * r + a];
+            d[a * r + b] = t;
+            d[b * r + a] = -t;
+        }
+        d[a * r + a] -= d[a * r + a];
+    }
+}
+
+/* -C rho = D - D^T with D_ab = sum_{j,i} p_j dX_a^j/dq_i X_b^i. A reduced system (no configuration)
+ * takes its brackets from the Lie algebra: -C rho = -p.[X_a, X_b]. */
 void nh_dstar_structure_matrix(const dstar_step *c, const dstar_frame *f, double *d)
 {
     const nh_system *s = c->sys;
@@ -415,6 +457,7 @@ void nh_dstar_structure_matrix(const dstar_step *c, const dstar_frame *f, double
                 s->type->lie_bracket(s, xa, xb, br);
                 d[a * r + b] = -0.5 * nh_dot(n, f->p, br);   /* D - D^T doubles it */
             }
+        make_skew(r, d);
         return;
     }
     const pattern_entry *dx = c->w->dx_nz.entry;
@@ -425,27 +468,48 @@ void nh_dstar_structure_matrix(const dstar_step *c, const dstar_frame *f, double
         for (int b = 0; b < r; ++b)
             out[b] += weight * row[b];
     }
+    make_skew(r, d);
 }
 
-/* out = Pi(z) G with D = nh_dstar_structure_matrix of the frame: out_q = X G_rho,
- * out_rho = -X^T G_q + (D - D^T) G_rho */
-void nh_dstar_apply_pi(const dstar_step *c, const dstar_frame *f, const double *d, const double *grad, double *out)
+/* out = Pi(z) G with d = D - D^T from nh_dstar_structure_matrix at the frame: out_q = X G_rho,
+ * out_rho = -X^T G_q + d G_rho */
+static inline __attribute__((always_inline)) void apply_pi(const dstar_step *c, const dstar_frame *f,
+                                                           const double *restrict d, const double *restrict in,
+                                                           const int cols, double *restrict out)
 {
     const nh_system *s = c->sys;
     const int n = s->n, r = c->r, reduced = nh_is_reduced(s);
     const pattern_entry *x = c->w->x_nz.entry;
-    memset(out, 0, (size_t)(n + r) * sizeof *out);
+    const double *restrict in_rho = in + n * cols;
+    double *restrict out_rho = out + n * cols, sum[Z];
+    memset(out, 0, (size_t)(n + r) * cols * sizeof *out);
     for (int e = 0; e < f->x_count && !reduced; ++e) {   /* reduced: Pi = [[0, 0], [0, -C rho]], q stays */
         const double xe = c->w->x[x[e].k];
-        out[x[e].i] += xe * grad[n + x[e].a];
-        out[n + x[e].a] -= xe * grad[x[e].i];
+        for (int j = 0; j < cols; ++j) {
+            out[x[e].i * cols + j] += xe * in_rho[x[e].a * cols + j];
+            out_rho[x[e].a * cols + j] -= xe * in[x[e].i * cols + j];
+        }
     }
     for (int a = 0; a < r; ++a) {
-        double sum = 0.0;
+        for (int j = 0; j < cols; ++j)
+            sum[j] = 0.0;
         for (int b = 0; b < r; ++b)
-            sum += (d[a * r + b] - d[b * r + a]) * grad[n + b];
-        out[n + a] += sum;
+            for (int j = 0; j < cols; ++j)
+                sum[j] += d[a * r + b] * in_rho[b * cols + j];
+        for (int j = 0; j < cols; ++j)
+            out_rho[a * cols + j] += sum[j];
     }
+}
+
+void nh_dstar_apply_pi(const dstar_step *c, const dstar_frame *f, const double *d, const double *grad, double *out)
+{
+    apply_pi(c, f, d, grad, 1, out);
+}
+
+void nh_dstar_apply_pi_columns(const dstar_step *c, const dstar_frame *f, const double *d, const double *in,
+                               int cols, double *out)
+{
+    apply_pi(c, f, d, in, cols, out);
 }
 
 /* out = Pi(z) G (a frame with dX) */
@@ -543,11 +607,11 @@ static int segment_mean_partial(const dstar_step *c, double *point, int i, doubl
 static void itoh_abe_momentum_part(const dstar_step *c, const dstar_frame *at_q1, const double *z1, double *out)
 {
     const int n = c->sys->n, r = c->r;
-    double y[N], column[N];
+    double y[N], *ginv = c->w->ginv;
     memcpy(y, at_q1->y, (size_t)r * sizeof *y);
+    nh_dstar_inverse_metric(c, ginv);
     for (int a = 0; a < r; ++a) {
-        const double delta = z1[n + a] - c->z0[n + a];
-        nh_dstar_inverse_metric_column(c, a, column);
+        const double delta = z1[n + a] - c->z0[n + a], *column = ginv + a * r;
         out[n + a] = y[a] + 0.5 * delta * column[a];
         for (int b = 0; b < r; ++b)
             y[b] += delta * column[b];

@@ -63,7 +63,16 @@ typedef struct metric_blocks {
     int count;
     int start[N + 1];   /* block k: columns column[start[k] .. start[k + 1]), ascending */
     int column[N];
+    int factor_size;    /* doubles of the blocks' factors in w->g_blocks (sum of size^2) */
+    int term_count;     /* metric terms (constant diagonal M): w->metric_terms[0 .. term_count) */
 } metric_blocks;
+
+/* One product X_a^i M_ii X_b^i (b <= a, one row i) of g = X^T M X, added into the lower triangle of its
+ * block's factor at `slot` of w->g_blocks. Listed in the order of X's entries (a's entry, then b's), so
+ * each entry of g sums its rows in ascending order, as the dense product X^T (M X) does: same bits. */
+typedef struct metric_term {
+    int left, right, row, slot;   /* X_a^i = x[left], X_b^i = x[right], i = row */
+} metric_term;
 
 /* Scratch sized by n and r, carved from one block (the stepper's workspace, allocated once in create).
  * The frame functions (dstar.c) and the Newton matrix (dstar_jacobian.c) use it one after another, never
@@ -74,6 +83,7 @@ typedef struct dstar_work {
     double *mass, *mx, *g;      /* M (n n), M X (n r), g = X^T M X (r r) */
     double *g_blocks;           /* the factored diagonal blocks of g (at most r r) */
     metric_blocks *blocks;
+    metric_term *metric_terms;  /* at most n r (r + 1) / 2 */
     double *dm;                 /* dM (n n n), M(q) systems */
     double *d;                  /* D_ab (r r) */
     double *fd;                 /* nh_fd_jacobian scratch */
@@ -115,15 +125,19 @@ int nh_dstar_basis_at(const dstar_step *c, const double *q, double *x, double *d
 int nh_dstar_frame_at(const dstar_step *c, const double *z, int with_dx, dstar_frame *f);
 /* out (n) = X y at the frame (y: r entries), over X's nonzero list */
 void nh_dstar_basis_times(const dstar_step *c, const dstar_frame *f, const double *y, double *out);
-/* column (r) = g^-1 e_a, with the g that the last frame left factored */
-void nh_dstar_inverse_metric_column(const dstar_step *c, int a, double *column);
+/* ginv (r r) = g^-1, with the g that the last frame left factored; row a is g^-1 e_a */
+void nh_dstar_inverse_metric(const dstar_step *c, double *ginv);
 double nh_dstar_frame_energy(const dstar_step *c, const dstar_frame *f);
 /* grad H at a frame with dX */
 void nh_dstar_frame_gradient(const dstar_step *c, const dstar_frame *f, double *grad);
-/* D_ab = sum p_j dX_a^j/dq_i X_b^i (r r) at a frame with dX; -C rho = D - D^T */
+/* d (r r) = -C rho = D - D^T, D_ab = sum p_j dX_a^j/dq_i X_b^i, at a frame with dX (exactly skew) */
 void nh_dstar_structure_matrix(const dstar_step *c, const dstar_frame *f, double *d);
 /* out = Pi(z) G with d from nh_dstar_structure_matrix at the frame of z */
 void nh_dstar_apply_pi(const dstar_step *c, const dstar_frame *f, const double *d, const double *grad, double *out);
+/* out = Pi(z) in for `cols` columns at once (in, out: dim rows of cols, row-major); each column's
+ * arithmetic is nh_dstar_apply_pi's */
+void nh_dstar_apply_pi_columns(const dstar_step *c, const dstar_frame *f, const double *d, const double *in,
+                               int cols, double *out);
 int nh_dstar_hamiltonian_at(const dstar_step *c, const double *z, double *value);
 
 /* Whether the analytic Newton matrix serves the step's system and method (constant diagonal mass, not

@@ -31,24 +31,44 @@ int nh_dstar_has_analytic_jacobian(const dstar_step *c)
            c->method->gradient != DG_ITOH_ABE;
 }
 
-/* u, s, ydot, pdot of the frame (see the top of the file), one row per q_k; and ginv = g^-1 (r factored
- * solves, after which each ydot_k = -g^-1 S_k is a product: no latency-bound triangular solves per k). */
-static void frame_motion(const dstar_step *c, const dstar_frame *f)
+/* The q_k that dX depends on (listed in dX's pattern), ascending: u, s, ydot and pdot vanish in the other
+ * rows, and every term of the matrix that reads such a row is an exact zero, so it is skipped. */
+typedef struct active_rows {
+    int count, k[N];
+} active_rows;
+
+static void find_active_rows(const dstar_step *c, const dstar_frame *f, active_rows *rows)
+{
+    unsigned char listed[N] = {0};
+    for (int e = 0; e < f->dx_count; ++e)
+        listed[c->w->dx_nz.entry[e].i] = 1;
+    rows->count = 0;
+    for (int k = 0; k < c->sys->n; ++k)
+        if (listed[k])
+            rows->k[rows->count++] = k;
+}
+
+/* u, s, ydot, pdot of the frame (see the top of the file), one row per q_k (zero outside the active
+ * rows); and ginv = g^-1 (r factored solves, after which each ydot_k = -g^-1 S_k is a product: no
+ * latency-bound triangular solves per k). */
+static void frame_motion(const dstar_step *c, const dstar_frame *f, const active_rows *rows)
 {
     const nh_system *sys = c->sys;
     const int n = sys->n, r = c->r;
     dstar_work *w = c->w;
     const pattern_entry *dx = w->dx_nz.entry, *x = w->x_nz.entry;
-    for (int a = 0; a < r; ++a)   /* g^-1 is symmetric: its rows are its columns */
-        nh_dstar_inverse_metric_column(c, a, w->ginv + a * r);
+    nh_dstar_inverse_metric(c, w->ginv);
     memset(w->u, 0, (size_t)n * n * sizeof *w->u);
     memset(w->s, 0, (size_t)n * r * sizeof *w->s);
+    memset(w->ydot, 0, (size_t)n * r * sizeof *w->ydot);
+    memset(w->pdot, 0, (size_t)n * n * sizeof *w->pdot);
     for (int e = 0; e < f->dx_count; ++e) {
         const double value = w->dx[dx[e].k];
         w->u[dx[e].i * n + dx[e].j] += value * f->y[dx[e].a];
         w->s[dx[e].i * r + dx[e].a] += value * f->p[dx[e].j];
     }
-    for (int k = 0; k < n; ++k) {
+    for (int row = 0; row < rows->count; ++row) {
+        const int k = rows->k[row];
         const double *uk = w->u + k * n;
         double *sk = w->s + k * r, *yk = w->ydot + k * r, *pk = w->pdot + k * n;
         for (int e = 0; e < f->x_count; ++e)
@@ -116,13 +136,21 @@ static int add_second_derivative_terms(const dstar_step *c, const dstar_frame *f
 }
 
 /* hess (dim dim) = Hess H at the frame (motion computed), from hqq = V_ik - p^T (d2X/dq_i dq_k) y */
-static void assemble_hessian(const dstar_step *c, const double *hqq, double *hess)
+static void assemble_hessian(const dstar_step *c, const double *hqq, const active_rows *rows, double *hess)
 {
     const int n = c->sys->n, r = c->r, dim = c->dim;
     const dstar_work *w = c->w;
     for (int i = 0; i < n; ++i) {
+        const double *yi = w->ydot + i * r;
+        memcpy(hess + i * dim, hqq + i * n, (size_t)n * sizeof *hess);
+        for (int a = 0; a < r; ++a)
+            hess[i * dim + n + a] = hess[(n + a) * dim + i] = yi[a];
+    }
+    for (int row_i = 0; row_i < rows->count; ++row_i) {
+        const int i = rows->k[row_i];
         const double *ui = w->u + i * n, *yi = w->ydot + i * r;
-        for (int k = 0; k < n; ++k) {
+        for (int row_k = 0; row_k < rows->count; ++row_k) {
+            const int k = rows->k[row_k];
             const double *uk = w->u + k * n, *sk = w->s + k * r;
             double value = hqq[i * n + k];
             for (int j = 0; j < n; ++j)
@@ -131,8 +159,6 @@ static void assemble_hessian(const dstar_step *c, const double *hqq, double *hes
                 value -= yi[a] * sk[a];
             hess[i * dim + k] = value;
         }
-        for (int a = 0; a < r; ++a)
-            hess[i * dim + n + a] = hess[(n + a) * dim + i] = yi[a];
     }
     for (int a = 0; a < r; ++a)
         memcpy(hess + (n + a) * dim + n, w->ginv + a * r, (size_t)r * sizeof *hess);
@@ -141,7 +167,7 @@ static void assemble_hessian(const dstar_step *c, const double *hqq, double *hes
 /* jpi += d(Pi(z) G)/dz at the frame (motion computed) except the E_k terms: the q rows and the terms
  * of -dX^T G_q, D(pdot_k), F_k and L_c (see the top of the file). jpi's q rows hold only dX/dq_k G_rho
  * here, which the F_k term reads. */
-static void add_pi_derivative(const dstar_step *c, const dstar_frame *f, const double *g)
+static void add_pi_derivative(const dstar_step *c, const dstar_frame *f, const double *g, const active_rows *rows)
 {
     const int n = c->sys->n, r = c->r, dim = c->dim;
     const dstar_work *w = c->w;
@@ -155,8 +181,8 @@ static void add_pi_derivative(const dstar_step *c, const dstar_frame *f, const d
         rho_rows[dx[e].a * dim + dx[e].i] -= value * g[dx[e].j];
         p_g[dx[e].i] += f->p[dx[e].j] * value * g_rho[dx[e].a];
     }
-    for (int k = 0; k < n; ++k)
-        for (int e = 0; e < f->dx_count; ++e) {
+    for (int row = 0; row < rows->count; ++row)   /* pdot_k and dX/dq_k G_rho vanish in the other rows */
+        for (int e = 0, k = rows->k[row]; e < f->dx_count; ++e) {
             const double value = w->dx[dx[e].k];
             add_skew_term(c, dx[e].a, dx[e].i, w->pdot[k * n + dx[e].j] * value, g_rho, x_g, rho_rows + k, dim);
             rho_rows[dx[e].a * dim + k] += f->p[dx[e].j] * value * jpi[dx[e].i * dim + k];   /* F_k G */
@@ -182,13 +208,15 @@ static int frame_second_order(const dstar_step *c, const dstar_frame *f, int wit
         c->sys->type->potential_hessian(c->sys, f->z, hqq);
     if (g)
         memset(w->jpi, 0, (size_t)c->dim * c->dim * sizeof *w->jpi);
-    frame_motion(c, f);
+    active_rows rows;
+    find_active_rows(c, f, &rows);
+    frame_motion(c, f, &rows);
     if (add_second_derivative_terms(c, f, g, hqq))
         return 1;
     if (hqq)
-        assemble_hessian(c, hqq, w->hess);
+        assemble_hessian(c, hqq, &rows, w->hess);
     if (g)
-        add_pi_derivative(c, f, g);
+        add_pi_derivative(c, f, g, &rows);
     return 0;
 }
 
@@ -197,15 +225,11 @@ static void assemble_jacobian(const dstar_step *c, const dstar_frame *f, double 
 {
     const int dim = c->dim;
     const dstar_work *w = c->w;
-    double column[Z], flow[Z];
     nh_dstar_structure_matrix(c, f, w->d);
-    for (int j = 0; j < dim; ++j) {
-        for (int i = 0; i < dim; ++i)
-            column[i] = w->dgrad[i * dim + j];
-        nh_dstar_apply_pi(c, f, w->d, column, flow);
-        for (int i = 0; i < dim; ++i)
-            jac[i * dim + j] = (i == j ? 1.0 / c->h : 0.0) - 0.5 * w->jpi[i * dim + j] - flow[i];
-    }
+    nh_dstar_apply_pi_columns(c, f, w->d, w->dgrad, dim, jac);
+    for (int i = 0; i < dim; ++i)
+        for (int j = 0; j < dim; ++j)
+            jac[i * dim + j] = (i == j ? 1.0 / c->h : 0.0) - 0.5 * w->jpi[i * dim + j] - jac[i * dim + j];
 }
 
 /* AVF: grad_bar H and its derivative sum_k w_k c_k Hess H(z0 + c_k delta), both by the matrix nodes */
