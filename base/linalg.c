@@ -180,24 +180,10 @@ int nh_spd_solve(int m, double *c, double *b)
     }
 }
 
-double nh_norm_inf(int n, const double *x)
-{
-    double r = 0.0;
-    for (int i = 0; i < n; ++i) {
-        double a = fabs(x[i]);
-        if (a > r || a != a)
-            r = a;
-    }
-    return r;
-}
-
-double nh_dot(int n, const double *x, const double *y)
-{
-    double s = 0.0;
-    for (int i = 0; i < n; ++i)
-        s += x[i] * y[i];
-    return s;
-}
+/* the external definitions of the header's inline functions */
+extern inline double nh_norm_inf(int n, const double *x);
+extern inline double nh_dot(int n, const double *x, const double *y);
+extern inline int nh_all_finite(int n, const double *x);
 
 void nh_matvec(int rows, int cols, const double *a, const double *x, double *y)
 {
@@ -212,12 +198,4 @@ void nh_matvec_t(int rows, int cols, const double *a, const double *x, double *y
     for (int i = 0; i < rows; ++i)
         for (int j = 0; j < cols; ++j)
             y[j] += a[(size_t)i * cols + j] * x[i];
-}
-
-int nh_all_finite(int n, const double *x)
-{
-    for (int i = 0; i < n; ++i)
-        if (!isfinite(x[i]))
-            return 0;
-    return 1;
 }

@@ -111,8 +111,9 @@ static void apply_reflector(qr_work *w, int k)
 static void basis_vector(const qr_work *w, int c, double *y, double dy[N][N])
 {
     const int n = w->n;
-    memset(y, 0, N * sizeof *y);
-    memset(dy, 0, sizeof(double) * N * N);
+    memset(y, 0, (size_t)n * sizeof *y);
+    for (int j = 0; j < n; ++j)   /* the n x n block read below, not the NH_MAX_DIM^2 array */
+        memset(dy[j], 0, (size_t)n * sizeof *dy[j]);
     y[c] = 1.0;
     for (int k = w->m - 1; k >= 0; --k) {
         const double *v = w->v[k];

@@ -3,6 +3,7 @@
 #ifndef NHENS_LINALG_H
 #define NHENS_LINALG_H
 
+#include <math.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -21,13 +22,38 @@ int nh_spd_solve(int m, double *c, double *b);
 /* Solve c x = b again with the c that a successful nh_spd_solve left factored. */
 void nh_spd_solve_factored(int m, const double *c, double *b);
 
-double nh_norm_inf(int n, const double *x);
-double nh_dot(int n, const double *x, const double *y);
+/* nh_norm_inf, nh_dot and nh_all_finite are inline here (the hot loops of every step call them on a few
+ * entries) and exported from the library as well. */
+inline double nh_norm_inf(int n, const double *x)   /* a NaN entry gives NaN */
+{
+    double r = 0.0;
+    for (int i = 0; i < n; ++i) {
+        double a = fabs(x[i]);
+        if (a > r || a != a)
+            r = a;
+    }
+    return r;
+}
+
+inline double nh_dot(int n, const double *x, const double *y)
+{
+    double s = 0.0;
+    for (int i = 0; i < n; ++i)
+        s += x[i] * y[i];
+    return s;
+}
+
 /* y = a x (a is rows x cols, row-major) */
 void nh_matvec(int rows, int cols, const double *a, const double *x, double *y);
 /* y = a^T x (a is rows x cols, row-major; y has cols entries) */
 void nh_matvec_t(int rows, int cols, const double *a, const double *x, double *y);
-int nh_all_finite(int n, const double *x);
+inline int nh_all_finite(int n, const double *x)
+{
+    for (int i = 0; i < n; ++i)
+        if (!isfinite(x[i]))
+            return 0;
+    return 1;
+}
 
 #ifdef __cplusplus
 }
