@@ -107,15 +107,20 @@ static void apply_reflector(qr_work *w, int k)
     memcpy(w->b, nb, sizeof nb);
 }
 
-/* y = H_0 ... H_{m-1} e_c with derivatives dy[j][i]. */
+/* y = H_0 ... H_{m-1} e_c with derivatives dy[j][i]. The first reflector applied, H_{m-1}, meets the
+ * unit vector e_c and dy = 0: v.y = v_c and dv_j.y = dv_j[c] are read, not summed. */
 static void basis_vector(const qr_work *w, int c, double *y, double dy[N][N])
 {
-    const int n = w->n;
-    memset(y, 0, (size_t)n * sizeof *y);
-    for (int j = 0; j < n; ++j)   /* the n x n block read below, not the NH_MAX_DIM^2 array */
-        memset(dy[j], 0, (size_t)n * sizeof *dy[j]);
-    y[c] = 1.0;
-    for (int k = w->m - 1; k >= 0; --k) {
+    const int n = w->n, last = w->m - 1;
+    const double *v_last = w->v[last];
+    for (int j = 0; j < n; ++j) {
+        const double *dv = w->dv[last][j];
+        for (int i = 0; i < n; ++i)
+            dy[j][i] = -2.0 * (dv[i] * v_last[c] + v_last[i] * dv[c]);
+    }
+    for (int i = 0; i < n; ++i)
+        y[i] = (i == c ? 1.0 : 0.0) - 2.0 * v_last[i] * v_last[c];
+    for (int k = last - 1; k >= 0; --k) {
         const double *v = w->v[k];
         double vy = nh_dot(n, v, y);
         for (int j = 0; j < n; ++j) {
