@@ -5,7 +5,10 @@
  *   q1 = q0 + h v0 + h^2/2 [(1-2 beta) Gamma(q0, lam) + 2 beta Gamma(q1, lam')]
  *   q0 = q1 - h v1 + h^2/2 [2 beta' Gamma(q0, lam) + (1-2 beta') Gamma(q1, lam')]
  *   0 = Phi_alpha(q0, q1),   0 = A(q1) v1
- * Unknowns (q1, v1, lam, lam'), fresh every step. Order 2 and reversible iff beta = beta' and
+ * The second equation gives v1 explicitly, v1 = (q1 - q0)/h + h/2 [2 beta' Gamma(q0, lam) +
+ * (1-2 beta') Gamma(q1, lam')], so the solver sees only (q1, lam, lam') (n + 2m unknowns, not 2n + 2m):
+ * Newton on this system is Newton on the full one with v1 eliminated (it enters linearly, with -I).
+ * Fresh every step. Order 2 and reversible iff beta = beta' and
  * alpha = 1/2, else order 1. beta + beta' = 1/2 is refused (Remark 3.3: the lam and lam' columns of
  * the Jacobian become parallel). F^{0,0,0} is explicit (Prop. 3.9, docs/METHODS.md form with two
  * projections) and never calls the solver. */
@@ -29,7 +32,7 @@ typedef struct newmark_step {
     const double *q0, *v0;
     double gamma0_force[NH_MAX_DIM];            /* -M^-1 grad V(q0) */
     double a0[NH_MAX_CON * NH_MAX_DIM];         /* A(q0) */
-    double *work;                               /* 2 n^2 doubles of the stepper's workspace (Jacobian) */
+    double *work;                               /* the stepper's workspace: Hessian, A^T lam (n n each), dv1/dx (n (n + 2m)) */
 } newmark_step;
 
 /* Gamma(q, lam) into g; also returns A(q) in a. */
@@ -51,21 +54,29 @@ static void gamma_at_q0(const newmark_step *c, const double *lam, double *g)
         g[i] = c->gamma0_force[i] + c->sys->inv_mass[i] * force[i];
 }
 
-/* Rows 1-2 are divided by h so that all rows are velocities. */
+/* v1 of the backward equation from Gamma(q0, lam) and Gamma(q1, lam') */
+static void newmark_velocity(const newmark_step *c, const double *q1, const double *g0, const double *g1, double *v1)
+{
+    for (int i = 0; i < c->sys->n; ++i)
+        v1[i] = (q1[i] - c->q0[i]) / c->h + 0.5 * c->h * (2 * c->beta2 * g0[i] + (1 - 2 * c->beta2) * g1[i]);
+}
+
+/* Unknowns x = (q1, lam, lam'); rows: the position equation divided by h (a velocity), Phi_alpha, and
+ * A(q1) v1 with v1 from newmark_velocity. */
 static int newmark_residual(const double *x, double *r, void *ctx)
 {
     const newmark_step *c = ctx;
     const nh_system *s = c->sys;
     const int n = nh_dim(s), m = s->m;
-    const double *q1 = x, *v1 = x + n, *lam = x + 2 * n, *lam2 = x + 2 * n + m, h = c->h;
+    const double *q1 = x, *lam = x + n, *lam2 = x + n + m, h = c->h;
     double g0[NH_MAX_DIM], g1[NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM], aa[NH_MAX_CON * NH_MAX_DIM], dq[NH_MAX_DIM];
-    double qa[NH_MAX_DIM];
+    double qa[NH_MAX_DIM], v1[NH_MAX_DIM];
     gamma_at_q0(c, lam, g0);
     newmark_gamma(s, q1, lam2, a1, g1);
+    newmark_velocity(c, q1, g0, g1, v1);
     for (int i = 0; i < n; ++i) {
         dq[i] = (q1[i] - c->q0[i]) / h;
         r[i] = dq[i] - c->v0[i] - 0.5 * h * ((1 - 2 * c->beta) * g0[i] + 2 * c->beta * g1[i]);
-        r[n + i] = dq[i] - v1[i] + 0.5 * h * (2 * c->beta2 * g0[i] + (1 - 2 * c->beta2) * g1[i]);
         qa[i] = (1 - c->alpha) * c->q0[i] + c->alpha * q1[i];
     }
     if (c->averaged) {
@@ -74,46 +85,57 @@ static int newmark_residual(const double *x, double *r, void *ctx)
     } else {
         s->type->constraint(s, qa, aa);
     }
-    nh_matvec(m, n, aa, dq, r + 2 * n);
-    nh_matvec(m, n, a1, v1, r + 2 * n + m);
+    nh_matvec(m, n, aa, dq, r + n);
+    nh_matvec(m, n, a1, v1, r + n + m);
     return 0;
+}
+
+/* The rows of the position equation and dv1/dx (n x dim, in `dv`): both are affine in Gamma(q0, lam)
+ * and Gamma(q1, lam'), whose derivatives are g1q = dGamma(q1, lam')/dq1 and the columns M^-1 A^T. */
+static void newmark_gamma_rows(const newmark_step *c, const double *g1q, const double *a1, double *jac, double *dv)
+{
+    const nh_system *s = c->sys;
+    const int n = nh_dim(s), m = s->m, dim = n + 2 * m;
+    const double h = c->h;
+    for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n; ++j) {
+            jac[i * dim + j] = -0.5 * h * 2 * c->beta * g1q[i * n + j];
+            dv[i * dim + j] = 0.5 * h * (1 - 2 * c->beta2) * g1q[i * n + j];
+        }
+        jac[i * dim + i] += 1.0 / h;
+        dv[i * dim + i] += 1.0 / h;
+        for (int k = 0; k < m; ++k) {
+            const double b0 = s->inv_mass[i] * c->a0[k * n + i], b1 = s->inv_mass[i] * a1[k * n + i];
+            jac[i * dim + n + k] = -0.5 * h * (1 - 2 * c->beta) * b0;
+            jac[i * dim + n + m + k] = -0.5 * h * 2 * c->beta * b1;
+            dv[i * dim + n + k] = 0.5 * h * 2 * c->beta2 * b0;
+            dv[i * dim + n + m + k] = 0.5 * h * (1 - 2 * c->beta2) * b1;
+        }
+    }
 }
 
 static int newmark_jacobian(const double *x, double *jac, void *ctx)
 {
     const newmark_step *c = ctx;
     const nh_system *s = c->sys;
-    const int n = nh_dim(s), m = s->m, dim = 2 * n + 2 * m;
-    const double *q1 = x, *v1 = x + n, *lam2 = x + 2 * n + m, h = c->h, al = c->alpha;
-    double *hess = c->work, *atl = c->work + n * n, a1[NH_MAX_CON * NH_MAX_DIM];
+    const int n = nh_dim(s), m = s->m, dim = n + 2 * m;
+    const double *q1 = x, *lam = x + n, *lam2 = x + n + m, h = c->h, al = c->alpha;
+    double *hess = c->work, *atl = c->work + n * n, *dv = c->work + 2 * n * n, a1[NH_MAX_CON * NH_MAX_DIM];
     double dq[NH_MAX_DIM], qa[NH_MAX_DIM], aa[NH_MAX_CON * NH_MAX_DIM], daa[NH_MAX_CON * NH_MAX_DIM];
-    double dav[NH_MAX_CON * NH_MAX_DIM];
-    memset(jac, 0, (size_t)dim * dim * sizeof *jac);
+    double dav[NH_MAX_CON * NH_MAX_DIM], g0[NH_MAX_DIM], g1[NH_MAX_DIM], v1[NH_MAX_DIM];
     s->type->potential_hessian(s, q1, hess);
     s->type->constraint_jacobian_multiplier(s, q1, lam2, atl);
-    s->type->constraint(s, q1, a1);
+    gamma_at_q0(c, lam, g0);
+    newmark_gamma(s, q1, lam2, a1, g1);
+    newmark_velocity(c, q1, g0, g1, v1);
     for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n; ++j)   /* dGamma(q1, lam')/dq1, in place of the Hessian */
+            hess[i * n + j] = s->inv_mass[i] * (atl[i * n + j] - hess[i * n + j]);
         dq[i] = q1[i] - c->q0[i];
         qa[i] = (1 - al) * c->q0[i] + al * q1[i];
     }
-    for (int i = 0; i < n; ++i) {
-        for (int j = 0; j < n; ++j) {
-            double g1q = s->inv_mass[i] * (atl[i * n + j] - hess[i * n + j]); /* dGamma(q1, lam')/dq1 */
-            jac[i * dim + j] = -0.5 * h * 2 * c->beta * g1q;
-            jac[(n + i) * dim + j] = 0.5 * h * (1 - 2 * c->beta2) * g1q;
-        }
-        jac[i * dim + i] += 1.0 / h;
-        jac[(n + i) * dim + i] += 1.0 / h;
-        jac[(n + i) * dim + n + i] = -1.0;
-        for (int k = 0; k < m; ++k) {
-            double b0 = s->inv_mass[i] * c->a0[k * n + i], b1 = s->inv_mass[i] * a1[k * n + i];
-            jac[i * dim + 2 * n + k] = -0.5 * h * (1 - 2 * c->beta) * b0;
-            jac[i * dim + 2 * n + m + k] = -0.5 * h * 2 * c->beta * b1;
-            jac[(n + i) * dim + 2 * n + k] = 0.5 * h * 2 * c->beta2 * b0;
-            jac[(n + i) * dim + 2 * n + m + k] = 0.5 * h * (1 - 2 * c->beta2) * b1;
-        }
-    }
-    /* constraint rows: d/dq1 of A_*(q1 - q0)/h */
+    newmark_gamma_rows(c, hess, a1, jac, dv);
+    /* Phi rows: d/dq1 of A_*(q1 - q0)/h */
     if (c->averaged) {
         for (int k = 0; k < m * n; ++k)
             aa[k] = (1 - al) * c->a0[k] + al * a1[k];
@@ -122,12 +144,15 @@ static int newmark_jacobian(const double *x, double *jac, void *ctx)
         s->type->constraint(s, qa, aa);
         s->type->constraint_jacobian_velocity(s, qa, dq, daa);
     }
+    /* A(q1) v1 rows: d(A v)/dq1 at fixed v, plus A(q1) dv1/dx */
     s->type->constraint_jacobian_velocity(s, q1, v1, dav);
     for (int k = 0; k < m; ++k)
-        for (int j = 0; j < n; ++j) {
-            jac[(2 * n + k) * dim + j] = (aa[k * n + j] + al * daa[k * n + j]) / h;
-            jac[(2 * n + m + k) * dim + j] = dav[k * n + j];
-            jac[(2 * n + m + k) * dim + n + j] = a1[k * n + j];
+        for (int j = 0; j < dim; ++j) {
+            jac[(n + k) * dim + j] = j < n ? (aa[k * n + j] + al * daa[k * n + j]) / h : 0.0;
+            double sum = j < n ? dav[k * n + j] : 0.0;
+            for (int i = 0; i < n; ++i)
+                sum += a1[k * n + i] * dv[i * dim + j];
+            jac[(n + m + k) * dim + j] = sum;
         }
     return 0;
 }
@@ -181,20 +206,24 @@ static int newmark_step_fn(nh_stepper *st, double h, double *q, double *v, doubl
     for (int i = 0; i < n; ++i)
         c.gamma0_force[i] = -s->inv_mass[i] * grad[i];
     /* warm start: explicit Euler with the exact multiplier for lam and lam' */
-    int rc = nh_method_predict(s, h, q0, v, x + n, x + 2 * n);
+    double v_euler[NH_MAX_DIM];
+    int rc = nh_method_predict(s, h, q0, v, v_euler, x + n);
     if (rc)
         return rc;
-    memcpy(x + 2 * n + m, x + 2 * n, (size_t)m * sizeof *x);
-    gamma_at_q0(&c, x + 2 * n, g0);
+    memcpy(x + n + m, x + n, (size_t)m * sizeof *x);
+    gamma_at_q0(&c, x + n, g0);
     for (int i = 0; i < n; ++i)
         x[i] = q0[i] + h * v[i] + 0.5 * h * h * g0[i];
     double scale = fmax(nh_norm_inf(n, q0) / h, fmax(nh_norm_inf(n, v), h * nh_norm_inf(n, grad)));
-    nh_nonlinear_problem pb = {2 * n + 2 * m, newmark_residual, newmark_jacobian, &c, scale > 0 ? scale : 1.0, NH_JACOBIAN_EACH_ITERATION, 0};
+    nh_nonlinear_problem pb = {n + 2 * m, newmark_residual, newmark_jacobian, &c, scale > 0 ? scale : 1.0, NH_JACOBIAN_EACH_ITERATION, 0};
     rc = nh_solver_solve(st->solver, &pb, x);
     if (rc)
         return rc;
+    double a1[NH_MAX_CON * NH_MAX_DIM], g1[NH_MAX_DIM];
+    gamma_at_q0(&c, x + n, g0);
+    newmark_gamma(s, x, x + n + m, a1, g1);
+    newmark_velocity(&c, x, g0, g1, v);
     memcpy(q, x, (size_t)n * sizeof *q);
-    memcpy(v, x + n, (size_t)n * sizeof *v);
     return NH_OK;
 }
 
@@ -228,12 +257,12 @@ static int newmark_accepts(const nh_method_spec *self, const nh_system *sys, nh_
 
 static int newmark_solver_dim(const nh_method_spec *self, const nh_system *sys)
 {
-    return is_explicit(self->params.value) ? 0 : 2 * sys->n + 2 * sys->m;
+    return is_explicit(self->params.value) ? 0 : sys->n + 2 * sys->m;
 }
 
 static long newmark_workspace_size(const nh_method_spec *self, const nh_system *sys)
 {
-    return newmark_solver_dim(self, sys) ? 2L * sys->n * sys->n : 0;
+    return newmark_solver_dim(self, sys) ? 2L * sys->n * sys->n + (long)sys->n * newmark_solver_dim(self, sys) : 0;
 }
 
 const nh_method_type nh_method_newmark = {
