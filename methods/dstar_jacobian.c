@@ -49,8 +49,8 @@ static void find_active_rows(const dstar_step *c, const dstar_frame *f, active_r
 }
 
 /* u, s, ydot, pdot of the frame (see the top of the file), one row per q_k (zero outside the active
- * rows); and ginv = g^-1 (r factored solves, after which each ydot_k = -g^-1 S_k is a product: no
- * latency-bound triangular solves per k). */
+ * rows); and ginv = g^-1 from g's factored blocks, after which each ydot_k = -g^-1 S_k is a product: no
+ * latency-bound triangular solves per k. */
 static void frame_motion(const dstar_step *c, const dstar_frame *f, const active_rows *rows)
 {
     const nh_system *sys = c->sys;
