@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "scratch.h"
+
 enum { CHILD_MAX_ARGS = 64, CHILD_TIMEOUT_SECONDS = 120 };
 
 typedef struct child_options {
@@ -110,29 +112,6 @@ static inline void find_temporary(const char *dir, char *found, size_t len)
             find_temporary(path, found, len);
     }
     closedir(d);
-}
-
-/* rm -rf of a scratch folder we made (no shell). */
-static inline void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        remove(dir);
-        return;
-    }
-    for (struct dirent *e; (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char path[4608];
-        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path)
-            continue;
-        if (e->d_type == DT_DIR)
-            remove_tree(path);
-        else
-            unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
 }
 
 #endif

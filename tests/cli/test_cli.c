@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "scratch.h"
 #include "nhens/method.h"
 #include "nhens/plugin.h"
 
@@ -82,14 +83,17 @@ Test(cli, good_run_writes_both_files)
               "header: %s", header);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     cr_assert(stat(path, &st) == 0 && st.st_size > 0);
+    remove_tree(dir);
 }
 
 Test(cli, shell_preset_runs_the_papers_ensemble)
 {
-    char args[512];
+    char args[512], dir[128];
+    snprintf(dir, sizeof dir, "/tmp/nhens-cli-shell-%d", (int)getpid());
     snprintf(args, sizeof args, "run --system quartic --preset seed000-fig2 --method dla01 --h 0.1 --T 2"
-             " --ensemble 8 --out /tmp/nhens-cli-shell-%d", (int)getpid());
+             " --ensemble 8 --out %s", dir);
     cr_assert(eq(int, nhens(args), 0), "stderr: %s", err_text);
+    remove_tree(dir);
 }
 
 Test(cli, unwritable_output_leaves_no_files)
@@ -103,6 +107,7 @@ Test(cli, unwritable_output_leaves_no_files)
     snprintf(args, sizeof args, "run --system cvt --method lf --h 0.1 --T 1 --energy 2 --out %s/sub", path);
     cr_assert(eq(int, nhens(args), 1));
     cr_assert(strstr(err_text, "cannot create directory") != NULL, "stderr: %s", err_text);
+    remove(path);
 }
 
 Test(cli, order_study_prints_errors_and_orders)
@@ -151,6 +156,8 @@ Test(cli, report_refuses_a_bad_experiment_file_with_its_line)
     snprintf(args, sizeof args, "report %s --scale 2", path);
     cr_assert(eq(int, nhens(args), 2));
     cr_assert(strstr(err_text, "--scale '2' must be a finite number in [1e-06, 1]") != NULL, "%s", err_text);
+    remove(path);
+    remove_tree("/tmp/nhens-cli-exp-out");
 }
 
 Test(cli, smooth_writes_a_running_mean)
@@ -176,6 +183,8 @@ Test(cli, smooth_writes_a_running_mean)
     }
     fclose(f);
     cr_assert(eq(int, rows, 51));
+    snprintf(path, sizeof path, "/tmp/nhens-cli-smooth-%d", (int)getpid());
+    remove_tree(path);
     refused("run --system cvt --preset rotating --method lf --h 0.1 --T 5 --smooth -1", "--smooth '-1' must be a finite number in [0, 1e+12]");
 }
 
@@ -234,6 +243,7 @@ Test(cli, plugin_system_passes_check_runs_at_order_and_keeps_its_invariants)
     cr_assert(strstr(out, "failed trajectories: 0") != NULL, "%s", out);
     /* the plugin's system is refused without the plugin, by name */
     refused("check --system contact-eps", "unknown system 'contact-eps'");
+    remove_tree("/tmp/nhens-cli-contact");
 }
 
 Test(cli, observers_are_selected_by_name)
@@ -249,6 +259,7 @@ Test(cli, observers_are_selected_by_name)
     cr_assert(eq(str, header, "t,n_live,dH_mean,dH_var,dH_absmax,constraint_max,constraint_rms,dH_var_scaled\n"));
     refused("run --system cvt --preset rotating --method lf --h 0.1 --T 1 --observe constraint,nope",
             "unknown observer 'nope'; known observers: all, dH, rel_energy, constraint");
+    remove_tree("/tmp/nhens-cli-observe");
 }
 
 /* Entries of `dir` other than . and .. */
@@ -279,8 +290,8 @@ Test(cli, hostile_experiment_files_execute_nothing_and_write_nothing_outside_out
             continue;
         char scratch[128], args[1024], expect[512];
         snprintf(scratch, sizeof scratch, "/tmp/nhens-hostile-%d", (int)getpid());
-        snprintf(args, sizeof args, "rm -rf %s && mkdir -p %s", scratch, scratch);
-        cr_assert(eq(int, system(args), 0));
+        remove_tree(scratch);
+        cr_assert(eq(int, mkdir(scratch, 0755), 0), "%s", scratch);
         remove(marker);
         snprintf(args, sizeof args, "report %s/%s --out %s/out --scale 1", NHENS_HOSTILE_DIR, e->d_name, scratch);
         int code = nhens(args);
@@ -297,6 +308,7 @@ Test(cli, hostile_experiment_files_execute_nothing_and_write_nothing_outside_out
         }
         cr_assert(access(marker, F_OK) != 0, "%s executed its payload", e->d_name);
         cr_assert(entries(scratch) <= 1, "%s wrote outside --out", e->d_name);
+        remove_tree(scratch);
     }
     closedir(d);
     cr_assert(refused_files >= 19 && accepted_files >= 2, "%d refused, %d accepted", refused_files, accepted_files);
@@ -334,6 +346,7 @@ Test(cli, progress_goes_to_a_log_unless_quiet)
     cr_assert(eq(int, nhens("run --system cvt --energy 2 --ensemble 16 --method lf --h 0.1 --T 1 --quiet "
                             "--out /tmp/nhens-cli-progress"), 0));
     cr_assert(strstr(err_text, "trajectories") == NULL, "--quiet: %s", err_text);
+    remove_tree("/tmp/nhens-cli-progress");
 }
 
 /* column `name` of a CSV file's last row */
@@ -380,6 +393,9 @@ Test(cli, sample_paths_are_the_trajectories_themselves)
               "paths.csv differs between 1 and 3 threads");
     refused("run --system quartic --energy 1 --method dla --h 0.05 --T 5 --ensemble 2 --paths 3 --out /tmp/x",
             "sample paths=3 must be in [0, 64] and at most the ensemble size 2");
+    remove_tree("/tmp/nhens-cli-paths16");
+    remove_tree("/tmp/nhens-cli-paths16b");
+    remove_tree("/tmp/nhens-cli-paths1");
 }
 
 Test(cli, kinsol_and_newton_agree_on_a_long_dd_run)
@@ -400,4 +416,6 @@ Test(cli, kinsol_and_newton_agree_on_a_long_dd_run)
         const double n = last_row_value("/tmp/nhens-cli-dd-newton/timeseries.csv", cols[c]);
         cr_assert(fabs(k - n) < 1e-10, "%s: kinsol %.17g, newton %.17g", cols[c], k, n);
     }
+    remove_tree("/tmp/nhens-cli-dd-kinsol");
+    remove_tree("/tmp/nhens-cli-dd-newton");
 }

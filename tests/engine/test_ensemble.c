@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "scratch.h"
 #include "nhens/ensemble.h"
 #include "nhens/output.h"
 #include "nhens/partial.h"
@@ -94,6 +95,7 @@ static void check_thread_independence(const char *method, const char *solver)
         free(series[t]);
         free(quantiles[t]);
         cJSON_Delete(summaries[t]);
+        remove_tree(dirs[t]);
     }
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "nhens/files.h"
+#include "scratch.h"
 
 static void put(const char *dir, const char *name, const char *text)
 {
@@ -48,9 +49,7 @@ static int entries(const char *dir)
 static void fresh(char *dir, size_t len, const char *name)
 {
     snprintf(dir, len, "/tmp/nhens-files-%s-%d", name, (int)getpid());
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert(system(cmd) == 0);
+    remove_tree(dir);
     nh_error err;
     cr_assert(eq(int, nh_make_directory(dir, &err), NH_OK), "%s", err.msg);
 }
@@ -78,6 +77,7 @@ Test(files, a_failed_write_keeps_the_old_file_and_leaves_no_temporary)
     cr_assert(strstr(err.msg, "could not write") && strstr(err.msg, "a.csv"), "%s", err.msg);
     cr_assert(has(dir, "a.csv", "old"));
     cr_assert(eq(int, entries(dir), 1), "the temporary is removed");
+    remove_tree(dir);
 }
 
 Test(files, a_commit_replaces_the_set_and_drops_its_stale_members)
@@ -99,6 +99,7 @@ Test(files, a_commit_replaces_the_set_and_drops_its_stale_members)
     cr_assert(has(dir, "smoothed.csv", NULL) == 0, "the old run's smoothed.csv does not stay beside the new run");
     cr_assert(has(dir, "notes.txt", "the user's"), "files outside the set are never touched");
     cr_assert(eq(int, entries(dir), 3));
+    remove_tree(dir);
 }
 
 Test(files, a_commit_killed_after_its_manifest_is_completed_by_the_next_look)
@@ -117,6 +118,7 @@ Test(files, a_commit_killed_after_its_manifest_is_completed_by_the_next_look)
     cr_assert(eq(int, nh_output_recover(dir, &err), NH_OK), "%s", err.msg);
     cr_assert(has(dir, "timeseries.csv", "new t") && has(dir, "summary.json", "new s"), "one run's set, not a mix");
     cr_assert(eq(int, entries(dir), 2), "the staging folder is gone");
+    remove_tree(dir);
 }
 
 Test(files, a_set_killed_before_its_manifest_leaves_the_folder_as_it_was)
@@ -132,6 +134,7 @@ Test(files, a_set_killed_before_its_manifest_leaves_the_folder_as_it_was)
     cr_assert(eq(int, nh_output_recover(dir, &err), NH_OK));
     cr_assert(has(dir, "timeseries.csv", "old t"));
     cr_assert(eq(int, entries(dir), 1));
+    remove_tree(dir);
 }
 
 Test(files, reading_refuses_what_is_not_a_regular_file_of_bounded_size)
