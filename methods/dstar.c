@@ -12,7 +12,7 @@
  * derivatives by Householder QR with derivatives (Algorithm 1, signs fixed within a step), or with
  * fd=1 the derivatives by central differences of half-width h/2 (our reading of Remark 3.5, whose
  * formula is cut from the seed: O(h^2)-consistent, order 2 kept); it therefore serves every system.
- * The Newton matrix is analytic for avf, gonzalez and gonzalez-r on constant-mass systems
+ * The Newton matrix is analytic for avf, gonzalez, itoh-abe and gonzalez-r on constant-mass systems
  * (dstar_jacobian.c, built at each step's guess) and otherwise a forward-difference Jacobian of the
  * residual kept across steps; the converged residual is at round-off either way. */
 #include "common.h"
@@ -85,6 +85,8 @@ static long dstar_work_layout(double *base, int n, int m, dstar_work *w)
     w->hess = take(base, &used, dim * dim);
     w->dgrad = take(base, &used, dim * dim);
     w->jpi = take(base, &used, dim * dim);
+    w->grads = take(base, &used, n * dim);
+    w->dmetric = take(base, &used, r * r);
     double *x_nz = take(base, &used, pattern_doubles(n * r)), *dx_nz = take(base, &used, pattern_doubles(n * r * n));
     if (base) {
         pattern_layout(x_nz, (int)(n * r), &w->x_nz);
@@ -618,26 +620,52 @@ static void itoh_abe_momentum_part(const dstar_step *c, const dstar_frame *at_q1
     }
 }
 
-static int itoh_abe_gradient(const dstar_step *c, const double *z1, double *out)
+/* moves[i] = 0 when X (and with a constant M, g, y, v and p) cannot depend on q_i: no entry of the
+ * system's declared dX pattern differentiates along q_i. Else (a scanned pattern, M(q), a reduced
+ * system) 1. */
+static void basis_moving_coordinates(const dstar_step *c, unsigned char *moves)
+{
+    const nh_system *s = c->sys;
+    const pattern *dx = &c->w->dx_nz;
+    const int declared = c->method->basis == BASIS_SYSTEM && dx->head->declared && !nh_has_variable_mass(s) &&
+                         !nh_is_reduced(s);
+    memset(moves, !declared, (size_t)s->n);
+    for (int e = 0; declared && e < dx->head->count; ++e)
+        moves[dx->entry[e].i] = 1;
+}
+
+int nh_dstar_itoh_abe_gradient(const dstar_step *c, const double *z1, double *point, double *out, double *grads,
+                               dstar_frame *last)
 {
     const int n = c->sys->n;
-    double point[Z], before = c->energy0;
+    double before = c->energy0;
     dstar_frame f;   /* after the q loop: the frame at (q1, rho0), the loop's last point */
+    unsigned char moves[N];
+    int have_frame = 0;
+    basis_moving_coordinates(c, moves);
     memcpy(point, c->z0, (size_t)c->dim * sizeof *point);
     for (int i = 0; i < n; ++i) {
         const double delta = z1[i] - c->z0[i];
         const int is_short = fabs(delta) <= ITOH_ABE_SHORT;
         if (is_short && segment_mean_partial(c, point, i, c->z0[i], z1[i], &out[i]))
             return 1;
+        have_frame &= !is_short;
         point[i] = z1[i];
-        if (nh_dstar_frame_at(c, point, 0, &f))
+        /* f.z is `point`: when q_i does not move the basis, the frame's X, g, y and p are those at the
+         * moved point, bit for bit, and only V is evaluated anew (by the energy and the gradient) */
+        if ((!have_frame || moves[i]) && nh_dstar_frame_at(c, point, grads != NULL, &f))
             return 1;
+        have_frame = 1;
+        if (grads)   /* the same X and g with or without dX: the same energy bits */
+            nh_dstar_frame_gradient(c, &f, grads + i * c->dim);
         const double after = nh_dstar_frame_energy(c, &f);
         if (!is_short)
             out[i] = (after - before) / delta;
         before = after;
     }
     itoh_abe_momentum_part(c, &f, z1, out);
+    if (last)
+        *last = f;
     return 0;
 }
 
@@ -647,8 +675,10 @@ static int discrete_gradient(const dstar_step *c, const double *z1, const double
     switch (c->method->gradient) {
     case DG_AVF:
         return avf_gradient(c, z1, out) || nh_dstar_frame_at(c, mid, 1, f);
-    case DG_ITOH_ABE:
-        return itoh_abe_gradient(c, z1, out) || nh_dstar_frame_at(c, mid, 1, f);
+    case DG_ITOH_ABE: {
+        double point[Z];
+        return nh_dstar_itoh_abe_gradient(c, z1, point, out, NULL, NULL) || nh_dstar_frame_at(c, mid, 1, f);
+    }
     case DG_GONZALEZ:
         break;
     }

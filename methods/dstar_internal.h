@@ -93,6 +93,8 @@ typedef struct dstar_work {
     double *dd;                    /* d(dX)/dq_k at the listed entries of dX (n r n) */
     double *hqq, *ginv;            /* V_ik - p^T (d2X/dq_i dq_k) y (n n), g^-1 (r r) */
     double *hess, *dgrad, *jpi;    /* Hess H, d grad_bar H / dz1, d(Pi(z) G)/dz (dim dim each) */
+    double *grads;                 /* Itoh-Abe: grad H at the points of its walk (n dim) */
+    double *dmetric;               /* Itoh-Abe: d(g^-1)/dq_k of one k (r r) */
     pattern x_nz, dx_nz;        /* the nonzero patterns of X and dX */
     nh_qr_work *qr;             /* Householder QR with derivatives */
 } dstar_work;
@@ -139,9 +141,16 @@ void nh_dstar_apply_pi(const dstar_step *c, const dstar_frame *f, const double *
 void nh_dstar_apply_pi_columns(const dstar_step *c, const dstar_frame *f, const double *d, const double *in,
                                int cols, double *out);
 int nh_dstar_hamiltonian_at(const dstar_step *c, const double *z, double *value);
+/* The Itoh-Abe discrete gradient (13) at (z0, z1) into out, walking `point` (Z doubles) from z0 one
+ * coordinate at a time. With grads (n dim) not NULL, also grad H at each point after q_i moved, into row
+ * i (frames with dX), and *last (when not NULL) = the frame at the q loop's end (q1, rho0), whose z is
+ * `point`, which then holds (q1, rho0). Non-zero when a frame fails. */
+int nh_dstar_itoh_abe_gradient(const dstar_step *c, const double *z1, double *point, double *out, double *grads,
+                               dstar_frame *last);
 
 /* Whether the analytic Newton matrix serves the step's system and method (constant diagonal mass, not
- * reduced, a potential Hessian, the AVF or Gonzalez gradient); the others difference the residual. */
+ * reduced, and a potential Hessian unless the gradient is Itoh-Abe's, which needs only grad H); the
+ * others difference the residual. */
 int nh_dstar_has_analytic_jacobian(const dstar_step *c);
 /* jac (dim dim) = d residual / d z1 of the step (14) at z1; non-zero when a frame fails. */
 int nh_dstar_analytic_jacobian(const dstar_step *c, const double *z1, double *jac);

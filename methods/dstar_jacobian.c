@@ -1,8 +1,9 @@
-/* The analytic Newton matrix of the D* steps (seed 000 eq. 14) with the AVF and Gonzalez discrete
- * gradients, for systems with a constant diagonal mass M that are not reduced:
+/* The analytic Newton matrix of the D* steps (seed 000 eq. 14) with the AVF, Gonzalez and Itoh-Abe
+ * discrete gradients, for systems with a constant diagonal mass M that are not reduced:
  *   d res / d z1 = I/h - 1/2 d(Pi(z) G)/dz |_(z = mid, G = grad_bar H) - Pi(mid) d grad_bar H / d z1,
  * where d grad_bar H / d z1 is sum_k w_k c_k Hess H(z0 + c_k delta) for AVF and, for Gonzalez,
- * 1/2 Hess H(mid) plus the derivative of the correction (nh_gonzalez_correct_jacobian). AVF's sums
+ * 1/2 Hess H(mid) plus the derivative of the correction (nh_gonzalez_correct_jacobian); Itoh-Abe's is
+ * built row by row from grad H along its walk (itoh_abe_jacobian). AVF's sums
  * (and the G of dPi) use at most DSTAR_MATRIX_NODES Gauss-Legendre points (dstar_internal.h).
  *
  * At a frame (X, dX, y = g^-1 rho, v = X y, p = M v), with u_k = dX/dq_k y, S_k = dX/dq_k^T p + X^T M u_k
@@ -27,8 +28,8 @@
 int nh_dstar_has_analytic_jacobian(const dstar_step *c)
 {
     const nh_system *s = c->sys;
-    return !nh_has_variable_mass(s) && !nh_is_reduced(s) && s->type->potential_hessian != NULL &&
-           c->method->gradient != DG_ITOH_ABE;
+    return !nh_has_variable_mass(s) && !nh_is_reduced(s) &&
+           (s->type->potential_hessian != NULL || c->method->gradient == DG_ITOH_ABE);
 }
 
 /* The q_k that dX depends on (listed in dX's pattern), ascending: u, s, ydot and pdot vanish in the other
@@ -227,9 +228,13 @@ static void assemble_jacobian(const dstar_step *c, const dstar_frame *f, double 
     const dstar_work *w = c->w;
     nh_dstar_structure_matrix(c, f, w->d);
     nh_dstar_apply_pi_columns(c, f, w->d, w->dgrad, dim, jac);
+    double diagonal[Z];
     for (int i = 0; i < dim; ++i)
-        for (int j = 0; j < dim; ++j)
-            jac[i * dim + j] = (i == j ? 1.0 / c->h : 0.0) - 0.5 * w->jpi[i * dim + j] - jac[i * dim + j];
+        diagonal[i] = jac[i * dim + i];
+    for (int i = 0; i < dim * dim; ++i)   /* (0 - x) - y off the diagonal is -x - y exactly */
+        jac[i] = -0.5 * w->jpi[i] - jac[i];
+    for (int i = 0; i < dim; ++i)
+        jac[i * dim + i] = (1.0 / c->h - 0.5 * w->jpi[i * dim + i]) - diagonal[i];
 }
 
 /* AVF: grad_bar H and its derivative sum_k w_k c_k Hess H(z0 + c_k delta), both by the matrix nodes */
@@ -286,10 +291,126 @@ static int gonzalez_jacobian(const dstar_step *c, const double *z1, const double
     return 0;
 }
 
+/* B = d(g^-1)/dq_k = -g^-1 (dg/dq_k) g^-1 (its lower triangle, r r) at the frame (motion computed: ginv
+ * set). Each listed entry dX_a^j/dq_k adds v (e_a X^j + X^j e_a^T), v = dX_a^j/dq_k M_j (X^j: row j of X),
+ * to dg/dq_k, so B is a sum of rank-two terms -v (u w^T + w u^T) with u = g^-1 e_a and w = g^-1 X^j. */
+static void inverse_metric_derivative(const dstar_step *c, const dstar_frame *f, int k, double *b_k)
+{
+    const int r = c->r;
+    const dstar_work *w = c->w;
+    const pattern_entry *dx = w->dx_nz.entry;
+    memset(b_k, 0, (size_t)r * r * sizeof *b_k);
+    for (int e = 0; e < f->dx_count; ++e) {
+        if (dx[e].i != k)
+            continue;
+        const double value = w->dx[dx[e].k] * c->sys->mass[dx[e].j], *x_row = w->x + dx[e].j * r;
+        const double *u = w->ginv + dx[e].a * r;   /* g^-1 is symmetric: row a is column a */
+        double ginv_x[N];
+        for (int a = 0; a < r; ++a)
+            ginv_x[a] = nh_dot(r, w->ginv + a * r, x_row);
+        for (int a = 0; a < r; ++a)
+            for (int b = 0; b <= a; ++b)
+                b_k[a * r + b] -= value * (u[a] * ginv_x[b] + ginv_x[a] * u[b]);
+    }
+}
+
+/* Itoh-Abe's rows n + a of dgrad (d grad_bar H / d z1), from the frame f at (q1, rho0) with its motion:
+ * G_{n+a} = (g^-1 rho^(a))_a + 1/2 delta_a (g^-1)_aa at q1, rho^(a) = rho0 with the components before a
+ * moved (dstar.c), so d/drho1_b = (g^-1)_ab (b < a), 1/2 (g^-1)_aa (b = a), 0 (b > a), and
+ * d/dq_k = (B_k rho^(a))_a + 1/2 delta_a (B_k)_aa with B_k = d(g^-1)/dq_k and B_k rho0 = ydot_k. */
+static void itoh_abe_momentum_rows(const dstar_step *c, const dstar_frame *f, const double *z1,
+                                   const active_rows *rows, double *dgrad)
+{
+    const int n = c->sys->n, r = c->r, dim = c->dim;
+    const dstar_work *w = c->w;
+    double delta[N];
+    for (int a = 0; a < r; ++a) {
+        double *row = dgrad + (n + a) * dim;
+        delta[a] = z1[n + a] - c->z0[n + a];
+        for (int b = 0; b < a; ++b)
+            row[n + b] = w->ginv[a * r + b];
+        row[n + a] = 0.5 * w->ginv[a * r + a];
+    }
+    for (int row = 0; row < rows->count; ++row) {   /* B_k = 0 in the other rows */
+        const int k = rows->k[row];
+        inverse_metric_derivative(c, f, k, w->dmetric);
+        for (int a = 0; a < r; ++a) {
+            const double *b_k = w->dmetric + a * r;
+            double value = w->ydot[k * r + a] + 0.5 * delta[a] * b_k[a];
+            for (int b = 0; b < a; ++b)
+                value += delta[b] * b_k[b];
+            dgrad[(n + a) * dim + k] = value;
+        }
+    }
+}
+
+/* Itoh-Abe's rows i < n of dgrad, from grad H at the walk's points (w->grads row i: after q_i moved) and
+ * G: with G_i the increment quotient (13) or the exact mean of dH/dq_i over the segment (both have these
+ * derivatives), dG_i/dz1_j = [d_j H(after q_i moved) - d_j H(before)] / delta_i for j < i,
+ * [d_i H(after) - G_i] / delta_i for j = i, and 0 for j > i. Below the difference step the quotients
+ * would be rounding: the row is then d/dq_i of grad H at the point after q_i moved, half on the
+ * diagonal, by a forward difference (the same rows to O(delta_i)). */
+static int itoh_abe_position_rows(const dstar_step *c, const double *z1, const double *g, double *dgrad)
+{
+    const int n = c->sys->n, dim = c->dim;
+    const double *grads = c->w->grads;
+    for (int i = 0; i < n; ++i) {
+        const double delta = z1[i] - c->z0[i], *after = grads + i * dim, *before = grads + (i - 1) * dim;
+        double *row = dgrad + i * dim, shifted[Z], point[Z];
+        if (fabs(delta) >= NH_FD_STEP * fmax(1.0, fabs(z1[i]))) {
+            for (int j = 0; j < i; ++j)
+                row[j] = (after[j] - before[j]) / delta;
+            row[i] = (after[i] - g[i]) / delta;
+            continue;
+        }
+        memcpy(point, z1, (size_t)(i + 1) * sizeof *point);
+        memcpy(point + i + 1, c->z0 + i + 1, (size_t)(dim - i - 1) * sizeof *point);
+        point[i] += NH_FD_STEP * fmax(1.0, fabs(z1[i]));
+        const double step = point[i] - z1[i];
+        dstar_frame f;
+        if (nh_dstar_frame_at(c, point, 1, &f))
+            return 1;
+        nh_dstar_frame_gradient(c, &f, shifted);
+        for (int j = 0; j < i; ++j)
+            row[j] = (shifted[j] - after[j]) / step;
+        row[i] = 0.5 * (shifted[i] - after[i]) / step;
+    }
+    return 0;
+}
+
+/* Itoh-Abe: its gradient G with grad H along the walk, dgrad row by row (above), then d(Pi G)/dz at the
+ * midpoint frame as for the others. */
+static int itoh_abe_jacobian(const dstar_step *c, const double *z1, const double *mid, double *jac)
+{
+    dstar_work *w = c->w;
+    double point[Z], g[Z];
+    dstar_frame f;
+    active_rows rows;
+    memset(w->dgrad, 0, (size_t)c->dim * c->dim * sizeof *w->dgrad);
+    if (nh_dstar_itoh_abe_gradient(c, z1, point, g, w->grads, &f))
+        return 1;
+    find_active_rows(c, &f, &rows);
+    frame_motion(c, &f, &rows);
+    itoh_abe_momentum_rows(c, &f, z1, &rows, w->dgrad);
+    if (itoh_abe_position_rows(c, z1, g, w->dgrad) || nh_dstar_frame_at(c, mid, 1, &f) ||
+        frame_second_order(c, &f, 0, g))
+        return 1;
+    assemble_jacobian(c, &f, jac);
+    return 0;
+}
+
 int nh_dstar_analytic_jacobian(const dstar_step *c, const double *z1, double *jac)
 {
     double mid[Z];
     for (int i = 0; i < c->dim; ++i)
         mid[i] = 0.5 * (c->z0[i] + z1[i]);
-    return c->method->gradient == DG_AVF ? avf_jacobian(c, z1, mid, jac) : gonzalez_jacobian(c, z1, mid, jac);
+    switch (c->method->gradient) {
+    case DG_AVF:
+        return avf_jacobian(c, z1, mid, jac);
+    case DG_ITOH_ABE:
+        return itoh_abe_jacobian(c, z1, mid, jac);
+    case DG_GONZALEZ:
+        break;
+    }
+    return gonzalez_jacobian(c, z1, mid, jac);
 }

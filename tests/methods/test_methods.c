@@ -716,9 +716,9 @@ Test(structure, dstar_analytic_newton_matrix_matches_differences)
         {"quartic", "n=3", 3.06}, {"quartic", "n=2", 1.535}, {"cvt", "eps=0.4", 2.0}, {"cvt", "eps=0.1", 6.0},
         {"knife", "eps=0.3", 1.5}, {"disk", NULL, 1.0}, {"hcvt", NULL, 1.2}, {"dlparticle", NULL, 1.0},
         {"vdisk", NULL, 1.0}, {"robot", NULL, 2.0}};
-    const char *methods[] = {"gonzalez", "avf", "gonzalez-r", "avf:nodes=3"};
+    const char *methods[] = {"gonzalez", "avf", "itoh-abe", "gonzalez-r", "avf:nodes=3"};
     for (size_t k = 0; k < sizeof states / sizeof states[0]; ++k)
-        for (int c = 0; c < 4; ++c) {
+        for (int c = 0; c < 5; ++c) {
             nh_system s;
             double q[NH_MAX_DIM], v[NH_MAX_DIM];
             shell_state(&s, states[k].system, states[k].over, states[k].energy, 7 + k, q, v);
@@ -734,7 +734,7 @@ Test(structure, dstar_analytic_newton_matrix_matches_differences)
     twisted_basis(&s, q, x, dx);
     for (int i = 0; i < 3; ++i)
         v[i] = alpha * x[i * 2] + beta * x[i * 2 + 1];
-    for (int c = 0; c < 2; ++c) {
+    for (int c = 0; c < 3; ++c) {
         const double mismatch = newton_matrix_mismatch(methods[c], &s, q, v, 0.1);
         cr_assert(mismatch < 1e-5, "%s on twisted: |analytic - differences| / scale = %g", methods[c], mismatch);
     }
