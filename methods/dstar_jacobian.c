@@ -115,14 +115,20 @@ static void add_skew_term(const dstar_step *c, int a, int i, double t, const dou
 /* The terms with second derivatives of X, one slice d(dX)/dq_k at a time: hqq (n n, when not NULL)
  * -= p^T (d2X/dq_i dq_k) y into column k, and (when g is not NULL) the E_k term of d(Pi G)/dq_k into
  * column k of jpi's rho rows. */
-static int add_second_derivative_terms(const dstar_step *c, const dstar_frame *f, const double *g, double *hqq)
+static int add_second_derivative_terms(const dstar_step *c, const dstar_frame *f, const double *g, double *hqq,
+                                       const active_rows *rows)
 {
     const int n = c->sys->n, dim = c->dim;
     const pattern_entry *dx = c->w->dx_nz.entry;
     double *dd = c->w->dd, x_g[N];
+    /* With a declared pattern X does not depend on the q_k outside the active rows, nor does dX: their
+     * slices are exact zeros and are skipped. A scanned pattern promises nothing about where X may
+     * vary: every slice is taken. */
+    const int all = c->method->basis != BASIS_SYSTEM || !c->w->dx_nz.head->declared;
     if (g)
         nh_dstar_basis_times(c, f, g + n, x_g);
-    for (int k = 0; k < n && f->dx_count; ++k) {
+    for (int row = 0; row < (all ? n : rows->count) && f->dx_count; ++row) {
+        const int k = all ? row : rows->k[row];
         if (second_derivative_slice(c, f, k, dd))
             return 1;
         for (int e = 0; e < f->dx_count; ++e) {
@@ -212,7 +218,7 @@ static int frame_second_order(const dstar_step *c, const dstar_frame *f, int wit
     active_rows rows;
     find_active_rows(c, f, &rows);
     frame_motion(c, f, &rows);
-    if (add_second_derivative_terms(c, f, g, hqq))
+    if (add_second_derivative_terms(c, f, g, hqq, &rows))
         return 1;
     if (hqq)
         assemble_hessian(c, hqq, &rows, w->hess);
