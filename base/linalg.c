@@ -13,10 +13,10 @@
 
 static inline __attribute__((always_inline)) int lu_factor_size(const int n, double *a, int *piv)
 {
-        for (int k = 0; k < n; ++k) {
+    for (int k = 0; k < n; ++k) {
         int p = k;
         double best = fabs(a[k * n + k]);
-                for (int i = k + 1; i < n; ++i) {
+        for (int i = k + 1; i < n; ++i) {
             double cand = fabs(a[i * n + k]);
             if (cand > best) {
                 best = cand;
@@ -27,7 +27,7 @@ static inline __attribute__((always_inline)) int lu_factor_size(const int n, dou
         if (!(best > 0.0) || !isfinite(best))
             return 1;
         if (p != k) {
-                        for (int j = 0; j < n; ++j) {
+            for (int j = 0; j < n; ++j) {
                 double t = a[k * n + j];
                 a[k * n + j] = a[p * n + j];
                 a[p * n + j] = t;
@@ -35,11 +35,11 @@ static inline __attribute__((always_inline)) int lu_factor_size(const int n, dou
         }
         const double inv = 1.0 / a[k * n + k];
         const double *restrict pivot_row = a + k * n;
-                for (int i = k + 1; i < n; ++i) {
+        for (int i = k + 1; i < n; ++i) {
             double *restrict row = a + i * n;
             const double f = row[k] * inv;
             row[k] = f;
-                        for (int j = k + 1; j < n; ++j)
+            for (int j = k + 1; j < n; ++j)
                 row[j] -= f * pivot_row[j];
         }
     }
@@ -48,22 +48,22 @@ static inline __attribute__((always_inline)) int lu_factor_size(const int n, dou
 
 static inline __attribute__((always_inline)) void lu_solve_size(const int n, const double *lu, const int *piv, double *b)
 {
-        for (int k = 0; k < n; ++k) {
+    for (int k = 0; k < n; ++k) {
         if (piv[k] != k) {
             double t = b[k];
             b[k] = b[piv[k]];
             b[piv[k]] = t;
         }
     }
-        for (int i = 1; i < n; ++i) {
+    for (int i = 1; i < n; ++i) {
         double s = b[i];
-                for (int j = 0; j < i; ++j)
+        for (int j = 0; j < i; ++j)
             s -= lu[i * n + j] * b[j];
         b[i] = s;
     }
-        for (int i = n - 1; i >= 0; --i) {
+    for (int i = n - 1; i >= 0; --i) {
         double s = b[i];
-                for (int j = i + 1; j < n; ++j)
+        for (int j = i + 1; j < n; ++j)
             s -= lu[i * n + j] * b[j];
         b[i] = s / lu[i * n + i];
     }

@@ -46,7 +46,6 @@ void nh_solver_polish(const nh_nonlinear_problem *problem, double *x, double *f,
 {
     const int n = problem->dim;
     double saved[NH_MAX_UNKNOWNS], fnorm = nh_norm_inf(n, f);
-    const int at_floor = fnorm <= NH_SOLVER_FTOL * problem->scale;
     for (int i = 0; i < NH_SOLVER_POLISH_STEPS; ++i) {
         memcpy(saved, x, (size_t)n * sizeof *x);
         for (int j = 0; j < n; ++j)
@@ -55,8 +54,6 @@ void nh_solver_polish(const nh_nonlinear_problem *problem, double *x, double *f,
             return;
         for (int j = 0; j < n; ++j)
             x[j] += step[j];
-        if (at_floor)   /* one step, not evaluated (solver.h) */
-            return;
         const double previous = fnorm;
         if (problem->residual(x, f, problem->ctx) || !((fnorm = nh_norm_inf(n, f)) <= previous)) {
             memcpy(x, saved, (size_t)n * sizeof *x);

@@ -8,12 +8,8 @@
  * Convergence (both backends): after each full Newton update x += dx,
  *   success if |F(x)|_inf <= NH_SOLVER_FTOL * scale, or
  *   success if max_i |dx_i| / max(|x_i|, 1) <= NH_SOLVER_STEPTOL and |F(x)|_inf <= NH_SOLVER_STALL_FTOL * scale;
- * a chord iteration (which contracts linearly, so stops above the residual's floor) then polishes: after
- * an acceptance at |F| <= NH_SOLVER_FTOL * scale, one more chord step, whose residual is not evaluated
- * (it shrinks the error by the chord's contraction, or moves x by ~|J^-1| |F|, i.e. by rounding, when
- * |F| is the floor; evaluating it would only decide whether to keep it, at the cost of a residual);
- * after an acceptance by the stall rule, up to NH_SOLVER_POLISH_STEPS chord steps while each at least
- * halves |F|, keeping the last one unless |F| grew;
+ * a chord iteration (which contracts linearly, so stops above the residual's floor) then takes up to
+ * NH_SOLVER_POLISH_STEPS more chord steps while each at least halves |F|, keeping the last one unless |F| grew;
  * an initial guess with |F| <= 0.01 * NH_SOLVER_FTOL * scale is accepted unchanged.
  * `scale` is the magnitude of the terms summed in the residual, supplied by the method, so that the
  * test sits at round-off of that sum. */
