@@ -361,7 +361,8 @@ static int itoh_abe_position_rows(const dstar_step *c, const double *z1, const d
     const int n = c->sys->n, dim = c->dim;
     const double *grads = c->w->grads;
     for (int i = 0; i < n; ++i) {
-        const double delta = z1[i] - c->z0[i], *after = grads + i * dim, *before = grads + (i - 1) * dim;
+        const double delta = z1[i] - c->z0[i], *after = grads + i * dim;
+        const double *before = i > 0 ? after - dim : NULL;   /* read only for j < i */
         double *row = dgrad + i * dim, shifted[Z], point[Z];
         if (fabs(delta) >= NH_FD_STEP * fmax(1.0, fabs(z1[i]))) {
             for (int j = 0; j < i; ++j)
