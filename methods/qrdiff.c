@@ -1,7 +1,9 @@
-/* Householder QR with forward-mode derivatives (see qrdiff.h). For the n directions q_j the
+/* Householder QR with forward-mode derivatives (see qrdiff.h). For the directions q_j the
  * derivative of every quantity is propagated next to its value, which is Algorithm 1 of seed 000
  * written for a kernel basis: B = A^T is reduced by reflectors H_k = I - 2 v_k v_k^T and the basis
- * vectors are Q e_c = H_0 ... H_{m-1} e_c for c >= m. */
+ * vectors are Q e_c = H_0 ... H_{m-1} e_c for c >= m. Each direction's derivatives are linear in its
+ * seed dB/dq_j, so a direction along which A does not vary at q (a zero seed) has zero derivatives
+ * throughout: only the others are propagated, and none when dX is not asked for. */
 #include "qrdiff.h"
 
 #include "nhens/linalg.h"
@@ -17,6 +19,7 @@ struct nh_qr_work {
     double v[M][N], dv[M][N][N];          /* reflectors and their derivatives dv[k][j][i] */
     double dat[N * N];                    /* d(A^T e_k)/dq while loading */
     double dy[N][N];                      /* derivatives of one basis vector */
+    int dir_count, dir[N];                /* the directions q_j propagated: those with a nonzero seed */
 };
 typedef struct nh_qr_work qr_work;
 
@@ -25,7 +28,8 @@ size_t nh_qr_work_bytes(void)
     return sizeof(qr_work);
 }
 
-static void load_transpose(const nh_system *s, const double *q, qr_work *w)
+/* B = A^T and, when derivatives are wanted, their seeds dB/dq_j and the directions with a nonzero one. */
+static void load_transpose(const nh_system *s, const double *q, int derivatives, qr_work *w)
 {
     const int n = w->n, m = w->m;
     double a[M * N], lam[M], *dat = w->dat;
@@ -33,6 +37,9 @@ static void load_transpose(const nh_system *s, const double *q, qr_work *w)
     for (int i = 0; i < n; ++i)
         for (int k = 0; k < m; ++k)
             w->b[i * m + k] = a[k * n + i];
+    w->dir_count = 0;
+    if (!derivatives)
+        return;
     for (int k = 0; k < m; ++k) {   /* d(A^T e_k)/dq gives the derivatives of row k of A */
         memset(lam, 0, sizeof lam);
         lam[k] = 1.0;
@@ -40,6 +47,13 @@ static void load_transpose(const nh_system *s, const double *q, qr_work *w)
         for (int i = 0; i < n; ++i)
             for (int j = 0; j < n; ++j)
                 w->db[j][i * m + k] = dat[i * n + j];
+    }
+    for (int j = 0; j < n; ++j) {
+        int seeded = 0;
+        for (int e = 0; e < n * m; ++e)
+            seeded |= w->db[j][e] != 0.0;
+        if (seeded)
+            w->dir[w->dir_count++] = j;
     }
 }
 
@@ -63,7 +77,8 @@ static int make_reflector(qr_work *w, int k, double *signs, int choose)
         return 1;
     for (int i = k; i < n; ++i)
         v[i] /= unorm;
-    for (int j = 0; j < n; ++j) {
+    for (int d = 0; d < w->dir_count; ++d) {
+        const int j = w->dir[d];
         double du[N] = {0}, xdx = 0.0;
         for (int i = k; i < n; ++i) {
             du[i] = w->db[j][i * m + k];
@@ -88,7 +103,8 @@ static void apply_reflector(qr_work *w, int k)
         for (int i = 0; i < n; ++i)
             vb[c] += v[i] * w->b[i * m + c];
     }
-    for (int j = 0; j < n; ++j) {
+    for (int d = 0; d < w->dir_count; ++d) {
+        const int j = w->dir[d];
         const double *dv = w->dv[k][j];
         for (int c = k; c < m; ++c) {
             double dvb = 0.0, vdb = 0.0;
@@ -107,13 +123,15 @@ static void apply_reflector(qr_work *w, int k)
     memcpy(w->b, nb, sizeof nb);
 }
 
-/* y = H_0 ... H_{m-1} e_c with derivatives dy[j][i]. The first reflector applied, H_{m-1}, meets the
- * unit vector e_c and dy = 0: v.y = v_c and dv_j.y = dv_j[c] are read, not summed. */
+/* y = H_0 ... H_{m-1} e_c with derivatives dy[j][i] along the propagated directions. The first reflector
+ * applied, H_{m-1}, meets the unit vector e_c and dy = 0: v.y = v_c and dv_j.y = dv_j[c] are read, not
+ * summed. */
 static void basis_vector(const qr_work *w, int c, double *y, double dy[N][N])
 {
     const int n = w->n, last = w->m - 1;
     const double *v_last = w->v[last];
-    for (int j = 0; j < n; ++j) {
+    for (int d = 0; d < w->dir_count; ++d) {
+        const int j = w->dir[d];
         const double *dv = w->dv[last][j];
         for (int i = 0; i < n; ++i)
             dy[j][i] = -2.0 * (dv[i] * v_last[c] + v_last[i] * dv[c]);
@@ -123,7 +141,8 @@ static void basis_vector(const qr_work *w, int c, double *y, double dy[N][N])
     for (int k = last - 1; k >= 0; --k) {
         const double *v = w->v[k];
         double vy = nh_dot(n, v, y);
-        for (int j = 0; j < n; ++j) {
+        for (int d = 0; d < w->dir_count; ++d) {
+            const int j = w->dir[d];
             double dvy = nh_dot(n, w->dv[k][j], y), vdy = nh_dot(n, v, dy[j]);
             for (int i = 0; i < n; ++i)
                 dy[j][i] -= 2.0 * (w->dv[k][j][i] * vy + v[i] * (dvy + vdy));
@@ -140,20 +159,26 @@ int nh_qr_kernel_basis(const nh_system *s, const double *q, double *signs, int c
     w->n = s->n;
     w->m = s->m;
     const int n = w->n, m = w->m, r = n - m;
-    load_transpose(s, q, w);
+    load_transpose(s, q, dx != NULL, w);
     for (int k = 0; k < m; ++k) {
         if (make_reflector(w, k, signs, choose))
             return 1;
         apply_reflector(w, k);
     }
     double y[N], (*dy)[N] = w->dy;
+    static const double no_derivative[N];   /* the derivatives along a direction not propagated */
+    const double *along[N];
+    for (int j = 0; j < n; ++j)
+        along[j] = no_derivative;
+    for (int d = 0; d < w->dir_count; ++d)
+        along[w->dir[d]] = dy[w->dir[d]];
     for (int a = 0; a < r; ++a) {
         basis_vector(w, m + a, y, dy);
         for (int i = 0; i < n; ++i) {
             x[i * r + a] = y[i];
             if (dx)
                 for (int j = 0; j < n; ++j)
-                    dx[(i * r + a) * n + j] = dy[j][i];
+                    dx[(i * r + a) * n + j] = along[j][i];
         }
     }
     return 0;
