@@ -222,7 +222,7 @@ static void list_metric_terms(const dstar_step *c)
             row_start = e;
         for (int f = row_start; f <= e; ++f)
             c->w->metric_terms[b->term_count++] =
-                (metric_term){left->k, x->entry[f].k, left->i,
+                (metric_term){c->sys->mass[left->i], left->k, x->entry[f].k,
                               offset[left->a] + local[left->a] * width[left->a] + local[x->entry[f].a]};
     }
 }
@@ -318,11 +318,13 @@ static void metric_blocks_at(const dstar_step *c, const dstar_frame *f)
     const nh_system *s = c->sys;
     dstar_work *w = c->w;
     const double *x = w->x;
-    memset(w->g_blocks, 0, (size_t)w->blocks->factor_size * sizeof *w->g_blocks);
+    double *restrict g_blocks = w->g_blocks;
+    for (int e = 0; e < w->blocks->factor_size; ++e)   /* a loop, not memset: a few dozen entries */
+        g_blocks[e] = 0.0;
     if (!nh_has_variable_mass(s)) {
         const metric_term *t = w->metric_terms;
         for (int e = 0; e < w->blocks->term_count; ++e)
-            w->g_blocks[t[e].slot] += x[t[e].left] * (s->mass[t[e].row] * x[t[e].right]);
+            g_blocks[t[e].slot] += x[t[e].left] * (t[e].mass * x[t[e].right]);
         return;
     }
     const int n = s->n, r = c->r;
@@ -343,12 +345,14 @@ static void metric_blocks_at(const dstar_step *c, const dstar_frame *f)
             w->g_blocks[i * r + j] = g[col[i] * r + col[j]];
 }
 
-void nh_dstar_basis_times(const dstar_step *c, const dstar_frame *f, const double *y, double *out)
+void nh_dstar_basis_times(const dstar_step *c, const dstar_frame *f, const double *restrict y, double *restrict out)
 {
     const pattern_entry *x = c->w->x_nz.entry;
-    memset(out, 0, (size_t)c->sys->n * sizeof *out);
+    const double *restrict values = c->w->x;
+    for (int i = 0; i < c->sys->n; ++i)
+        out[i] = 0.0;
     for (int e = 0; e < f->x_count; ++e)
-        out[x[e].i] += c->w->x[x[e].k] * y[x[e].a];
+        out[x[e].i] += values[x[e].k] * y[x[e].a];
 }
 
 void nh_dstar_inverse_metric(const dstar_step *c, double *ginv)
@@ -389,7 +393,8 @@ int nh_dstar_frame_at(const dstar_step *c, const double *z, int with_dx, dstar_f
     f->x_count = c->w->x_nz.head->count;
     f->dx_count = with_dx ? c->w->dx_nz.head->count : 0;
     metric_blocks_at(c, f);
-    memcpy(f->y, z + n, (size_t)c->r * sizeof *f->y);
+    for (int a = 0; a < c->r; ++a)
+        f->y[a] = z[n + a];
     if (metric_solve(c, f->y))
         return 1;
     nh_dstar_basis_times(c, f, f->y, f->v);

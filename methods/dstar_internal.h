@@ -73,7 +73,8 @@ typedef struct metric_blocks {
  * block's factor at `slot` of w->g_blocks. Listed in the order of X's entries (a's entry, then b's), so
  * each entry of g sums its rows in ascending order, as the dense product X^T (M X) does: same bits. */
 typedef struct metric_term {
-    int left, right, row, slot;   /* X_a^i = x[left], X_b^i = x[right], i = row */
+    double mass;                  /* M_ii */
+    int left, right, slot;        /* X_a^i = x[left], X_b^i = x[right] */
 } metric_term;
 
 /* Scratch sized by n and r, carved from one block (the stepper's workspace, allocated once in create).

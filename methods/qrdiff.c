@@ -137,7 +137,8 @@ static void basis_vector(const qr_work *w, int c, double *y, double dy[N][N])
             dy[j][i] = -2.0 * (dv[i] * v_last[c] + v_last[i] * dv[c]);
     }
     for (int i = 0; i < n; ++i)
-        y[i] = (i == c ? 1.0 : 0.0) - 2.0 * v_last[i] * v_last[c];
+        y[i] = 0.0 - 2.0 * v_last[i] * v_last[c];
+    y[c] = 1.0 - 2.0 * v_last[c] * v_last[c];
     for (int k = last - 1; k >= 0; --k) {
         const double *v = w->v[k];
         double vy = nh_dot(n, v, y);
