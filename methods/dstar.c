@@ -970,16 +970,3 @@ int nh_dstar_pi_times(const nh_system *s, const double *z, const double *g, doub
     free(block);
     return rc;
 }
-
-int nh_dstar_newton_matrices(nh_stepper *st, double h, const double *q, const double *v, const double *z1,
-                             double *analytic, double *differences)
-{
-    dstar_work w;
-    dstar_step c;
-    double guess[Z];
-    if (st->type->accepts != needs_dstar_form || step_context(st, h, q, v, NULL, &w, &c, guess) ||
-        !nh_dstar_has_analytic_jacobian(&c))
-        return 1;
-    return nh_dstar_analytic_jacobian(&c, z1 ? z1 : guess, analytic) ||
-           nh_fd_jacobian(c.dim, dstar_residual, &c, z1 ? z1 : guess, differences, w.fd);
-}

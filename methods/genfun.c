@@ -14,10 +14,13 @@
  *                            only first order (the position update carries no constraint force).
  * Starting from (q0, v0) on D with p0 = M v0 is the initial condition phi~(q0, q1) = 0. Seed 003
  * eq. 27 has the wrong overall sign of lambda (docs/METHODS.md Sect. 9 row 11); lambda* is the engine's.
- * The Jacobian is by finite differences (it needs the q- and v-derivatives of lambda*, i.e. second
- * derivatives of A; docs/METHODS.md: differences suffice), so Newton converges to the same round-off. */
+ * The Newton matrix is analytic for constant-mass systems with a potential Hessian (the q- and
+ * v-derivatives of lambda*; the second derivatives of A that they need by differences of the system's
+ * d(A v)/dq, m x n entries), else forward differences of the residual; either way Newton converges to
+ * the same round-off. */
 #include "common.h"
 
+#include <math.h>
 #include <string.h>
 
 enum { P_ALPHA = 0, P_VARIANT = 1 };
@@ -33,8 +36,17 @@ typedef struct genfun_step {
     int constraint_force;   /* 0 for the GNI: forces in D^o are projected away */
     const double *q0;
     double p0[NH_MAX_DIM];
-    double *work;           /* nh_fd_jacobian's scratch (the stepper's workspace) */
+    double *work;           /* the Newton matrix's scratch (the stepper's workspace) */
 } genfun_step;
+
+/* q_a and v_01 of the header */
+static void genfun_points(const genfun_step *c, const double *q1, double *qa, double *v01)
+{
+    for (int i = 0; i < nh_dim(c->sys); ++i) {
+        qa[i] = (1 - c->alpha) * c->q0[i] + c->alpha * q1[i];
+        v01[i] = (q1[i] - c->q0[i]) / c->h;
+    }
+}
 
 /* F(q0, q1) of the header */
 static int genfun_force(const genfun_step *c, const double *q1, double *force)
@@ -42,10 +54,7 @@ static int genfun_force(const genfun_step *c, const double *q1, double *force)
     const nh_system *s = c->sys;
     const int n = nh_dim(s), m = s->m;
     double qa[NH_MAX_DIM], v01[NH_MAX_DIM], lam[NH_MAX_CON], a[NH_MAX_CON * NH_MAX_DIM], at[NH_MAX_DIM];
-    for (int i = 0; i < n; ++i) {
-        qa[i] = (1 - c->alpha) * c->q0[i] + c->alpha * q1[i];
-        v01[i] = (q1[i] - c->q0[i]) / c->h;
-    }
+    genfun_points(c, q1, qa, v01);
     s->type->potential_gradient(s, qa, force);
     if (!c->constraint_force) {
         for (int i = 0; i < n; ++i)
@@ -73,12 +82,120 @@ static int genfun_residual(const double *q1, double *r, void *ctx)
     return 0;
 }
 
-/* Central differences: error O(delta^2) = 1e-11 relative in the Newton matrix, which only slows
- * the last Newton step, never the converged residual. */
+/* The analytic matrix needs a constant M, a configuration and V's Hessian; otherwise forward differences. */
+static int genfun_has_analytic_jacobian(const nh_system *s)
+{
+    return !nh_has_variable_mass(s) && !nh_is_reduced(s) && s->type->potential_hessian != NULL;
+}
+
+/* out (m x n) = the m rows c_k(q) = [d(A v)/dq (q) v]_k differentiated along each q_j by a forward
+ * difference of the system's d(A v)/dq at fixed v: second derivatives of A, which systems do not supply.
+ * They enter only the Newton matrix, with a factor alpha h (1 - alpha), never the residual. */
+static void curvature_derivative(const nh_system *s, const double *q, const double *v, const double *curv, double *out)
+{
+    const int n = s->n, m = s->m;
+    double qp[NH_MAX_DIM], dav[NH_MAX_CON * NH_MAX_DIM], shifted[NH_MAX_CON];
+    memcpy(qp, q, (size_t)n * sizeof *q);
+    for (int j = 0; j < n; ++j) {
+        const double d = NH_FD_STEP * fmax(1.0, fabs(q[j]));
+        qp[j] = q[j] + d;
+        s->type->constraint_jacobian_velocity(s, qp, v, dav);
+        nh_matvec(m, n, dav, v, shifted);
+        qp[j] = q[j];
+        for (int k = 0; k < m; ++k)
+            out[k * n + j] = (shifted[k] - curv[k]) / d;
+    }
+}
+
+/* dF/dq1 (n x n, in dforce) with the constraint force A(q_a)^T lam*, lam* = G^-1 b, G = A M^-1 A^T,
+ * b = A M^-1 grad V - c(q_a, v_01) (nh_exact_multiplier), c = d(A v)/dq v:
+ *   dF/dq1 = alpha (-Hess V + D_lam) + A^T dlam/dq1,   D_lam = d(A^T lam)/dq at fixed lam,
+ *   G dlam/dq1 = alpha [J(M^-1 grad V) - J(M^-1 A^T lam) + A M^-1 (Hess V - D_lam) - dc/dq]
+ *              - (J(v_01) + K) / h,
+ * with J(u) = d(A u)/dq at fixed u and K_kl = sum_j dA_kl/dq_j v_01,j (the v-derivative of c is J(v) + K). */
+static int constraint_force_jacobian(const genfun_step *c, const double *qa, const double *v01, const double *hess,
+                                     double *dforce)
+{
+    const nh_system *s = c->sys;
+    const int n = s->n, m = s->m;
+    const double al = c->alpha, h = c->h;
+    double *dlam_q = c->work + n * n, *scratch = c->work + 2 * n * n;
+    double a[NH_MAX_CON * NH_MAX_DIM], g[NH_MAX_CON * NH_MAX_CON], lam[NH_MAX_CON], curv[NH_MAX_CON];
+    double u[NH_MAX_DIM], w[NH_MAX_DIM], ju[NH_MAX_CON * NH_MAX_DIM], jw[NH_MAX_CON * NH_MAX_DIM];
+    double jv[NH_MAX_CON * NH_MAX_DIM], dc[NH_MAX_CON * NH_MAX_DIM], rhs[NH_MAX_CON * NH_MAX_DIM], col[NH_MAX_CON];
+    s->type->constraint(s, qa, a);
+    s->type->potential_gradient(s, qa, u);
+    for (int i = 0; i < n; ++i)
+        u[i] *= s->inv_mass[i];
+    s->type->constraint_jacobian_velocity(s, qa, v01, jv);
+    nh_matvec(m, n, jv, v01, curv);
+    nh_constraint_gram(s, qa, a, g);
+    nh_matvec(m, n, a, u, lam);
+    for (int k = 0; k < m; ++k)
+        lam[k] -= curv[k];
+    if (nh_spd_solve(m, g, lam))
+        return 1;
+    s->type->constraint_jacobian_multiplier(s, qa, lam, dlam_q);
+    nh_matvec_t(m, n, a, lam, w);
+    for (int i = 0; i < n; ++i)
+        w[i] *= s->inv_mass[i];
+    s->type->constraint_jacobian_velocity(s, qa, u, ju);
+    s->type->constraint_jacobian_velocity(s, qa, w, jw);
+    curvature_derivative(s, qa, v01, curv, dc);
+    for (int k = 0; k < m; ++k) {
+        double unit[NH_MAX_CON] = {0};
+        unit[k] = 1.0;
+        s->type->constraint_jacobian_multiplier(s, qa, unit, scratch);   /* scratch[l n + j] = dA_kl/dq_j */
+        for (int j = 0; j < n; ++j) {
+            double second = 0.0, kv = 0.0;   /* (A M^-1 (Hess V - D_lam))_kj and K_kj */
+            for (int i = 0; i < n; ++i) {
+                second += a[k * n + i] * s->inv_mass[i] * (hess[i * n + j] - dlam_q[i * n + j]);
+                kv += scratch[j * n + i] * v01[i];
+            }
+            rhs[k * n + j] = al * (ju[k * n + j] - jw[k * n + j] + second - dc[k * n + j]) - (jv[k * n + j] + kv) / h;
+        }
+    }
+    for (int j = 0; j < n; ++j) {   /* dlam/dq1 = G^-1 rhs, column by column with G factored */
+        for (int k = 0; k < m; ++k)
+            col[k] = rhs[k * n + j];
+        nh_spd_solve_factored(m, g, col);
+        for (int k = 0; k < m; ++k)
+            rhs[k * n + j] = col[k];
+    }
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+            double sum = al * (dlam_q[i * n + j] - hess[i * n + j]);
+            for (int k = 0; k < m; ++k)
+                sum += a[k * n + i] * rhs[k * n + j];
+            dforce[i * n + j] = sum;
+        }
+    return 0;
+}
+
+/* d res / d q1 = M / h - h (1 - alpha) dF/dq1: analytic where genfun_has_analytic_jacobian, else forward
+ * differences (an error of about 1e-7 relative, which only slows the last Newton step). */
 static int genfun_jacobian(const double *q1, double *jac, void *ctx)
 {
     const genfun_step *c = ctx;
-    return nh_fd_jacobian(nh_dim(c->sys), genfun_residual, ctx, q1, jac, c->work);
+    const nh_system *s = c->sys;
+    const int n = nh_dim(s);
+    if (!genfun_has_analytic_jacobian(s))
+        return nh_fd_jacobian(n, genfun_residual, ctx, q1, jac, c->work);
+    double qa[NH_MAX_DIM], v01[NH_MAX_DIM], *hess = c->work;
+    genfun_points(c, q1, qa, v01);
+    s->type->potential_hessian(s, qa, hess);
+    if (c->constraint_force && s->m > 0) {
+        if (constraint_force_jacobian(c, qa, v01, hess, jac))
+            return 1;
+    } else {
+        for (int i = 0; i < n * n; ++i)
+            jac[i] = -c->alpha * hess[i];
+    }
+    for (int i = 0; i < n * n; ++i)   /* jac holds dF/dq1 */
+        jac[i] *= -c->h * (1 - c->alpha);
+    for (int i = 0; i < n; ++i)
+        jac[i * n + i] += s->mass[i] / c->h;
+    return 0;
 }
 
 static int genfun_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
@@ -130,7 +247,9 @@ static int genfun_solver_dim(const nh_method_spec *self, const nh_system *sys)
 
 static long genfun_workspace_size(const nh_method_spec *self, const nh_system *sys)
 {
-    return NH_FD_WORK(genfun_solver_dim(self, sys));
+    const long analytic = 3L * sys->n * sys->n;   /* Hess V, D_lam and one dA_k/dq */
+    const long differences = NH_FD_WORK(genfun_solver_dim(self, sys));
+    return analytic > differences ? analytic : differences;
 }
 
 const nh_method_type nh_method_genfun = {

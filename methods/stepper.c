@@ -5,6 +5,7 @@
 #include "nhens/linalg.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static nh_stepper *stepper_alloc(const nh_method_spec *spec, const nh_system *sys, nh_solver_kind solver,
                                  nh_error *err)
@@ -82,6 +83,28 @@ int nh_stepper_step(nh_stepper *st, double h, double *q, double *v, double *carr
     if (rc == NH_OK && !(nh_all_finite(st->sys->n, q) && nh_all_finite(st->sys->n, v)))
         rc = NH_STEP_NONFINITE;
     return rc;
+}
+
+int nh_stepper_newton_matrices(nh_stepper *st, double h, const double *q, const double *v, double *analytic,
+                               double *differences, int *dim)
+{
+    if (!st->solver)
+        return 1;
+    const int n = st->sys->n;
+    double q1[NH_MAX_DIM], v1[NH_MAX_DIM], *carried = calloc((size_t)st->carried_dim + 1, sizeof *carried);
+    if (!carried)
+        return 1;
+    memcpy(q1, q, (size_t)n * sizeof *q);
+    memcpy(v1, v, (size_t)n * sizeof *v);
+    nh_solver_probe probe = {analytic, differences, 0, 0};
+    if (nh_stepper_start(st, q1, v1, carried) == NH_OK) {
+        nh_solver_set_probe(st->solver, &probe);
+        st->type->step(st, h, q1, v1, carried);
+        nh_solver_set_probe(st->solver, NULL);
+    }
+    free(carried);
+    *dim = probe.dim;
+    return !probe.recorded;
 }
 
 void nh_stepper_free(nh_stepper *st)

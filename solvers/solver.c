@@ -11,6 +11,7 @@ struct nh_solver {
     void *impl;
     int dim;
     nh_solver_stats stats;
+    nh_solver_probe *probe;   /* set: the next solve only records its problem's Newton matrices */
 };
 
 const char *nh_solver_kind_name(nh_solver_kind kind)
@@ -85,8 +86,26 @@ nh_solver *nh_solver_create(nh_solver_kind kind, int dim, nh_error *err)
     return s;
 }
 
+void nh_solver_set_probe(nh_solver *solver, nh_solver_probe *probe)
+{
+    solver->probe = probe;
+}
+
+/* The probed solve: the problem's own Newton matrix at x and forward differences of its residual there;
+ * x is left unchanged and the solve reports no convergence, so the step goes no further. */
+static int probe_matrices(nh_solver_probe *probe, const nh_nonlinear_problem *problem, const double *x)
+{
+    double work[NH_FD_WORK(NH_MAX_UNKNOWNS)];
+    probe->dim = problem->dim;
+    probe->recorded = !problem->jacobian(x, probe->analytic, problem->ctx) &&
+                      !nh_fd_jacobian(problem->dim, problem->residual, problem->ctx, x, probe->differences, work);
+    return NH_STEP_NO_CONVERGENCE;
+}
+
 int nh_solver_solve(nh_solver *solver, const nh_nonlinear_problem *problem, double *x)
 {
+    if (solver->probe)
+        return probe_matrices(solver->probe, problem, x);
     long iterations = 0;
     int rc = problem->dim == solver->dim ? solver->backend->solve(solver->impl, problem, x, &iterations)
                                          : NH_STEP_NO_CONVERGENCE;

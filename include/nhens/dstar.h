@@ -17,12 +17,6 @@ int nh_dstar_vector_field(const nh_system *s, const double *q, const double *v, 
 int nh_dstar_hamiltonian(const nh_system *s, const double *z, double *value, double *grad);
 int nh_dstar_pi_times(const nh_system *s, const double *z, const double *g, double *out);
 
-/* A D* stepper's Newton matrices (dim x dim, dim = 2n - m) for the step of size h from (q, v), at z1
- * (NULL: the step's initial guess): the analytic one and forward differences of the residual.
- * 0, or 1 if st is not a D* stepper with an analytic matrix for its system or a frame fails. */
-int nh_dstar_newton_matrices(nh_stepper *st, double h, const double *q, const double *v, const double *z1,
-                             double *analytic, double *differences);
-
 #ifdef __cplusplus
 }
 #endif

@@ -102,6 +102,13 @@ const char *nh_stepper_param_text(const nh_stepper *st, int index);
 /* The stepper's own solver (NULL when solver_dim is 0) and the backend chosen at create. */
 nh_solver *nh_stepper_solver(const nh_stepper *st);
 nh_solver_kind nh_stepper_solver_kind(const nh_stepper *st);
+/* For checking a method's Newton matrix (a plugin's too): the matrix the method gives its solver for the
+ * step of size h from (q, v) on D, at the solve's initial guess, and forward differences of the
+ * residual there, each *dim x *dim (NH_MAX_UNKNOWNS^2 doubles). The stepper is started at (q, v) and its
+ * q and v are not changed. 0, or 1 if the method has no solver of its own (explicit, linearly implicit,
+ * a composition) or the step failed before its first solve. */
+int nh_stepper_newton_matrices(nh_stepper *st, double h, const double *q, const double *v, double *analytic,
+                               double *differences, int *dim);
 /* Doubles carried between steps (size of the `carried` array start and step expect). */
 int nh_stepper_carried_dim(const nh_stepper *st);
 double *nh_stepper_workspace(const nh_stepper *st);

@@ -82,6 +82,16 @@ nh_solver_stats nh_solver_get_stats(const nh_solver *solver);
 void nh_solver_forget(nh_solver *solver);
 void nh_solver_free(nh_solver *solver);
 
+/* A probe (nh_stepper_newton_matrices in method.h): while one is set, a solve only records the Newton
+ * matrix its problem supplies and forward differences of its residual (nh_fd_jacobian) at the initial
+ * guess, leaves the guess unchanged and returns NH_STEP_NO_CONVERGENCE, so the step goes no further. */
+typedef struct nh_solver_probe {
+    double *analytic, *differences;   /* NH_MAX_UNKNOWNS^2 doubles each; dim x dim, row-major */
+    int dim;                          /* the problem's dimension, written by the solve */
+    int recorded;                     /* 1 once both matrices are written */
+} nh_solver_probe;
+void nh_solver_set_probe(nh_solver *solver, nh_solver_probe *probe);   /* NULL: solve again */
+
 /* The one finite-difference Jacobian rule, for every method without an analytic Newton matrix:
  * forward differences jac[i*dim + j] = (F(x + d_j e_j) - F(x))_i / d_j with d_j = NH_FD_STEP max(1, |x_j|),
  * an error of about 1e-7 relative, which a chord iteration followed by a polishing step (solver's
