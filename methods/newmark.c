@@ -8,10 +8,10 @@
  * The second equation gives v1 explicitly, v1 = (q1 - q0)/h + h/2 [2 beta' Gamma(q0, lam) +
  * (1-2 beta') Gamma(q1, lam')], so the solver sees only (q1, lam, lam') (n + 2m unknowns, not 2n + 2m):
  * Newton on this system is Newton on the full one with v1 eliminated (it enters linearly, with -I).
- * The Newton matrix is built at each step's guess (and, for beta > 0, at every iteration). Order 2 and reversible iff beta = beta' and
- * alpha = 1/2, else order 1. beta + beta' = 1/2 is refused (Remark 3.3: the lam and lam' columns of
- * the Jacobian become parallel). F^{0,0,0} is explicit (Prop. 3.9, docs/METHODS.md form with two
- * projections) and never calls the solver. */
+ * The Newton matrix is built at each step's guess (and, for beta > 0, at every iteration).
+ * Order 2 and reversible iff beta = beta' and alpha = 1/2, else order 1. beta + beta' = 1/2 is refused
+ * (Remark 3.3: the lam and lam' columns of the Jacobian become parallel). F^{0,0,0} is explicit
+ * (Prop. 3.9, docs/METHODS.md form with two projections) and never calls the solver. */
 #include "common.h"
 
 #include <string.h>
