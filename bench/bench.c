@@ -259,7 +259,8 @@ static double ensemble_seconds(const char *method, int threads, long n, double T
     return dt;
 }
 
-/* T is chosen per method so that one run lasts about 0.5 s: shorter runs measure thread start-up. */
+/* T is chosen per method so that a full run's one-thread ensemble lasts about 0.5 s (0.25 s with --quick):
+ * shorter runs measure thread start-up. */
 static cJSON *bench_scaling(const char *method, double T, const bench_settings *b)
 {
     const long n = 200;
@@ -399,7 +400,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    bench_settings b = quick ? (bench_settings){3, 20000, 4000, 2.0} : (bench_settings){5, 200000, 40000, 20.0};
+    bench_settings b = quick ? (bench_settings){3, 20000, 4000, 10.0} : (bench_settings){5, 200000, 40000, 20.0};
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "nhens_version", NH_VERSION);
     cJSON_AddStringToObject(root, "statistic", "median of repeats");
@@ -411,8 +412,8 @@ int main(int argc, char **argv)
     cJSON_AddItemToObject(root, "quartic_n3_E3.06", quartic);
     cJSON_AddItemToObject(root, "cvt_eps0.1_E6", bench_methods("cvt", "eps=0.1", 6.0, &b));
     cJSON *scaling = cJSON_AddArrayToObject(root, "ensemble_scaling_quartic");
-    cJSON_AddItemToArray(scaling, bench_scaling("dla01", 50 * b.ensemble_T, &b));
-    cJSON_AddItemToArray(scaling, bench_scaling("dd", 5 * b.ensemble_T, &b));
+    cJSON_AddItemToArray(scaling, bench_scaling("dla01", 100 * b.ensemble_T, &b));   /* ~125 ns a step */
+    cJSON_AddItemToArray(scaling, bench_scaling("dd", 5 * b.ensemble_T, &b));        /* ~2.4 us a step */
     cJSON *mem = cJSON_AddObjectToObject(root, "peak_memory_kib");
     cJSON_AddStringToObject(mem, "run", "quartic n=3, dla01, h=0.1, T=100, every=1 (1001 output times), 2 threads");
     char nhens_path[4096];
