@@ -97,7 +97,7 @@ static void apply_reflector(qr_work *w, int k)
 {
     const int n = w->n, m = w->m;
     const double *v = w->v[k];
-    double vb[M], nb[N * M];
+    double vb[M];
     for (int c = k; c < m; ++c) {
         vb[c] = 0.0;
         for (int i = 0; i < n; ++i)
@@ -116,11 +116,9 @@ static void apply_reflector(qr_work *w, int k)
                 w->db[j][i * m + c] -= 2.0 * (dv[i] * vb[c] + v[i] * (dvb + vdb));
         }
     }
-    memcpy(nb, w->b, sizeof nb);
-    for (int c = k; c < m; ++c)
+    for (int c = k; c < m; ++c)   /* in place: vb holds the products with the old columns */
         for (int i = 0; i < n; ++i)
-            nb[i * m + c] = w->b[i * m + c] - 2.0 * v[i] * vb[c];
-    memcpy(w->b, nb, sizeof nb);
+            w->b[i * m + c] -= 2.0 * v[i] * vb[c];
 }
 
 /* y = H_0 ... H_{m-1} e_c with derivatives dy[j][i] along the propagated directions. The first reflector
@@ -167,19 +165,16 @@ int nh_qr_kernel_basis(const nh_system *s, const double *q, double *signs, int c
         apply_reflector(w, k);
     }
     double y[N], (*dy)[N] = w->dy;
-    static const double no_derivative[N];   /* the derivatives along a direction not propagated */
-    const double *along[N];
-    for (int j = 0; j < n; ++j)
-        along[j] = no_derivative;
-    for (int d = 0; d < w->dir_count; ++d)
-        along[w->dir[d]] = dy[w->dir[d]];
     for (int a = 0; a < r; ++a) {
         basis_vector(w, m + a, y, dy);
-        for (int i = 0; i < n; ++i) {
+        for (int i = 0; i < n; ++i)
             x[i * r + a] = y[i];
-            if (dx)
-                for (int j = 0; j < n; ++j)
-                    dx[(i * r + a) * n + j] = along[j][i];
+        for (int i = 0; dx && i < n; ++i) {   /* zero along the directions not propagated */
+            double *row = dx + (i * r + a) * n;
+            for (int j = 0; j < n; ++j)
+                row[j] = 0.0;
+            for (int d = 0; d < w->dir_count; ++d)
+                row[w->dir[d]] = dy[w->dir[d]][i];
         }
     }
     return 0;
