@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <fcntl.h>
@@ -281,17 +280,20 @@ static cJSON *bench_scaling(const char *method, double T, const bench_settings *
     return o;
 }
 
-/* Peak resident memory (KiB) of the nhens program running one ensemble in a child process. A child
- * of an OpenMP process cannot run OpenMP itself after a bare fork (libgomp is not fork-safe), so
- * the child is a fresh exec of the CLI that sits next to this benchmark. */
+/* Peak resident memory (KiB) of the nhens program running one ensemble in a child process, as the child
+ * reports it in its summary.json (performance.peak_rss_kib, its own VmHWM). wait4's ru_maxrss would also
+ * count this benchmark's memory, which the spawned child shares until its exec. A child of an OpenMP
+ * process cannot run OpenMP itself after a bare fork (libgomp is not fork-safe), so the child is a fresh
+ * exec of the CLI that sits next to this benchmark. */
 static long peak_memory_kib(const char *nhens_path, long n, double T)
 {
+    static const char out_dir[] = "/tmp/nhens-bench-memory";
     char nbuf[32], tbuf[32];
     snprintf(nbuf, sizeof nbuf, "%ld", n);
     snprintf(tbuf, sizeof tbuf, "%g", T);
     char *args[] = {(char *)nhens_path, "run", "--system", "quartic", "--param", "n=3", "--method", "dla01",
                     "--energy", "3.06", "--h", "0.1", "--T", tbuf, "--every", "1", "--ensemble", nbuf,
-                    "--threads", "2", "--quiet", "--out", "/tmp/nhens-bench-memory", NULL};
+                    "--threads", "2", "--quiet", "--out", (char *)out_dir, NULL};
     fflush(stdout);
     pid_t pid;
     posix_spawn_file_actions_t actions;
@@ -300,10 +302,19 @@ static long peak_memory_kib(const char *nhens_path, long n, double T)
     int rc = posix_spawn(&pid, nhens_path, &actions, NULL, args, environ);
     posix_spawn_file_actions_destroy(&actions);
     int status;
-    struct rusage ru;
-    if (rc != 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (rc != 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return -1;
-    return ru.ru_maxrss;
+    nh_error err;
+    size_t length;
+    char path[sizeof out_dir + 16];
+    snprintf(path, sizeof path, "%s/summary.json", out_dir);
+    char *text = nh_read_file(path, (size_t)1 << 22, &length, &err);
+    cJSON *summary = text ? cJSON_Parse(text) : NULL;
+    const cJSON *peak = cJSON_GetObjectItem(cJSON_GetObjectItem(summary, "performance"), "peak_rss_kib");
+    const long kib = cJSON_IsNumber(peak) ? (long)peak->valuedouble : -1;
+    cJSON_Delete(summary);
+    free(text);
+    return kib;
 }
 
 static void nhens_next_to(const char *argv0, char *out, size_t len)

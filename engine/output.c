@@ -19,6 +19,22 @@ static int write_atomically(const char *dir, const char *name, nh_write_body bod
     return nh_write_file(path, body, data, err);
 }
 
+/* The peak resident memory of this process since its program started (VmHWM of /proc/self/status, KiB;
+ * -1 where there is none). Not getrusage's ru_maxrss, which also counts the parent's memory that a
+ * child spawned by vfork or posix_spawn held until its exec. */
+static long peak_resident_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmHWM:", 6) == 0 && sscanf(line + 6, "%ld", &kib) != 1)
+            kib = -1;
+    if (f)
+        fclose(f);
+    return kib;
+}
+
 static double column_value(const nh_accum *a, nh_stat_kind kind)
 {
     switch (kind) {
@@ -291,6 +307,9 @@ static void add_results(cJSON *root, const nh_run_result *res)
     cJSON_AddNumberToObject(perf, "reference_seconds", res->reference_seconds);
     cJSON_AddNumberToObject(perf, "nonlinear_solves", (double)res->solver.solves);
     cJSON_AddNumberToObject(perf, "newton_iterations", (double)res->solver.iterations);
+    const long peak = peak_resident_kib();
+    if (peak > 0)
+        cJSON_AddNumberToObject(perf, "peak_rss_kib", (double)peak);
 }
 
 char *nh_summary_json(const nh_run_config *cfg, const nh_run_result *res, const char *command)

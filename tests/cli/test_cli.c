@@ -2,6 +2,7 @@
  * a non-zero exit, a good run writes whole files, a failed one writes none. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "helpers.h"
 #include "scratch.h"
 #include "nhens/method.h"
@@ -83,6 +85,38 @@ Test(cli, good_run_writes_both_files)
               "header: %s", header);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     cr_assert(stat(path, &st) == 0 && st.st_size > 0);
+    remove_tree(dir);
+}
+
+/* performance.peak_rss_kib is the run's own peak memory. This test holds 96 MiB when it starts nhens by
+ * fork and exec: getrusage's ru_maxrss of the child would count them (the forked copy's resident pages
+ * are recorded at exec), VmHWM does not. The run itself needs about 10 MiB (the bench's figure), so the
+ * bound 64 MiB separates the two readings by far. */
+Test(cli, summary_reports_the_runs_own_peak_memory)
+{
+    enum { HELD_MIB = 96 };
+    char *held = malloc((size_t)HELD_MIB << 20), dir[128], path[256];
+    cr_assert(held != NULL);
+    memset(held, 1, (size_t)HELD_MIB << 20);
+    snprintf(dir, sizeof dir, "/tmp/nhens-cli-peak-%d", (int)getpid());
+    char *argv[] = {"nhens", "run", "--system", "quartic", "--method", "dla01", "--h", "0.1", "--T", "10",
+                    "--energy", "3.06", "--ensemble", "16", "--quiet", "--out", dir, NULL};
+    child_options o = {0};
+    cr_assert(eq(int, child_run(argv, &o), 0));
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    char *text = malloc(1 << 16);
+    cr_assert(text != NULL);
+    read_text_file(path, text, 1 << 16);
+    cJSON *summary = cJSON_Parse(text);
+    const cJSON *peak = cJSON_GetObjectItem(cJSON_GetObjectItem(summary, "performance"), "peak_rss_kib");
+    cr_assert(cJSON_IsNumber(peak), "performance.peak_rss_kib is missing");
+    cr_assert(peak->valuedouble >= 1024 && peak->valuedouble < 64 * 1024,
+              "peak_rss_kib = %g KiB: not the run's own (about 10 MiB) while the parent holds %d MiB",
+              peak->valuedouble, HELD_MIB);
+    cr_assert(eq(int, held[12345], 1));
+    cJSON_Delete(summary);
+    free(text);
+    free(held);
     remove_tree(dir);
 }
 

@@ -44,7 +44,7 @@ static void comparable_summary(const char *dir, char *buf, size_t len)
     size_t used = 0;
     for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
         if (!strstr(line, "_seconds") && !strstr(line, "steps_per_second") && !strstr(line, "ns_per_step") &&
-            !strstr(line, "\"command\"") && !strstr(line, "\"threads\""))
+            !strstr(line, "peak_rss_kib") && !strstr(line, "\"command\"") && !strstr(line, "\"threads\""))
             used += (size_t)snprintf(buf + used, len - used, "%s\n", line);
 }
 

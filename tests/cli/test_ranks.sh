@@ -13,7 +13,7 @@ bad() { echo "FAILED: $*"; failed=$((failed + 1)); }
 common=(--system quartic --param n=2 --method dla01 --h 0.1 --T 6 --every 3 --energy 3.2575 --ensemble 2101
         --paths 3 --quiet)
 run_args=("${common[@]}" --seed 77)
-strip() { grep -v -E '"(command|threads|wall_seconds|method_seconds|reference_seconds|ns_per_step|steps_per_second)"' "$1"; }
+strip() { grep -v -E '"(command|threads|wall_seconds|method_seconds|reference_seconds|ns_per_step|steps_per_second|peak_rss_kib)"' "$1"; }
 same_outputs() { # $1 reference folder, $2 folder, $3 label
   local f
   for f in timeseries.csv quantiles.csv paths.csv; do
