@@ -23,20 +23,11 @@ extern char **environ;
 #include "nhens/files.h"
 #include "nhens/registry.h"
 
-/* The built-in registry, made once and kept for the process (the benchmark's only shared state). */
-static const nh_registry *bench_registry(void)
-{
-    static nh_registry *reg;
-    nh_error err;
-    if (!reg && !(reg = nh_registry_create(&err)))
-        fprintf(stderr, "bench: %s\n", err.msg);
-    return reg;
-}
-
 typedef struct bench_settings {
     int repeats;
     long steps_explicit, steps_implicit;
-    double ensemble_T;   /* base horizon of the scaling runs */
+    double ensemble_T;          /* base horizon of the scaling runs */
+    const nh_registry *reg;     /* the built-in systems and methods */
 } bench_settings;
 
 static double now_seconds(void)
@@ -58,12 +49,13 @@ static double median(double *x, int n)
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
-static int make(nh_system *s, const char *system, const char *param, nh_method_spec *m, const char *method)
+static int make(const bench_settings *b, nh_system *s, const char *system, const char *param, nh_method_spec *m,
+                const char *method)
 {
     nh_error err;
     const char *over[1] = {param};
-    if (nh_system_init(s, nh_registry_find_system(bench_registry(), system), NULL, over, 1, &err) ||
-        nh_method_spec_parse(bench_registry(), m, method, &err)) {
+    if (nh_system_init(s, nh_registry_find_system(b->reg, system), NULL, over, 1, &err) ||
+        nh_method_spec_parse(b->reg, m, method, &err)) {
         fprintf(stderr, "bench: %s\n", err.msg);
         return 1;
     }
@@ -165,7 +157,7 @@ static cJSON *bench_bare_loop(const bench_settings *b, double *ns)
 {
     nh_system s;
     nh_method_spec m;
-    if (make(&s, "quartic", "n=3", &m, "dla01"))
+    if (make(b, &s, "quartic", "n=3", &m, "dla01"))
         return NULL;
     double times[16], q0[NH_MAX_DIM], v0[NH_MAX_DIM];
     nh_pcg32 rng;
@@ -207,11 +199,11 @@ static cJSON *bench_bare_loop(const bench_settings *b, double *ns)
 static cJSON *bench_methods(const char *system, const char *param, double energy, const bench_settings *b)
 {
     cJSON *arr = cJSON_CreateArray();
-    for (int i = -1; i < nh_registry_method_count(bench_registry()); ++i) {   /* every registered method at its defaults, and DLA^0.4 */
-        const char *name = i < 0 ? "dla:alpha=0.4" : nh_registry_method_at(bench_registry(), i)->name;
+    for (int i = -1; i < nh_registry_method_count(b->reg); ++i) {   /* every registered method at its defaults, and DLA^0.4 */
+        const char *name = i < 0 ? "dla:alpha=0.4" : nh_registry_method_at(b->reg, i)->name;
         nh_system s;
         nh_method_spec m;
-        if (make(&s, system, param, &m, name))
+        if (make(b, &s, system, param, &m, name))
             continue;
         int implicit = (nh_method_spec_flags(&m) & NH_METHOD_IMPLICIT) != 0;
         long steps = steps_for_budget(&s, &m, energy, implicit ? b->steps_implicit : b->steps_explicit,
@@ -238,11 +230,11 @@ static cJSON *bench_methods(const char *system, const char *param, double energy
     return arr;
 }
 
-static double ensemble_seconds(const char *method, int threads, long n, double T, long every)
+static double ensemble_seconds(const bench_settings *b, const char *method, int threads, long n, double T, long every)
 {
     nh_system s;
     nh_method_spec m;
-    if (make(&s, "quartic", "n=3", &m, method))
+    if (make(b, &s, "quartic", "n=3", &m, method))
         return -1;
     nh_run_config cfg = {.system = &s, .method = m, .solver = NH_SOLVER_NEWTON, .h = 0.1, .T = T, .every = every,
                          .ensemble = n, .seed = 1, .threads = threads, .energy = 3.06, .fit_window_start = 0.5};
@@ -265,8 +257,8 @@ static cJSON *bench_scaling(const char *method, double T, const bench_settings *
     const long n = 200;
     double one[8], two[8];
     for (int r = 0; r < b->repeats && r < 8; ++r) { /* interleaved, so drift in machine load hits both */
-        one[r] = ensemble_seconds(method, 1, n, T, 10);
-        two[r] = ensemble_seconds(method, 2, n, T, 10);
+        one[r] = ensemble_seconds(b, method, 1, n, T, 10);
+        two[r] = ensemble_seconds(b, method, 2, n, T, 10);
     }
     int reps = b->repeats < 8 ? b->repeats : 8;
     double t1 = median(one, reps), t2 = median(two, reps), steps = n * (T / 0.1);
@@ -411,7 +403,13 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    bench_settings b = quick ? (bench_settings){3, 20000, 4000, 10.0} : (bench_settings){5, 200000, 40000, 20.0};
+    nh_error err;
+    nh_registry *reg = nh_registry_create(&err);
+    if (!reg) {
+        fprintf(stderr, "nhens_bench: %s\n", err.msg);
+        return 1;
+    }
+    bench_settings b = quick ? (bench_settings){3, 20000, 4000, 10.0, reg} : (bench_settings){5, 200000, 40000, 20.0, reg};
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "nhens_version", NH_VERSION);
     cJSON_AddStringToObject(root, "statistic", "median of repeats");
@@ -444,5 +442,6 @@ int main(int argc, char **argv)
     puts(text);
     free(text);
     cJSON_Delete(root);
+    nh_registry_free(reg);
     return status;
 }
