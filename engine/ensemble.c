@@ -11,6 +11,28 @@
 #include <string.h>
 #include <time.h>
 
+/* A section crossing of one trajectory: its latitude error at output row bin. */
+typedef struct crossing {
+    long bin;
+    double value;
+} crossing;
+
+/* One trajectory's contribution, recorded while it runs and taken into its block in trajectory order
+ * (take_record): the observed values of its first `rows` output rows, its section crossings in order,
+ * its failure, steps, solver work and seconds. */
+typedef struct trajectory_record {
+    long index;
+    double *values;         /* n_out x observers */
+    long rows;
+    crossing *crossings;
+    long n_crossings, crossing_capacity;
+    int failed, abandoned, out_of_memory;
+    nh_failure failure;
+    long steps;
+    nh_solver_stats solver;
+    double method_seconds, reference_seconds;
+} trajectory_record;
+
 typedef struct block_stats {
     nh_accum *acc;          /* n_out x observers */
     long *live;             /* n_out */
@@ -23,13 +45,21 @@ typedef struct block_stats {
     double method_seconds;  /* thread-seconds integrating its trajectories, the reference's excluded */
     double reference_seconds; /* thread-seconds in reference solutions (global error, section monodromy) */
     int abandoned;          /* interrupted before its last trajectory finished: never merged */
+    /* Claims, under critical(nh_claim): the block's worker takes its trajectories from the front and
+     * computes them straight into the block; a worker with no block left takes them from the back
+     * (the run's last blocks would otherwise finish on one thread) into records of its own, which the
+     * block's worker takes in trajectory order once they are done. */
+    long block;             /* the block the slot holds */
+    int running, front, back, stolen, stolen_done;
+    trajectory_record *stolen_records[NH_BLOCK_SIZE]; /* by offset in the block */
 } block_stats;
 
 typedef struct worker {
     nh_stepper *stepper;
     double *paths;              /* the run's sample paths (each trajectory writes only its own rows) */
     long n_paths, n_out;
-    block_stats *block;         /* the slot of the block being computed */
+    trajectory_record own;      /* the record of the worker's own block's trajectories */
+    trajectory_record *rec;     /* the record of the trajectory being computed */
     double carried[NH_MAX_UNKNOWNS];
     unsigned observer_mask;     /* the run's: which observers are recorded */
     const nh_sketch_layout *sketch_layout;
@@ -45,7 +75,10 @@ typedef struct merge_queue {
     int n_slots;
     int stopped;                /* an abandoned block ended the prefix: nothing after it is merged */
     long next;                  /* the next block to merge (into chunk) */
+    long next_claim;            /* the next block a worker takes (critical nh_claim) */
+    int starting;               /* blocks taken whose trajectories are not handed out yet (critical nh_claim) */
     long end;                   /* one past the last block to compute */
+    int out_of_memory;          /* a record could not grow: the run stops with NH_ERR_NOMEM */
     nh_run_result chunk;        /* the blocks merged so far of the chunk holding block `next` */
 } merge_queue;
 
@@ -214,17 +247,8 @@ static int record_sample(worker *w, long index, long k, const double *values)
     const int nobs = nh_observer_count();
     if (!nh_all_finite(nobs, values))
         return NH_STEP_NONFINITE;
-    block_stats *b = w->block;
-    for (int i = 0; i < nobs; ++i)
-        if (!nh_observer_at(i)->event)
-            nh_accum_add(&b->acc[k * nobs + i], values[i]);
-    b->live[k]++;
-    const nh_sketch_layout *sl = w->sketch_layout;
-    if (k % sl->stride == 0) {
-        double *cell = &b->samples[((index % NH_BLOCK_SIZE) * sl->rows + k / sl->stride) * sl->n];
-        for (int j = 0; j < sl->n; ++j)
-            cell[j] = values[sl->observer[j]];
-    }
+    memcpy(w->rec->values + k * nobs, values, (size_t)nobs * sizeof *values);
+    w->rec->rows = k + 1;   /* rows are recorded in order from 0 */
     if (index < w->n_paths) {
         double *row = &w->paths[(index * w->n_out + k) * nobs];
         for (int i = 0; i < nobs; ++i)
@@ -233,9 +257,25 @@ static int record_sample(worker *w, long index, long k, const double *values)
     return NH_OK;
 }
 
-static void record_failure(block_stats *b, long trajectory, double time, int status)
+static void record_failure(trajectory_record *rec, long trajectory, double time, int status)
 {
-    b->failures[b->n_failures++] = (nh_failure){trajectory, time, status};
+    rec->failed = 1;
+    rec->failure = (nh_failure){trajectory, time, status};
+}
+
+/* A section crossing into the record (0, or 1 when the list cannot grow). */
+static int record_crossing(trajectory_record *rec, long bin, double value)
+{
+    if (rec->n_crossings == rec->crossing_capacity) {
+        const long capacity = rec->crossing_capacity ? 2 * rec->crossing_capacity : 64;
+        crossing *grown = realloc(rec->crossings, (size_t)capacity * sizeof *grown);
+        if (!grown)
+            return 1;
+        rec->crossings = grown;
+        rec->crossing_capacity = capacity;
+    }
+    rec->crossings[rec->n_crossings++] = (crossing){bin, value};
+    return 0;
 }
 
 static int initial_state(const nh_run_config *cfg, long index, double *q, double *v)
@@ -263,11 +303,11 @@ static int burn_in(const nh_run_config *cfg, worker *w, double *q, double *v)
     const long steps = lround(cfg->burn_in / cfg->h);
     for (long k = 1; k <= steps; ++k) {
         if (k % NH_INTERRUPT_POLL_STEPS == 0 && interrupted(cfg)) {
-            w->block->abandoned = 1;
+            w->rec->abandoned = 1;
             return NH_OK;
         }
         int rc = nh_stepper_step(w->stepper, cfg->h, q, v, w->carried);
-        w->block->steps++;
+        w->rec->steps++;
         if (rc != NH_OK)
             return rc;
     }
@@ -284,7 +324,7 @@ static int reference_error(const nh_run_config *cfg, worker *w, long k, const do
                     : nh_reference_tracker_advance(w->reference, (double)k * cfg->h, qr, vr);
     if (rc == NH_OK)
         values[nh_observer_reference()] = k == 0 ? 0.0 : nh_global_error(cfg->system->n, q, v, qr, vr);
-    w->block->reference_seconds += omp_get_wtime() - start;
+    w->rec->reference_seconds += omp_get_wtime() - start;
     return rc == NH_OK ? NH_OK : NH_REFERENCE_FAILED;
 }
 
@@ -306,10 +346,10 @@ static void integrate_trajectory(const nh_run_config *cfg, worker *w, long index
         rc = nh_stepper_start(w->stepper, q, v, w->carried);
     if (rc == NH_OK && cfg->burn_in > 0)
         rc = burn_in(cfg, w, q, v);
-    if (w->block->abandoned)
+    if (w->rec->abandoned)
         return;
     if (rc != NH_OK) {
-        record_failure(w->block, index, 0.0, rc);
+        record_failure(w->rec, index, 0.0, rc);
         return;
     }
     nh_initial_values_compute(s, q, v, &init);
@@ -317,20 +357,20 @@ static void integrate_trajectory(const nh_run_config *cfg, worker *w, long index
     if (rc == NH_OK)
         rc = record_sample(w, index, 0, values);
     if (rc != NH_OK) {
-        record_failure(w->block, index, 0.0, rc);
+        record_failure(w->rec, index, 0.0, rc);
         return;
     }
     nh_section_tracker section;
-    const int event = nh_observer_event(), nobs = nh_observer_count();
+    const int event = nh_observer_event();
     double qa[NH_MAX_DIM], va[NH_MAX_DIM];
     const double section_start = omp_get_wtime(); /* the driver's monodromy: a CVODE reference, not the method */
     nh_section_start(&section, s, q, v, cfg->have_section ? cfg->section : NAN);
     section.active = section.active && event >= 0 && (w->observer_mask & (1u << event));
     if (section.active)
-        w->block->reference_seconds += omp_get_wtime() - section_start;
+        w->rec->reference_seconds += omp_get_wtime() - section_start;
     for (long k = 1; k <= n_steps; ++k) {
         if (k % NH_INTERRUPT_POLL_STEPS == 0 && interrupted(cfg)) {
-            w->block->abandoned = 1;
+            w->rec->abandoned = 1;
             return;
         }
         if (section.active) {
@@ -338,29 +378,91 @@ static void integrate_trajectory(const nh_run_config *cfg, worker *w, long index
             memcpy(va, v, (size_t)s->n * sizeof *v);
         }
         rc = nh_stepper_step(w->stepper, cfg->h, q, v, w->carried);
-        w->block->steps++;
+        w->rec->steps++;
         double t_cross, lat_error;
         if (rc == NH_OK && section.active &&
             nh_section_crossing(&section, s, qa, va, q, v, (k - 1) * cfg->h, cfg->h, &t_cross, &lat_error)) {
             long bin = lround(t_cross / (cfg->h * cfg->every));
-            if (bin >= 0 && bin * cfg->every <= n_steps && isfinite(lat_error))
-                nh_accum_add(&w->block->acc[bin * nobs + event], lat_error);
+            if (bin >= 0 && bin * cfg->every <= n_steps && isfinite(lat_error) &&
+                record_crossing(w->rec, bin, lat_error)) {
+                w->rec->out_of_memory = w->rec->abandoned = 1;
+                return;
+            }
         }
         if (rc == NH_OK && k % cfg->every == 0 && (rc = observe_at(cfg, w, k, q, v, &init, values)) == NH_OK)
             rc = record_sample(w, index, k / cfg->every, values);
         if (rc != NH_OK) {
-            record_failure(w->block, index, k * cfg->h, rc);
+            record_failure(w->rec, index, k * cfg->h, rc);
             return;
         }
     }
 }
 
-/* One trajectory, timed: the block's method seconds are its wall time minus its reference's. */
-static void run_trajectory(const nh_run_config *cfg, worker *w, long index, long n_steps)
+/* Trajectory `index` into the record rec, timed (its method seconds are its wall time minus its
+ * reference's), with its solver work; abandoned at once when the run is interrupted. */
+static void run_trajectory(const nh_run_config *cfg, worker *w, trajectory_record *rec, long index, long n_steps)
 {
-    const double start = omp_get_wtime(), reference_before = w->block->reference_seconds;
+    double *values = rec->values;
+    crossing *crossings = rec->crossings;
+    const long capacity = rec->crossing_capacity;
+    *rec = (trajectory_record){.index = index, .values = values, .crossings = crossings, .crossing_capacity = capacity};
+    w->rec = rec;
+    if (interrupted(cfg)) {
+        rec->abandoned = 1;
+        return;
+    }
+    const nh_solver_stats before = nh_stepper_solver_stats(w->stepper);
+    const double start = omp_get_wtime();
     integrate_trajectory(cfg, w, index, n_steps);
-    w->block->method_seconds += omp_get_wtime() - start - (w->block->reference_seconds - reference_before);
+    rec->method_seconds = omp_get_wtime() - start - rec->reference_seconds;
+    const nh_solver_stats after = nh_stepper_solver_stats(w->stepper);
+    rec->solver = (nh_solver_stats){after.solves - before.solves, after.iterations - before.iterations,
+                                    after.failures - before.failures};
+}
+
+/* The record's contribution into block b, after those of the block's earlier trajectories: the same
+ * additions, in the same order, as if the trajectory had been computed into the block. */
+static void take_record(block_stats *b, const trajectory_record *rec, const nh_sketch_layout *sl)
+{
+    const int nobs = nh_observer_count(), event = nh_observer_event();
+    b->abandoned |= rec->abandoned;
+    for (long k = 0; k < rec->rows; ++k) {
+        const double *values = rec->values + k * nobs;
+        for (int i = 0; i < nobs; ++i)
+            if (!nh_observer_at(i)->event)
+                nh_accum_add(&b->acc[k * nobs + i], values[i]);
+        b->live[k]++;
+        if (k % sl->stride == 0) {
+            double *cell = &b->samples[((rec->index % NH_BLOCK_SIZE) * sl->rows + k / sl->stride) * sl->n];
+            for (int j = 0; j < sl->n; ++j)
+                cell[j] = values[sl->observer[j]];
+        }
+    }
+    for (long c = 0; c < rec->n_crossings; ++c)
+        nh_accum_add(&b->acc[rec->crossings[c].bin * nobs + event], rec->crossings[c].value);
+    if (rec->failed)
+        b->failures[b->n_failures++] = rec->failure;
+    b->steps += rec->steps;
+    b->method_seconds += rec->method_seconds;
+    b->reference_seconds += rec->reference_seconds;
+    b->solver.solves += rec->solver.solves;
+    b->solver.iterations += rec->solver.iterations;
+    b->solver.failures += rec->solver.failures;
+}
+
+static int record_alloc(trajectory_record *rec, long n_out)
+{
+    memset(rec, 0, sizeof *rec);
+    rec->values = malloc((size_t)n_out * (size_t)nh_observer_count() * sizeof *rec->values);
+    return rec->values ? NH_OK : NH_ERR_NOMEM;
+}
+
+static void record_free(trajectory_record *rec)
+{
+    if (!rec)
+        return;
+    free(rec->values);
+    free(rec->crossings);
 }
 
 static long sample_count(const nh_sketch_layout *sl)
@@ -465,6 +567,8 @@ static int worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, 
     w->paths = res->paths;
     w->n_paths = res->n_paths;
     w->n_out = res->n_out;
+    if (record_alloc(&w->own, res->n_out))
+        return nh_fail(err, NH_ERR_NOMEM, "out of memory for a trajectory's %ld output times", res->n_out);
     w->stepper = nh_stepper_create(&cfg->method, cfg->system, cfg->solver, err);
     if (!w->stepper)
         return NH_ERR_SOLVER;
@@ -491,7 +595,7 @@ static int queue_init(merge_queue *q, int threads, const nh_run_result *res, lon
 {
     const long n_out = res->n_out;
     const nh_sketch_layout *sl = &res->sketch_layout;
-    *q = (merge_queue){.n_slots = 2 * threads, .next = first, .end = end};
+    *q = (merge_queue){.n_slots = 2 * threads, .next = first, .next_claim = first, .end = end};
     q->chunk.n_out = n_out;
     q->chunk.sketch_layout = *sl;
     q->slots = calloc((size_t)q->n_slots, sizeof *q->slots);
@@ -513,6 +617,7 @@ static void worker_free(worker *w)
 {
     nh_reference_tracker_free(w->reference);
     nh_stepper_free(w->stepper);
+    record_free(&w->own);
 }
 
 void nh_run_result_finish(const nh_run_config *cfg, nh_run_result *res)
@@ -622,23 +727,6 @@ int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *e
     return NH_OK;
 }
 
-/* Block b's trajectories into w->block (all of them, or until an interruption abandons the block). */
-static void run_block(const nh_run_config *cfg, worker *w, long b, const nh_run_result *res)
-{
-    block_reset(w->block, res->n_out, &res->sketch_layout);
-    if (interrupted(cfg)) {
-        w->block->abandoned = 1;
-        return;
-    }
-    const nh_solver_stats before = nh_stepper_solver_stats(w->stepper);
-    const long end = nh_run_trajectories_before(cfg, b + 1);
-    for (long i = b * NH_BLOCK_SIZE; i < end && !w->block->abandoned; ++i)
-        run_trajectory(cfg, w, i, res->n_steps);
-    const nh_solver_stats after = nh_stepper_solver_stats(w->stepper);
-    w->block->solver = (nh_solver_stats){after.solves - before.solves, after.iterations - before.iterations,
-                                         after.failures - before.failures};
-}
-
 static void chunk_reset(nh_run_result *chunk)
 {
     const long cells = chunk->n_out * nh_observer_count();
@@ -707,9 +795,161 @@ static block_stats *slot_for(merge_queue *q, long b)
     }
 }
 
+/* The next trajectory of the slot's running block (its index), from the front for the block's
+ * worker, from the back for a helper; -1 when none is left. An abandoned block hands out no more. */
+static long claim_trajectory(block_stats *slot, int from_back)
+{
+    long index = -1;
+#pragma omp critical(nh_claim)
+    if (slot->running && slot->front <= slot->back && !slot->abandoned) {
+        index = slot->block * NH_BLOCK_SIZE + (from_back ? slot->back-- : slot->front++);
+        slot->stolen += from_back;
+    }
+    return index;
+}
+
+/* Wait until every trajectory that helpers took from the slot's block is recorded; then it hands out
+ * no more. */
+static void wait_for_helpers(block_stats *slot)
+{
+    for (;;) {
+        int pending;
+#pragma omp critical(nh_claim)
+        {
+            pending = slot->stolen_done < slot->stolen;
+            if (!pending)
+                slot->running = 0;
+        }
+        if (!pending)
+            return;
+        struct timespec pause = {0, 20000};
+        nanosleep(&pause, NULL);
+    }
+}
+
+/* Block b into its slot: its trajectories from the front straight into the block, then those helpers
+ * took from the back, in trajectory order; 1 when a record could not grow (the block is abandoned). */
+static int run_block(const nh_run_config *cfg, merge_queue *q, worker *w, long b, block_stats *slot,
+                     const nh_run_result *res)
+{
+    const long first = b * NH_BLOCK_SIZE, count = nh_run_trajectories_before(cfg, b + 1) - first;
+    block_reset(slot, res->n_out, &res->sketch_layout);
+#pragma omp critical(nh_claim)
+    {
+        slot->block = b;
+        slot->front = slot->stolen = slot->stolen_done = 0;
+        slot->back = (int)count - 1;
+        slot->running = 1;
+        q->starting--;
+    }
+    int out_of_memory = 0;
+    long index;
+    while ((index = claim_trajectory(slot, 0)) >= 0) {
+        run_trajectory(cfg, w, &w->own, index, res->n_steps);
+        take_record(slot, &w->own, &res->sketch_layout);
+        out_of_memory |= w->own.out_of_memory;
+        if (w->own.abandoned) {
+#pragma omp critical(nh_claim)
+            slot->abandoned = 1;
+        }
+    }
+    wait_for_helpers(slot);   /* from here on no other thread reads the slot */
+    for (long t = 0; t < count; ++t) {
+        trajectory_record *rec = slot->stolen_records[t];
+        if (!rec)
+            continue;
+        take_record(slot, rec, &res->sketch_layout);
+        slot->abandoned |= rec->abandoned;
+        out_of_memory |= rec->out_of_memory;
+        record_free(rec);
+        free(rec);
+        slot->stolen_records[t] = NULL;
+    }
+    slot->abandoned |= out_of_memory;
+    return out_of_memory;
+}
+
+/* The running block with the lowest number that has a trajectory left; NULL when there is none and none
+ * is about to start (a block taken whose worker is still preparing it, or waiting for its slot). */
+static block_stats *earliest_running_block(merge_queue *q)
+{
+    for (;;) {
+        block_stats *earliest = NULL;
+        int starting;
+#pragma omp critical(nh_claim)
+        {
+            starting = q->starting;
+            for (int i = 0; i < q->n_slots; ++i) {
+                const block_stats *slot = &q->slots[i];
+                if (slot->running && slot->front <= slot->back && !slot->abandoned &&
+                    (!earliest || slot->block < earliest->block))
+                    earliest = &q->slots[i];
+            }
+        }
+        if (earliest || !starting)
+            return earliest;
+        struct timespec pause = {0, 20000};
+        nanosleep(&pause, NULL);
+    }
+}
+
+/* With no block left to start: trajectories from the back of the running blocks (the earliest first),
+ * each into a record of its own that the block's worker takes, until none is left (or no record can be
+ * allocated: then the blocks' workers finish them). */
+static void help_running_blocks(const nh_run_config *cfg, merge_queue *q, worker *w, const nh_run_result *res)
+{
+    trajectory_record *rec = NULL;
+    block_stats *slot;
+    while ((slot = earliest_running_block(q))) {
+        if (!rec && (!(rec = malloc(sizeof *rec)) || record_alloc(rec, res->n_out))) {
+            free(rec);
+            return;
+        }
+        const long index = claim_trajectory(slot, 1);
+        if (index < 0)
+            continue;
+        run_trajectory(cfg, w, rec, index, res->n_steps);
+#pragma omp critical(nh_claim)
+        {
+            slot->stolen_records[index % NH_BLOCK_SIZE] = rec;
+            slot->stolen_done++;
+        }
+        rec = NULL;
+    }
+    record_free(rec);
+    free(rec);
+}
+
+/* Blocks in order over the workers; each merges what it finished (publish) and, when no block is left
+ * to start, helps with the running ones. */
+static void work_on_blocks(const nh_run_config *cfg, merge_queue *q, worker *w, nh_run_result *res)
+{
+    for (;;) {
+        long b = -1;
+#pragma omp critical(nh_claim)
+        if (q->next_claim < q->end) {
+            b = q->next_claim++;
+            q->starting++;
+        }
+        if (b < 0)
+            break;
+        block_stats *slot = slot_for(q, b);
+        if (!slot) {
+#pragma omp critical(nh_claim)
+            q->starting--;
+            continue;
+        }
+        if (run_block(cfg, q, w, b, slot, res)) {
+#pragma omp atomic write
+            q->out_of_memory = 1;
+        }
+        publish(cfg, q, b, res);
+    }
+    help_running_blocks(cfg, q, w, res);
+}
+
 /* Blocks [first, end) over the threads, merged in order into res; 0, or the setup error of a worker. */
-static int compute_blocks(const nh_run_config *cfg, merge_queue *q, nh_run_result *res, long first, long end,
-                          nh_error *err)
+static int compute_blocks(const nh_run_config *cfg, merge_queue *q, nh_run_result *res, nh_error *err)
 {
     int setup_failed = 0;
     nh_error setup_err = {{0}};
@@ -729,20 +969,17 @@ static int compute_blocks(const nh_run_config *cfg, merge_queue *q, nh_run_resul
         int any_failed;
 #pragma omp atomic read
         any_failed = setup_failed;
-        if (!any_failed) {
-#pragma omp for schedule(dynamic, 1)
-            for (long b = first; b < end; ++b) {
-                if (!(w.block = slot_for(q, b)))
-                    continue;
-                run_block(cfg, &w, b, res);
-                publish(cfg, q, b, res);
-            }
-        }
+        if (!any_failed)
+            work_on_blocks(cfg, q, &w, res);
         worker_free(&w);
     }
-    if (setup_failed)
+    if (setup_failed) {
         *err = setup_err;
-    return setup_failed ? NH_ERR_SOLVER : NH_OK;
+        return NH_ERR_SOLVER;
+    }
+    if (q->out_of_memory)
+        return nh_fail(err, NH_ERR_NOMEM, "out of memory recording the section crossings of a trajectory");
+    return NH_OK;
 }
 
 int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_error *err)
@@ -755,7 +992,7 @@ int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_er
     merge_queue q;
     if (queue_init(&q, cfg->threads, res, first, end, err))
         return NH_ERR_NOMEM;
-    int rc = compute_blocks(cfg, &q, res, first, end, err);
+    int rc = compute_blocks(cfg, &q, res, err);
     queue_free(&q);
     if (rc)
         return rc;

@@ -4,7 +4,9 @@
  * consecutive blocks. Each block's Welford accumulators are merged in block order into its chunk's,
  * and the chunks' in chunk order into the run's, so every output is bitwise identical for any number
  * of threads, and a run computed in shards (chunk ranges, each kept unmerged as a partial result)
- * merges to the same bits: the merge tree does not depend on who computed what.
+ * merges to the same bits: the merge tree does not depend on who computed what. Idle workers take
+ * trajectories from the back of running blocks; the block adds their records after its own in
+ * trajectory order, which changes no bit.
  * A trajectory whose step fails is recorded (index, time, reason) and contributes no sample from
  * the failing output time on; n_live counts the trajectories in each output time's statistics. */
 #ifndef NHENS_ENSEMBLE_H

@@ -4,9 +4,11 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -213,6 +215,105 @@ Test(ensemble, failed_trajectories_are_counted_and_left_out)
 {
     failing_run("rk4");
     failing_run("dd");
+}
+
+/* Which threads started trajectories: the interruption hook runs at the start of each trajectory (and
+ * every NH_INTERRUPT_POLL_STEPS steps, which these runs do not reach). It pauses 2 ms, so that a block's
+ * worker cannot finish all 8 before the other threads look for work (the push runs take microseconds). */
+typedef struct trajectory_starts {
+    int count;
+    pthread_t thread[64];
+} trajectory_starts;
+
+static int note_start(void *ctx)
+{
+    trajectory_starts *starts = ctx;
+    const int slot = __atomic_fetch_add(&starts->count, 1, __ATOMIC_SEQ_CST);
+    if (slot < 64)
+        starts->thread[slot] = pthread_self();
+    struct timespec pause = {0, 2000000};
+    nanosleep(&pause, NULL);
+    return 0;
+}
+
+static int distinct_threads(const trajectory_starts *starts)
+{
+    int distinct = 0;
+    for (int i = 0; i < starts->count && i < 64; ++i) {
+        int seen = 0;
+        for (int j = 0; j < i; ++j)
+            seen |= pthread_equal(starts->thread[i], starts->thread[j]);
+        distinct += !seen;
+    }
+    return distinct;
+}
+
+/* One block of 8 trajectories on `threads` threads: the block's worker and the idle ones share it. */
+static void run_one_block(nh_run_config cfg, int threads, nh_run_result *res, trajectory_starts *starts)
+{
+    nh_error err;
+    *starts = (trajectory_starts){0};
+    cfg.ensemble = NH_BLOCK_SIZE;
+    cfg.threads = threads;
+    cfg.interrupted = note_start;
+    cfg.hook_ctx = starts;
+    cr_assert(eq(int, nh_run_ensemble(&cfg, res, &err), NH_OK), "%s", err.msg);
+}
+
+/* The trajectories of a block that idle workers computed are taken in trajectory order, so sharing a block
+ * changes no bit: statistics (crossings included), failures, counts. The 3-thread run must really share
+ * its one block (at least 2 threads start trajectories; each of the 8 is started once), else the test
+ * would prove nothing. */
+static long check_shared_block(nh_run_config cfg, const char *what)
+{
+    nh_run_result one, three;
+    trajectory_starts starts_one, starts_three;
+    run_one_block(cfg, 1, &one, &starts_one);
+    run_one_block(cfg, 3, &three, &starts_three);
+    cr_assert(eq(int, starts_three.count, NH_BLOCK_SIZE), "%s: %d trajectory starts", what, starts_three.count);
+    cr_assert(distinct_threads(&starts_three) >= 2, "%s: one thread ran the whole block", what);
+    const size_t cells = (size_t)one.n_out * (size_t)nh_observer_count();
+    cr_assert(memcmp(one.acc, three.acc, cells * sizeof *one.acc) == 0, "%s: statistics differ", what);
+    cr_assert(memcmp(one.live, three.live, (size_t)one.n_out * sizeof *one.live) == 0, "%s: n_live differs", what);
+    cr_assert(eq(long, one.failed, three.failed), "%s", what);
+    cr_assert(memcmp(one.first_failures, three.first_failures, sizeof one.first_failures) == 0, "%s: failures", what);
+    cr_assert(eq(long, one.completed_steps, three.completed_steps), "%s", what);
+    cr_assert(eq(long, one.solver.iterations, three.solver.iterations), "%s", what);
+    long crossings = 0;   /* latitude samples: section crossings, taken from the trajectories' records */
+    const int event = nh_observer_event();
+    for (long k = 0; event >= 0 && (one.observer_mask & (1u << event)) && k < one.n_out; ++k)
+        crossings += (long)nh_run_accum(&one, k, event)->count;
+    nh_run_result_free(&one);
+    nh_run_result_free(&three);
+    return crossings;
+}
+
+Test(ensemble, idle_workers_share_the_last_block_without_changing_a_bit)
+{
+    nh_system quartic, cvt, push;
+    nh_error err;
+    make_system(&quartic, "quartic", "n=3", NULL);
+    make_system(&cvt, "cvt", "eps=0.1", NULL);
+    cr_assert(eq(int, nh_system_init(&push, &PUSH, NULL, NULL, 0, &err), NH_OK), "%s", err.msg);
+    nh_run_config cfg = {.system = &quartic, .h = 0.1, .T = 50, .every = 5, .seed = 11, .energy = 3.06,
+                         .fit_window_start = 0.5};
+    make_method(&cfg.method, "gonzalez");
+    check_shared_block(cfg, "quartic gonzalez");
+    cfg.system = &cvt;   /* section crossings: the latitude observer */
+    cfg.energy = 6.0;
+    cfg.T = 100;
+    cfg.every = 1;
+    const long crossings = check_shared_block(cfg, "cvt gonzalez");
+    cr_assert(crossings >= NH_BLOCK_SIZE, "cvt gonzalez: %ld section crossings (want several per trajectory)", crossings);
+    cfg = (nh_run_config){.system = &push, .h = 0.05, .T = 4.0, .every = 2, .seed = 1, .energy = 1.0,
+                          .fit_window_start = 0.5};
+    make_method(&cfg.method, "dd");
+    nh_run_result res;
+    trajectory_starts starts;
+    run_one_block(cfg, 1, &res, &starts);
+    cr_assert(res.failed > 0 && res.failed < NH_BLOCK_SIZE, "push dd: %ld of 8 failed (want some)", res.failed);
+    nh_run_result_free(&res);
+    check_shared_block(cfg, "push dd (failures)");
 }
 
 static int validate(nh_run_config cfg, const char *expect)
