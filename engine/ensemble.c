@@ -415,9 +415,8 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, trajectory_recor
     const double start = omp_get_wtime();
     integrate_trajectory(cfg, w, index, n_steps);
     rec->method_seconds = omp_get_wtime() - start - rec->reference_seconds;
-    const nh_solver_stats after = nh_stepper_solver_stats(w->stepper);
-    rec->solver = (nh_solver_stats){after.solves - before.solves, after.iterations - before.iterations,
-                                    after.failures - before.failures};
+    rec->solver = nh_stepper_solver_stats(w->stepper);
+    nh_solver_stats_add(&rec->solver, before, -1);
 }
 
 /* The record's contribution into block b, after those of the block's earlier trajectories: the same
@@ -445,9 +444,7 @@ static void take_record(block_stats *b, const trajectory_record *rec, const nh_s
     b->steps += rec->steps;
     b->method_seconds += rec->method_seconds;
     b->reference_seconds += rec->reference_seconds;
-    b->solver.solves += rec->solver.solves;
-    b->solver.iterations += rec->solver.iterations;
-    b->solver.failures += rec->solver.failures;
+    nh_solver_stats_add(&b->solver, rec->solver, 1);
 }
 
 static int record_alloc(trajectory_record *rec, long n_out)
@@ -508,9 +505,7 @@ static void merge_block(nh_run_result *chunk, const block_stats *b)
     chunk->completed_steps += b->steps;
     chunk->method_seconds += b->method_seconds;
     chunk->reference_seconds += b->reference_seconds;
-    chunk->solver.solves += b->solver.solves;
-    chunk->solver.iterations += b->solver.iterations;
-    chunk->solver.failures += b->solver.failures;
+    nh_solver_stats_add(&chunk->solver, b->solver, 1);
 }
 
 void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, const nh_failure *failures,
@@ -540,9 +535,7 @@ void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from)
     res->completed_steps += from->completed_steps;
     res->method_seconds += from->method_seconds;
     res->reference_seconds += from->reference_seconds;
-    res->solver.solves += from->solver.solves;
-    res->solver.iterations += from->solver.iterations;
-    res->solver.failures += from->solver.failures;
+    nh_solver_stats_add(&res->solver, from->solver, 1);
 }
 
 /* A finished chunk into the run: merged (a whole run) or kept as it is (a shard's partial result). */

@@ -124,10 +124,7 @@ nh_solver_stats nh_stepper_solver_stats(const nh_stepper *st)
 {
     nh_solver_stats total = st->solver ? nh_solver_get_stats(st->solver) : (nh_solver_stats){0, 0, 0};
     for (int i = 0; i < st->n_inner; ++i) {
-        nh_solver_stats part = nh_stepper_solver_stats(st->inner[i]);
-        total.solves += part.solves;
-        total.iterations += part.iterations;
-        total.failures += part.failures;
+        nh_solver_stats_add(&total, nh_stepper_solver_stats(st->inner[i]), 1);
     }
     return total;
 }

@@ -67,6 +67,14 @@ typedef struct nh_solver_stats {
     long failures;
 } nh_solver_stats;
 
+/* into += from (a sign of -1 subtracts: the work between two readings of a solver's counters) */
+static inline void nh_solver_stats_add(nh_solver_stats *into, nh_solver_stats from, long sign)
+{
+    into->solves += sign * from.solves;
+    into->iterations += sign * from.iterations;
+    into->failures += sign * from.failures;
+}
+
 typedef struct nh_solver nh_solver;
 
 const char *nh_solver_kind_name(nh_solver_kind kind);
