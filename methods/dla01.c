@@ -16,15 +16,40 @@ typedef struct dla01_step {
     double kick[NH_MAX_DIM * NH_MAX_CON];    /* n x m: h M^-1 A(q_half)^T */
 } dla01_step;
 
-static void dla01_velocity(const dla01_step *c, const double *lam, double *v1, double *q1)
+/* The loops over the m constraints, inlined with m a constant 1 (the quartic, the CVTs, the knife edge)
+ * or m: the same operations, without a loop of one iteration per coordinate. */
+#define WITH_CONSTRAINT_COUNT(m, call) ((m) == 1 ? call(1) : call(m))
+
+static inline __attribute__((always_inline)) void velocity_for(const dla01_step *c, const int m, const double *lam,
+                                                               double *v1, double *q1)
 {
-    const int n = c->sys->n, m = c->sys->m;
+    const int n = c->sys->n;
     for (int i = 0; i < n; ++i) {
         double s = c->w[i];
         for (int k = 0; k < m; ++k)
             s += c->kick[i * m + k] * lam[k];
         v1[i] = s;
         q1[i] = c->q_half[i] + 0.5 * c->h * s;
+    }
+}
+
+static void dla01_velocity(const dla01_step *c, const double *lam, double *v1, double *q1)
+{
+#define VELOCITY(m) velocity_for(c, m, lam, v1, q1)
+    WITH_CONSTRAINT_COUNT(c->sys->m, VELOCITY);
+#undef VELOCITY
+}
+
+/* w = v0 - h M^-1 grad V(q_half) and kick = h M^-1 A(q_half)^T */
+static inline __attribute__((always_inline)) void kick_for(dla01_step *c, const int m, const double *v,
+                                                           const double *grad, const double *a_half)
+{
+    const nh_system *s = c->sys;
+    const int n = s->n;
+    for (int i = 0; i < n; ++i) {
+        c->w[i] = v[i] - c->h * s->inv_mass[i] * grad[i];
+        for (int k = 0; k < m; ++k)
+            c->kick[i * m + k] = c->h * s->inv_mass[i] * a_half[k * n + i];
     }
 }
 
@@ -85,11 +110,9 @@ static int dla01_step_fn(nh_stepper *st, double h, double *q, double *v, double 
         c.q_half[i] = q[i] + 0.5 * h * v[i];
     s->type->potential_gradient(s, c.q_half, grad);
     s->type->constraint(s, c.q_half, a_half);
-    for (int i = 0; i < n; ++i) {
-        c.w[i] = v[i] - h * s->inv_mass[i] * grad[i];
-        for (int k = 0; k < m; ++k)
-            c.kick[i * m + k] = h * s->inv_mass[i] * a_half[k * n + i];
-    }
+#define KICK(m) kick_for(&c, m, v, grad, a_half)
+    WITH_CONSTRAINT_COUNT(m, KICK);
+#undef KICK
     int rc = dla01_linear(&c, lam);
     if (rc == NH_OK && st->solver) {
         nh_nonlinear_problem pb = {m, dla01_residual, dla01_jacobian, &c, fmax(nh_norm_inf(n, v), 1e-300), NH_JACOBIAN_EACH_ITERATION, 0};
