@@ -62,7 +62,6 @@ typedef struct worker {
     trajectory_record *rec;     /* the record of the trajectory being computed */
     double carried[NH_MAX_UNKNOWNS];
     unsigned observer_mask;     /* the run's: which observers are recorded */
-    const nh_sketch_layout *sketch_layout;
     nh_reference_tracker *reference; /* when the global-error observer is recorded, else NULL */
 } worker;
 
@@ -420,11 +419,11 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, trajectory_recor
 }
 
 /* The record's contribution into block b, after those of the block's earlier trajectories: the same
- * additions, in the same order, as if the trajectory had been computed into the block. */
+ * additions, in the same order, as if the trajectory had been computed into the block. (An abandoned
+ * record abandons the block: run_block marks it, under the claims' lock while helpers may read it.) */
 static void take_record(block_stats *b, const trajectory_record *rec, const nh_sketch_layout *sl)
 {
     const int nobs = nh_observer_count(), event = nh_observer_event();
-    b->abandoned |= rec->abandoned;
     for (long k = 0; k < rec->rows; ++k) {
         const double *values = rec->values + k * nobs;
         for (int i = 0; i < nobs; ++i)
@@ -556,7 +555,6 @@ static int worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, 
 {
     memset(w, 0, sizeof *w);
     w->observer_mask = res->observer_mask;
-    w->sketch_layout = &res->sketch_layout;
     w->paths = res->paths;
     w->n_paths = res->n_paths;
     w->n_out = res->n_out;
