@@ -461,6 +461,23 @@ static void record_free(trajectory_record *rec)
     free(rec->crossings);
 }
 
+/* A helper's record on the heap (NULL when out of memory), and its release. */
+static trajectory_record *record_new(long n_out)
+{
+    trajectory_record *rec = malloc(sizeof *rec);
+    if (rec && record_alloc(rec, n_out)) {
+        free(rec);
+        return NULL;
+    }
+    return rec;
+}
+
+static void record_delete(trajectory_record *rec)
+{
+    record_free(rec);
+    free(rec);
+}
+
 static long sample_count(const nh_sketch_layout *sl)
 {
     return NH_BLOCK_SIZE * sl->rows * sl->n;
@@ -772,6 +789,13 @@ static void publish(const nh_run_config *cfg, merge_queue *q, long b, nh_run_res
     }
 }
 
+/* The waits of the claims and the merge window: 20 microseconds, then look again. */
+static void pause_briefly(void)
+{
+    struct timespec pause = {0, 20000};
+    nanosleep(&pause, NULL);
+}
+
 /* The slot of block b once block b - n_slots is merged, or NULL when the run has stopped short of b. */
 static block_stats *slot_for(merge_queue *q, long b)
 {
@@ -781,8 +805,7 @@ static block_stats *slot_for(merge_queue *q, long b)
         state = q->stopped ? -1 : q->next > b - q->n_slots;
         if (state)
             return state > 0 ? &q->slots[b % q->n_slots] : NULL;
-        struct timespec pause = {0, 20000};
-        nanosleep(&pause, NULL);
+        pause_briefly();
     }
 }
 
@@ -813,8 +836,7 @@ static void wait_for_helpers(block_stats *slot)
         }
         if (!pending)
             return;
-        struct timespec pause = {0, 20000};
-        nanosleep(&pause, NULL);
+        pause_briefly();
     }
 }
 
@@ -852,8 +874,7 @@ static int run_block(const nh_run_config *cfg, merge_queue *q, worker *w, long b
         take_record(slot, rec, &res->sketch_layout);
         slot->abandoned |= rec->abandoned;
         out_of_memory |= rec->out_of_memory;
-        record_free(rec);
-        free(rec);
+        record_delete(rec);
         slot->stolen_records[t] = NULL;
     }
     slot->abandoned |= out_of_memory;
@@ -879,8 +900,7 @@ static block_stats *earliest_running_block(merge_queue *q)
         }
         if (earliest || !starting)
             return earliest;
-        struct timespec pause = {0, 20000};
-        nanosleep(&pause, NULL);
+        pause_briefly();
     }
 }
 
@@ -892,10 +912,8 @@ static void help_running_blocks(const nh_run_config *cfg, merge_queue *q, worker
     trajectory_record *rec = NULL;
     block_stats *slot;
     while ((slot = earliest_running_block(q))) {
-        if (!rec && (!(rec = malloc(sizeof *rec)) || record_alloc(rec, res->n_out))) {
-            free(rec);
+        if (!rec && !(rec = record_new(res->n_out)))
             return;
-        }
         const long index = claim_trajectory(slot, 1);
         if (index < 0)
             continue;
@@ -907,8 +925,7 @@ static void help_running_blocks(const nh_run_config *cfg, merge_queue *q, worker
         }
         rec = NULL;
     }
-    record_free(rec);
-    free(rec);
+    record_delete(rec);
 }
 
 /* Blocks in order over the workers; each merges what it finished (publish) and, when no block is left
