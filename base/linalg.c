@@ -11,52 +11,61 @@
 #define UNROLL
 #endif
 
-/* Gaussian elimination with partial pivoting for one size n. One body, instantiated twice: with its loops
- * fully unrolled for the sizes up to 10 (the cheap steps' n + m, n + 2m on the test systems: measured
- * 12 199 -> 10 919 instructions per quartic dla step) and rolled above (unrolling there costs 5-10 KB of
- * code per size for about 1 % of a D* step). */
-#define DEFINE_LU_FACTOR(name, UNROLL_LOOP)                                                                            \
-static inline __attribute__((always_inline)) int name(const int n, double *a, int *piv)                                \
-{                                                                                                                      \
-    UNROLL_LOOP                                                                                                        \
-    for (int k = 0; k < n; ++k) {                                                                                      \
-        int p = k;                                                                                                     \
-        double best = fabs(a[k * n + k]);                                                                              \
-        for (int i = k + 1; i < n; ++i) {                                                                              \
-            double cand = fabs(a[i * n + k]);                                                                          \
-            if (cand > best) {                                                                                         \
-                best = cand;                                                                                           \
-                p = i;                                                                                                 \
-            }                                                                                                          \
-        }                                                                                                              \
-        piv[k] = p;                                                                                                    \
-        if (!(best > 0.0) || !isfinite(best))                                                                          \
-            return 1;                                                                                                  \
-        if (p != k) {                                                                                                  \
-            for (int j = 0; j < n; ++j) {                                                                              \
-                double t = a[k * n + j];                                                                               \
-                a[k * n + j] = a[p * n + j];                                                                           \
-                a[p * n + j] = t;                                                                                      \
-            }                                                                                                          \
-        }                                                                                                              \
-        const double inv = 1.0 / a[k * n + k];                                                                         \
-        const double *restrict pivot_row = a + k * n;                                                                  \
-        UNROLL_LOOP                                                                                                    \
-        for (int i = k + 1; i < n; ++i) {                                                                              \
-            double *restrict row = a + i * n;                                                                          \
-            const double f = row[k] * inv;                                                                             \
-            row[k] = f;                                                                                                \
-            UNROLL_LOOP                                                                                                \
-            for (int j = k + 1; j < n; ++j)                                                                            \
-                row[j] -= f * pivot_row[j];                                                                            \
-        }                                                                                                              \
-    }                                                                                                                  \
-    return 0;                                                                                                          \
+/* Step k of Gaussian elimination with partial pivoting on the n x n row-major a: the pivot row
+ * swapped in, the multipliers stored below the diagonal, the rows below updated. 1 if column k has no
+ * finite non-zero pivot. */
+static inline __attribute__((always_inline)) int lu_eliminate_column(const int n, const int k, double *a, int *piv)
+{
+    int p = k;
+    double best = fabs(a[k * n + k]);
+    for (int i = k + 1; i < n; ++i) {
+        double cand = fabs(a[i * n + k]);
+        if (cand > best) {
+            best = cand;
+            p = i;
+        }
+    }
+    piv[k] = p;
+    if (!(best > 0.0) || !isfinite(best))
+        return 1;
+    if (p != k) {
+        for (int j = 0; j < n; ++j) {
+            double t = a[k * n + j];
+            a[k * n + j] = a[p * n + j];
+            a[p * n + j] = t;
+        }
+    }
+    const double inv = 1.0 / a[k * n + k];
+    const double *restrict pivot_row = a + k * n;
+    for (int i = k + 1; i < n; ++i) {
+        double *restrict row = a + i * n;
+        const double f = row[k] * inv;
+        row[k] = f;
+        for (int j = k + 1; j < n; ++j)
+            row[j] -= f * pivot_row[j];
+    }
+    return 0;
 }
 
-DEFINE_LU_FACTOR(lu_factor_unrolled, UNROLL)
-DEFINE_LU_FACTOR(lu_factor_size, )
-#undef DEFINE_LU_FACTOR
+/* The factorisation for a constant size, its steps unrolled (then every inner loop has a constant
+ * trip count: quartic dla 12 199 -> 10 169 instructions per step) ... */
+static inline __attribute__((always_inline)) int lu_factor_unrolled(const int n, double *a, int *piv)
+{
+    UNROLL
+    for (int k = 0; k < n; ++k)
+        if (lu_eliminate_column(n, k, a, piv))
+            return 1;
+    return 0;
+}
+
+/* ... or rolled, for sizes above SMALL_SIZES. */
+static inline __attribute__((always_inline)) int lu_factor_rolled(const int n, double *a, int *piv)
+{
+    for (int k = 0; k < n; ++k)
+        if (lu_eliminate_column(n, k, a, piv))
+            return 1;
+    return 0;
+}
 
 static inline __attribute__((always_inline)) void lu_solve_size(const int n, const double *lu, const int *piv, double *b)
 {
@@ -71,7 +80,6 @@ static inline __attribute__((always_inline)) void lu_solve_size(const int n, con
     UNROLL
     for (int i = 1; i < n; ++i) {
         double s = b[i];
-        UNROLL
         for (int j = 0; j < i; ++j)
             s -= lu[i * n + j] * b[j];
         b[i] = s;
@@ -79,7 +87,6 @@ static inline __attribute__((always_inline)) void lu_solve_size(const int n, con
     UNROLL
     for (int i = n - 1; i >= 0; --i) {
         double s = b[i];
-        UNROLL
         for (int j = i + 1; j < n; ++j)
             s -= lu[i * n + j] * b[j];
         b[i] = s / lu[i * n + i];
@@ -89,24 +96,17 @@ static inline __attribute__((always_inline)) void lu_solve_size(const int n, con
 /* The kernels above inlined for each size of the implicit steps' systems (n + m, 2n - m, ... up to 16):
  * with the size a constant the loops unroll, which halves the cost of these latency-bound solves. */
 #define SMALL_SIZES(X) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16)
-#define UNROLLED_SIZES(X) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10)
-#define ROLLED_SIZES(X) X(11) X(12) X(13) X(14) X(15) X(16)
 
 int nh_lu_factor(int n, double *a, int *piv)
 {
     switch (n) {
-#define UNROLLED_CASE(k)                                                                                           \
+#define FACTOR_CASE(k)                                                                                             \
     case k:                                                                                                        \
         return lu_factor_unrolled(k, a, piv);
-#define ROLLED_CASE(k)                                                                                             \
-    case k:                                                                                                        \
-        return lu_factor_size(k, a, piv);
-        UNROLLED_SIZES(UNROLLED_CASE)
-        ROLLED_SIZES(ROLLED_CASE)
-#undef UNROLLED_CASE
-#undef ROLLED_CASE
+        SMALL_SIZES(FACTOR_CASE)
+#undef FACTOR_CASE
     default:
-        return lu_factor_size(n, a, piv);
+        return lu_factor_rolled(n, a, piv);
     }
 }
 

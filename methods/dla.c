@@ -61,18 +61,22 @@ static int dla_jacobian(const double *x, double *jac, void *ctx)
     s->type->potential_hessian(s, q1, hess);
     s->type->constraint(s, q1, a1);
     s->type->constraint_jacobian_velocity(s, q1, v1, dav);
-    for (int i = 0; i < n; ++i) {
+    const double curvature = al * (1.0 - al) * h * h, velocity_weight = al * h;
+    const double *restrict mass = s->mass, *restrict a_node = c->a_node;
+    for (int i = 0; i < n; ++i) {   /* rows of the momentum balance: M + curvature Hess V | -h A(Q)^T */
+        double *restrict row = jac + i * dim;
         for (int j = 0; j < n; ++j)
-            jac[i * dim + j] = al * (1.0 - al) * h * h * hess[i * n + j];
-        jac[i * dim + i] += s->mass[i];
+            row[j] = curvature * hess[i * n + j];
+        row[i] += mass[i];
         for (int k = 0; k < m; ++k)
-            jac[i * dim + n + k] = -h * c->a_node[k * n + i];
+            row[n + k] = -h * a_node[k * n + i];
     }
-    for (int k = 0; k < m; ++k) {
+    for (int k = 0; k < m; ++k) {   /* rows of the constraint: A(q1) + alpha h d(A(q1) v1)/dq1 | 0 */
+        double *restrict row = jac + (n + k) * dim;
         for (int j = 0; j < n; ++j)
-            jac[(n + k) * dim + j] = a1[k * n + j] + al * h * dav[k * n + j];
+            row[j] = a1[k * n + j] + velocity_weight * dav[k * n + j];
         for (int l = 0; l < m; ++l)
-            jac[(n + k) * dim + n + l] = 0.0;
+            row[n + l] = 0.0;
     }
     return 0;
 }
