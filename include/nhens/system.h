@@ -43,6 +43,8 @@ enum nh_system_flags {
     NH_SYS_CVT_TYPE = 1u << 0
 };
 
+/* The engine never calls a system's callbacks with an output array that overlaps an input, so they may
+ * declare their array parameters restrict. */
 typedef struct nh_system_type {
     const char *name;
     const char *summary;
