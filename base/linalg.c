@@ -209,17 +209,26 @@ extern inline double nh_norm_inf(int n, const double *x);
 extern inline double nh_dot(int n, const double *x, const double *y);
 extern inline int nh_all_finite(int n, const double *x);
 
-void nh_matvec(int rows, int cols, const double *a, const double *x, double *y)
+void nh_matvec(int rows, int cols, const double *restrict a, const double *restrict x, double *restrict y)
 {
     for (int i = 0; i < rows; ++i)
         y[i] = nh_dot(cols, a + (size_t)i * cols, x);
 }
 
-void nh_matvec_t(int rows, int cols, const double *a, const double *x, double *y)
+void nh_matvec_t(int rows, int cols, const double *restrict a, const double *restrict x, double *restrict y)
 {
-    for (int j = 0; j < cols; ++j)
-        y[j] = 0.0;
-    for (int i = 0; i < rows; ++i)
+    if (rows < 1) {
         for (int j = 0; j < cols; ++j)
-            y[j] += a[(size_t)i * cols + j] * x[i];
+            y[j] = 0.0;
+        return;
+    }
+    /* 0 + the first row's terms (the sum from 0, with its signed zeros), then the other rows' */
+    const double x0 = x[0];
+    for (int j = 0; j < cols; ++j)
+        y[j] = 0.0 + a[j] * x0;
+    for (int i = 1; i < rows; ++i) {
+        const double xi = x[i], *restrict row = a + (size_t)i * cols;
+        for (int j = 0; j < cols; ++j)
+            y[j] += row[j] * xi;
+    }
 }
