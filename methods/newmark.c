@@ -96,20 +96,26 @@ static void newmark_gamma_rows(const newmark_step *c, const double *g1q, const d
 {
     const nh_system *s = c->sys;
     const int n = nh_dim(s), m = s->m, dim = n + 2 * m;
-    const double h = c->h;
+    const double h = c->h, inv_h = 1.0 / h;
+    /* the coefficients of Gamma(q0, lam) and Gamma(q1, lam') in q1 and v1 (the products as written before) */
+    const double jac_g0 = -0.5 * h * (1 - 2 * c->beta), jac_g1 = -0.5 * h * 2 * c->beta;
+    const double dv_g0 = 0.5 * h * 2 * c->beta2, dv_g1 = 0.5 * h * (1 - 2 * c->beta2);
+    const double *restrict inv_mass = s->inv_mass, *restrict a0 = c->a0;
     for (int i = 0; i < n; ++i) {
+        double *restrict jac_row = jac + i * dim, *restrict dv_row = dv + i * dim;
+        const double *restrict g_row = g1q + i * n;
         for (int j = 0; j < n; ++j) {
-            jac[i * dim + j] = -0.5 * h * 2 * c->beta * g1q[i * n + j];
-            dv[i * dim + j] = 0.5 * h * (1 - 2 * c->beta2) * g1q[i * n + j];
+            jac_row[j] = jac_g1 * g_row[j];
+            dv_row[j] = dv_g1 * g_row[j];
         }
-        jac[i * dim + i] += 1.0 / h;
-        dv[i * dim + i] += 1.0 / h;
+        jac_row[i] += inv_h;
+        dv_row[i] += inv_h;
         for (int k = 0; k < m; ++k) {
-            const double b0 = s->inv_mass[i] * c->a0[k * n + i], b1 = s->inv_mass[i] * a1[k * n + i];
-            jac[i * dim + n + k] = -0.5 * h * (1 - 2 * c->beta) * b0;
-            jac[i * dim + n + m + k] = -0.5 * h * 2 * c->beta * b1;
-            dv[i * dim + n + k] = 0.5 * h * 2 * c->beta2 * b0;
-            dv[i * dim + n + m + k] = 0.5 * h * (1 - 2 * c->beta2) * b1;
+            const double b0 = inv_mass[i] * a0[k * n + i], b1 = inv_mass[i] * a1[k * n + i];
+            jac_row[n + k] = jac_g0 * b0;
+            jac_row[n + m + k] = jac_g1 * b1;
+            dv_row[n + k] = dv_g0 * b0;
+            dv_row[n + m + k] = dv_g1 * b1;
         }
     }
 }
@@ -146,14 +152,18 @@ static int newmark_jacobian(const double *x, double *jac, void *ctx)
     }
     /* A(q1) v1 rows: d(A v)/dq1 at fixed v, plus A(q1) dv1/dx */
     s->type->constraint_jacobian_velocity(s, q1, v1, dav);
-    for (int k = 0; k < m; ++k)
+    for (int k = 0; k < m; ++k) {
+        double *restrict phi_row = jac + (n + k) * dim, *restrict av_row = jac + (n + m + k) * dim;
         for (int j = 0; j < dim; ++j) {
-            jac[(n + k) * dim + j] = j < n ? (aa[k * n + j] + al * daa[k * n + j]) / h : 0.0;
-            double sum = j < n ? dav[k * n + j] : 0.0;
-            for (int i = 0; i < n; ++i)
-                sum += a1[k * n + i] * dv[i * dim + j];
-            jac[(n + m + k) * dim + j] = sum;
+            phi_row[j] = j < n ? (aa[k * n + j] + al * daa[k * n + j]) / h : 0.0;
+            av_row[j] = j < n ? dav[k * n + j] : 0.0;
         }
+        for (int i = 0; i < n; ++i) {   /* + A(q1) dv1/dx, summed over i in order for every column */
+            const double a_ki = a1[k * n + i], *restrict dv_row = dv + i * dim;
+            for (int j = 0; j < dim; ++j)
+                av_row[j] += a_ki * dv_row[j];
+        }
+    }
     return 0;
 }
 
