@@ -61,18 +61,22 @@ static int dd_jacobian(const double *x, double *jac, void *ctx)
     s->type->constraint_jacobian_multiplier(s, mid, lam, datl);
     s->type->constraint_jacobian_velocity(s, mid, vbar, dav);
     /* dq1/dv1 = h/2 I, dmid/dv1 = h/4 I */
+    const double grad_weight = 0.5 * h * h, force_weight = 0.25 * h * h, velocity_weight = 0.25 * h;
+    const double *restrict mass = s->mass;
     for (int i = 0; i < n; ++i) {
+        double *restrict row = jac + i * dim;
         for (int j = 0; j < n; ++j)
-            jac[i * dim + j] = 0.5 * h * h * dgrad[i * n + j] - 0.25 * h * h * datl[i * n + j];
-        jac[i * dim + i] += s->mass[i];
+            row[j] = grad_weight * dgrad[i * n + j] - force_weight * datl[i * n + j];
+        row[i] += mass[i];
         for (int k = 0; k < m; ++k)
-            jac[i * dim + n + k] = -h * a[k * n + i];
+            row[n + k] = -h * a[k * n + i];
     }
     for (int k = 0; k < m; ++k) {
+        double *restrict row = jac + (n + k) * dim;
         for (int j = 0; j < n; ++j)
-            jac[(n + k) * dim + j] = 0.5 * a[k * n + j] + 0.25 * h * dav[k * n + j];
+            row[j] = 0.5 * a[k * n + j] + velocity_weight * dav[k * n + j];
         for (int l = 0; l < m; ++l)
-            jac[(n + k) * dim + n + l] = 0.0;
+            row[n + l] = 0.0;
     }
     return 0;
 }

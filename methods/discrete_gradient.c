@@ -30,9 +30,11 @@ void nh_gonzalez_correct_jacobian(int dim, const double *delta, double coef, con
     for (int j = 0; j < dim; ++j)
         row[j] = (grad1[j] - grad_mid[j] - 0.5 * hess_delta[j] - 2.0 * coef * delta[j]) * inv_d2;
     for (int i = 0; i < dim; ++i) {
+        const double delta_i = delta[i];
+        double *restrict jac_row = jac + i * dim;
         for (int j = 0; j < dim; ++j)
-            jac[i * dim + j] += delta[i] * row[j];
-        jac[i * dim + i] += coef;
+            jac_row[j] += delta_i * row[j];
+        jac_row[i] += coef;
     }
 }
 
