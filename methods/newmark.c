@@ -97,7 +97,7 @@ static void newmark_gamma_rows(const newmark_step *c, const double *g1q, const d
     const nh_system *s = c->sys;
     const int n = nh_dim(s), m = s->m, dim = n + 2 * m;
     const double h = c->h, inv_h = 1.0 / h;
-    /* the coefficients of Gamma(q0, lam) and Gamma(q1, lam') in q1 and v1 (the products as written before) */
+    /* the weights of Gamma(q0, lam) and Gamma(q1, lam') in the rows of q1 and of v1 */
     const double jac_g0 = -0.5 * h * (1 - 2 * c->beta), jac_g1 = -0.5 * h * 2 * c->beta;
     const double dv_g0 = 0.5 * h * 2 * c->beta2, dv_g1 = 0.5 * h * (1 - 2 * c->beta2);
     const double *restrict inv_mass = s->inv_mass, *restrict a0 = c->a0;

@@ -43,7 +43,8 @@ inline double nh_dot(int n, const double *x, const double *y)
     return s;
 }
 
-/* y = a x (a is rows x cols, row-major) */
+/* y = a x (a is rows x cols, row-major). For both products y must not overlap a or x (they are defined
+ * with restrict arrays). */
 void nh_matvec(int rows, int cols, const double *a, const double *x, double *y);
 /* y = a^T x (a is rows x cols, row-major; y has cols entries) */
 void nh_matvec_t(int rows, int cols, const double *a, const double *x, double *y);
