@@ -56,7 +56,11 @@ int nh_make_directory(const char *path, nh_error *err)
 
 int nh_write_file(const char *path, nh_write_body body, const void *data, nh_error *err)
 {
-    char tmp[4200];
+    char tmp[NH_WRITE_PATH_MAX + 64];   /* the path, "/.", ".tmp." and a pid */
+    const size_t path_length = strlen(path);
+    if (path_length > NH_WRITE_PATH_MAX) /* cut short, the temporary's name could sit in another folder */
+        return nh_fail(err, NH_ERR_INPUT, "cannot write '%.120s...': the path is %zu bytes; allowed: at most %d",
+                       path, path_length, NH_WRITE_PATH_MAX);
     const char *slash = strrchr(path, '/');
     if (slash)
         snprintf(tmp, sizeof tmp, "%.*s/.%s.tmp.%ld", (int)(slash - path), path, slash + 1, (long)getpid());

@@ -25,7 +25,9 @@ extern "C" {
 int nh_make_directory(const char *path, nh_error *err);
 
 /* Writes the body into a temporary beside `path` and renames it onto `path`; body returns non-zero on
- * failure. NH_ERR_IO names the file and the reason. */
+ * failure. NH_ERR_IO names the file and the reason; a path longer than NH_WRITE_PATH_MAX bytes is
+ * refused (NH_ERR_INPUT) before anything is written. */
+#define NH_WRITE_PATH_MAX 4136
 typedef int (*nh_write_body)(FILE *f, const void *data);
 int nh_write_file(const char *path, nh_write_body body, const void *data, nh_error *err);
 

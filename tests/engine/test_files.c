@@ -80,6 +80,24 @@ Test(files, a_failed_write_keeps_the_old_file_and_leaves_no_temporary)
     remove_tree(dir);
 }
 
+/* The temporary's name is the path plus a suffix: a path too long for it is refused, not cut (a cut
+ * directory part names another folder). */
+Test(files, a_path_too_long_for_its_temporary_is_refused_and_nothing_is_written)
+{
+    char dir[128], path[NH_WRITE_PATH_MAX + 2];
+    nh_error err;
+    fresh(dir, sizeof dir, "long");
+    int used = snprintf(path, sizeof path, "%s/", dir);
+    memset(path + used, 'a', sizeof path - 1 - (size_t)used);
+    path[sizeof path - 1] = '\0';
+    cr_assert(eq(int, nh_write_file(path, text_body, "x", &err), NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "allowed: at most 4136") != NULL, "%s", err.msg);
+    cr_assert(eq(int, entries(dir), 0), "nothing is written");
+    path[NH_WRITE_PATH_MAX] = '\0';   /* at the limit the name is too long for the file system, not for us */
+    cr_assert(eq(int, nh_write_file(path, text_body, "x", &err), NH_ERR_IO), "%s", err.msg);
+    remove_tree(dir);
+}
+
 Test(files, a_commit_replaces_the_set_and_drops_its_stale_members)
 {
     char dir[128];
