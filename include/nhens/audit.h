@@ -9,6 +9,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 typedef struct nh_audit_config {
     const nh_system *system;
@@ -35,6 +36,7 @@ int nh_reversibility_defect(const nh_method_spec *spec, const nh_system *s, nh_s
                             const double *v0, double h, double *defect, nh_error *err);
 int nh_audit_method(const nh_audit_config *cfg, const nh_method_spec *spec, nh_audit_row *row, nh_error *err);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -13,6 +13,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 enum { NH_CHECK_MAX_ROWS = 12 };
 
@@ -36,6 +37,7 @@ typedef struct nh_check_report {
  * when no state could be drawn. */
 int nh_system_check(const nh_system *s, int points, uint64_t seed, nh_check_report *report, nh_error *err);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

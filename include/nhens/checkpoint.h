@@ -14,6 +14,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 enum { NH_CHECKPOINT_VERSION = 4, NH_CHECKPOINT_MAX_ARGS = 128 };
 
@@ -31,6 +32,7 @@ int nh_checkpoint_args(const nh_checkpoint *ck, char ***args);
 int nh_checkpoint_restore(const nh_checkpoint *ck, const nh_run_config *cfg, nh_run_result *res, nh_error *err);
 void nh_checkpoint_free(nh_checkpoint *ck);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)   /* the public API; the library's other symbols are hidden */
 
 #define NH_VERSION "0.4.0"
 
@@ -47,6 +48,7 @@ void nh_join_names(const char *const *names, int n, char *buf, size_t len);
 /* Human name of a step status (for failure reports). */
 const char *nh_status_name(int status);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 /* zdot has n + (n - m) entries. 0, or 1 if the system has no D* form or g is singular. */
 int nh_dstar_vector_field(const nh_system *s, const double *q, const double *v, double *zdot);
@@ -17,6 +18,7 @@ int nh_dstar_vector_field(const nh_system *s, const double *q, const double *v, 
 int nh_dstar_hamiltonian(const nh_system *s, const double *z, double *value, double *grad);
 int nh_dstar_pi_times(const nh_system *s, const double *z, const double *g, double *out);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

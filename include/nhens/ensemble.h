@@ -21,6 +21,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 enum { NH_BLOCK_SIZE = 8, NH_MAX_REPORTED_FAILURES = 16, NH_SAMPLE_MAX_TRIES = 100000, NH_INTERRUPT_POLL_STEPS = 1024,
        NH_MAX_OUTPUT_ROWS = 1000000, /* output times of a run: memory is ~0.5 kB per row and thread */
@@ -203,6 +204,7 @@ static inline const nh_accum *nh_run_accum(const nh_run_result *res, long k, int
     return &res->acc[k * nh_observer_count() + obs];
 }
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 /* mkdir -p, then proves the folder writable with a probe file (so a run fails before its work). */
 int nh_make_directory(const char *path, nh_error *err);
@@ -52,6 +53,7 @@ void nh_output_set_abort(nh_output_set *set);
 /* Completes committed sets (MANIFEST present) and removes staging folders of processes that are gone. */
 int nh_output_recover(const char *dir, nh_error *err);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

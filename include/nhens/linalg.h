@@ -9,6 +9,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 /* Factor the n x n row-major matrix a in place; piv receives the row permutation.
  * Returns 0, or 1 if a pivot is exactly zero or not finite. */
@@ -56,6 +57,7 @@ inline int nh_all_finite(int n, const double *x)
     return 1;
 }
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -14,6 +14,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 enum nh_method_flags {
     NH_METHOD_IMPLICIT = 1u << 0,            /* nonlinear solve through the solver interface */
@@ -123,6 +124,7 @@ nh_solver_stats nh_stepper_solver_stats(const nh_stepper *st);
 /* Flag names for `nhens list`: writes "implicit,reversible,..." */
 void nh_method_flags_format(unsigned flags, char *buf, size_t len);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

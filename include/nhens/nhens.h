@@ -29,7 +29,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -16,6 +16,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 /* 0 on success; 1 if text is not the whole of a finite decimal number / integer in [min, max]. */
 int nh_parse_double_in(const char *text, double min, double max, double *out);
@@ -62,6 +63,7 @@ int nh_options_index(const nh_option_table *table, const char *name);
 /* "usage: nhens CMD SYNOPSIS\n\nSUMMARY\n\noptions:\n  --name METAVAR  help [range]\n ..." */
 void nh_options_format_help(const nh_option_table *table, char *buf, size_t len);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

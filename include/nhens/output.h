@@ -9,6 +9,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 int nh_write_timeseries(const char *dir, const nh_run_result *res, nh_error *err);
 /* DIR/paths.csv: t, then O_i for every sample path i and recorded observer O (values of one trajectory,
@@ -32,6 +33,7 @@ int nh_write_run(const char *dir, const nh_run_config *cfg, const nh_run_result 
 /* The summary as a JSON string (caller frees with free()). */
 char *nh_summary_json(const nh_run_config *cfg, const nh_run_result *res, const char *command);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

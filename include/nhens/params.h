@@ -9,6 +9,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 typedef struct nh_param_def {
     const char *name;
@@ -47,6 +48,7 @@ int nh_parse_double(const char *text, double *out);
 /* "name=value, ..." into buf (for summaries). */
 void nh_params_format(const nh_param_set *set, char *buf, size_t len);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

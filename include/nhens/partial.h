@@ -13,6 +13,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 enum { NH_PARTIAL_VERSION = 1, NH_PARTIAL_MAX_ARGS = 128 };
 
@@ -35,6 +36,7 @@ void nh_partial_chunks(const nh_partial *p, long *first, long *count);
 int nh_partial_merge(const nh_partial *p, const nh_run_config *cfg, nh_run_result *res, nh_error *err);
 void nh_partial_free(nh_partial *p);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 typedef struct nh_pcg32 {
     uint64_t state;
@@ -30,6 +31,7 @@ uint64_t nh_splitmix64_next(uint64_t *x);
  * hash of (seed, index), never from the thread that runs it. */
 void nh_pcg32_for_trajectory(nh_pcg32 *rng, uint64_t seed, uint64_t index);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 /* Bumped whenever nh_system_type, nh_method_type, nh_system, nh_method_spec or nh_param_def change. */
 #define NH_PLUGIN_ABI_VERSION 3
@@ -36,6 +37,7 @@ typedef struct nh_plugin {
  * names the path and the reason (not found, not a plugin, ABI mismatch, or the plugin's own error). */
 int nh_registry_load_plugin(nh_registry *reg, const char *path, nh_error *err);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -13,6 +13,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 typedef struct nh_section_tracker {
     int active;
@@ -33,6 +34,7 @@ int nh_section_crossing(const nh_section_tracker *tr, const nh_system *s, const 
                         const double *qb, const double *vb, double ta, double h, double *t_cross, double *error);
 double nh_latitude(const double *axis, const double *u);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

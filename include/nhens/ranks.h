@@ -11,6 +11,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 /* Starts MPI when built with it and started by mpirun/srun (their environment says so); 0 or an error. */
 int nh_ranks_init(int *argc, char ***argv, nh_error *err);
@@ -32,6 +33,7 @@ int nh_run_ensemble_ranks(const nh_run_config *cfg, nh_run_result *res, nh_error
  * do not build there, e.g. a plugin missing on one node), since the collective run cannot go on. */
 void nh_ranks_abort(void);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 /* Integrate (q0, v0) from 0 to T; q, v receive the state at T. */
 int nh_reference_solve(const nh_system *s, const double *q0, const double *v0, double T, double rtol,
@@ -22,12 +23,6 @@ int nh_reference_tracker_start(nh_reference_tracker *r, const double *q0, const 
 int nh_reference_tracker_advance(nh_reference_tracker *r, double t, double *q, double *v);
 void nh_reference_tracker_free(nh_reference_tracker *r);
 
-#ifdef __cplusplus
-}
-#endif
-
-#endif
-
 /* Driver-period monodromy of the reduced system (seed 004 eq. 10) of a coupled system whose reduced
  * vector u has 3 components and f = 0 (cvt, hcvt): the exact driver from (xi0, xi0') is integrated with
  * CVODE together with U' = B(xi(t)) U, B = [[0, k0], [-k0^T, 0]], k0 = kappa k, until the driver's first
@@ -41,3 +36,10 @@ int nh_driver_time_to_section(const nh_system *s, const double *q0, const double
                               nh_error *err);
 /* 1 when nh_driver_monodromy applies to the system. */
 int nh_has_latitude(const nh_system *s);
+
+#pragma GCC visibility pop
+#ifdef __cplusplus
+}
+#endif
+
+#endif

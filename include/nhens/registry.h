@@ -12,6 +12,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 /* A registry holding the built-in systems and methods. */
 nh_registry *nh_registry_create(nh_error *err);
@@ -33,6 +34,7 @@ const nh_method_type *nh_registry_find_method(const nh_registry *reg, const char
 /* "a, b, c": the names of the methods whose flags serve `sys` (computed, never written by hand). */
 void nh_registry_methods_serving(const nh_registry *reg, const nh_system *sys, char *buf, size_t len);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

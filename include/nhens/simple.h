@@ -10,6 +10,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 /* system_params: "k=v,k=v" or "" ; method: "dla:alpha=0.4" ; solver: "kinsol" or "newton" ; preset: NULL or a
  * name (a state, or an energy shell that sets energy and, when ensemble is 0, the ensemble); every 0: about
@@ -19,6 +20,7 @@ int nh_simple_run(const char *system, const char *system_params, const char *met
                   double h, double T, long every, long ensemble, uint64_t seed, int threads, double energy,
                   const char *preset, long paths, const char *out_dir, char *message, size_t message_len);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -21,6 +21,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 #define NH_SOLVER_FTOL 5.0e-16       /* ~2 ulp of the largest term: at the floor of a sum of a few terms */
 #define NH_SOLVER_STEPTOL 1.0e-11     /* after a Newton step this small the error is O(step^2): converged */
@@ -110,6 +111,7 @@ void nh_solver_set_probe(nh_solver *solver, nh_solver_probe *probe);   /* NULL: 
 int nh_fd_jacobian(int dim, int (*residual)(const double *x, double *r, void *ctx), void *ctx, const double *x,
                    double *jac, double *work);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

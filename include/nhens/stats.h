@@ -9,6 +9,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 typedef struct nh_accum {
     double count;
@@ -155,6 +156,7 @@ int nh_variance_fit_compute(const double *t, const double *var, long n, double w
 int nh_variance_fit_jackknife(const double *t, const nh_accum *groups, int n_groups, long n, double window_start,
                               double h, int order, nh_variance_fit *fit);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -16,6 +16,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default)
 
 typedef struct nh_system nh_system;
 
@@ -168,6 +169,7 @@ int nh_driver_state(const nh_system *s, const double *q, const double *v, double
  * receives lambda*. */
 int nh_index1_rhs(const nh_system *s, const double *q, const double *v, double *dq, double *dv, double *lam);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

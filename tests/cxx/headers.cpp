@@ -34,6 +34,13 @@ int main()
         std::fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
+    nh_system quartic;   /* a function declared last in its header (reference.h) links with C linkage */
+    const char *pairs[] = {"n=2"};
+    if (nh_system_init(&quartic, nh_registry_find_system(reg, "quartic"), NULL, pairs, 1, &err) ||
+        nh_has_latitude(&quartic)) {
+        std::fprintf(stderr, "quartic: %s\n", err.msg);
+        return 1;
+    }
     std::printf("nhens %s from C++: %d observers\n", NH_VERSION, nh_observer_count());
     nh_registry_free(reg);
     return 0;
