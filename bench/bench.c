@@ -403,21 +403,14 @@ static int regressed(int speedup, double got, double baseline)
  * one disturbed measurement (another process on a 2-core machine) does not fail the run, a real
  * regression, present in at least two of three, does. */
 enum { GUARD_MEASUREMENTS = 3 };
-static int check_ratios(const cJSON *ratios, const char *baseline_path, const bench_settings *b, cJSON *report)
+static int check_ratios(const cJSON *ratios, const cJSON *expected, const char *baseline_path, const bench_settings *b,
+                        cJSON *report)
 {
-    nh_error err;
-    size_t length;
-    char *text = nh_read_file(baseline_path, (size_t)1 << 20, &length, &err);
-    cJSON *base = text ? cJSON_Parse(text) : NULL;
-    free(text);
-    const cJSON *expected = cJSON_GetObjectItem(base, "ratios");
     cJSON *failures = cJSON_AddArrayToObject(report, "failures");
     cJSON_AddStringToObject(report, "baseline", baseline_path);
     cJSON_AddStringToObject(report, "rule", "fails when a cost ratio exceeds 2x its baseline or a speed-up falls below half of it "
                                             "in the median of three measurements (the second and third only when the first is past the bound)");
     cJSON *remeasured = cJSON_AddArrayToObject(report, "remeasured");
-    if (!cJSON_IsObject(expected))
-        cJSON_AddItemToArray(failures, cJSON_CreateString("the baseline file has no \"ratios\" object"));
     for (const cJSON *e = expected ? expected->child : NULL; e; e = e->next) {
         const cJSON *got = cJSON_GetObjectItem(ratios, e->string);
         const int speedup = strncmp(e->string, "speedup", 7) == 0;
@@ -425,7 +418,8 @@ static int check_ratios(const cJSON *ratios, const char *baseline_path, const be
         if (speedup && sysconf(_SC_NPROCESSORS_ONLN) < 2)
             continue; /* one core: there is no speed-up to guard */
         if (!cJSON_IsNumber(got)) {
-            snprintf(line, sizeof line, "%s: not measured", e->string);
+            snprintf(line, sizeof line, "%s: not measured by this run (a baseline names ratios that nhens_bench measures)",
+                     e->string);
         } else if (regressed(speedup, got->valuedouble, e->valuedouble)) {
             double values[GUARD_MEASUREMENTS] = {got->valuedouble};
             for (int k = 1; k < GUARD_MEASUREMENTS; ++k) {
@@ -455,8 +449,33 @@ static int check_ratios(const cJSON *ratios, const char *baseline_path, const be
     }
     const int ok = cJSON_GetArraySize(failures) == 0;
     cJSON_AddBoolToObject(report, "passed", ok);
-    cJSON_Delete(base);
     return ok ? 0 : 1;
+}
+
+/* The baseline of --check, read before anything is measured; NULL, with a message, when the file cannot be
+ * read or has no "ratios" object of numbers. */
+static cJSON *load_baseline(const char *path)
+{
+    nh_error err;
+    size_t length;
+    char *text = nh_read_file(path, (size_t)1 << 20, &length, &err);
+    if (!text) {
+        fprintf(stderr, "nhens_bench: %s\n", err.msg);
+        return NULL;
+    }
+    cJSON *base = cJSON_Parse(text);
+    free(text);
+    const cJSON *ratios = cJSON_GetObjectItem(base, "ratios");
+    int numbers = cJSON_IsObject(ratios);
+    for (const cJSON *e = numbers ? ratios->child : NULL; e; e = e->next)
+        numbers &= cJSON_IsNumber(e) && e->valuedouble > 0;
+    if (!numbers) {
+        fprintf(stderr, "nhens_bench: %s is not a baseline: allowed is a JSON object whose \"ratios\" object maps "
+                        "names to positive numbers (written by --write-baseline)\n", path);
+        cJSON_Delete(base);
+        return NULL;
+    }
+    return base;
 }
 
 static int print_text(FILE *f, const void *text)
@@ -497,10 +516,14 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    cJSON *baseline = check ? load_baseline(check) : NULL;
+    if (check && !baseline)
+        return 2;
     nh_error err;
     nh_registry *reg = nh_registry_create(&err);
     if (!reg) {
         fprintf(stderr, "nhens_bench: %s\n", err.msg);
+        cJSON_Delete(baseline);
         return 1;
     }
     bench_settings b = quick ? (bench_settings){3, 20000, 4000, 10.0, reg} : (bench_settings){5, 200000, 40000, 20.0, reg};
@@ -526,13 +549,15 @@ int main(int argc, char **argv)
     cJSON_AddItemToObject(root, "ratios", ratios);
     int status = 0;
     if (check)
-        status = check_ratios(ratios, check, &b, cJSON_AddObjectToObject(root, "check"));
+        status = check_ratios(ratios, cJSON_GetObjectItem(baseline, "ratios"), check, &b,
+                              cJSON_AddObjectToObject(root, "check"));
     if (baseline_out && write_baseline(ratios, baseline_out))
         status = 1;
     char *text = cJSON_Print(root);
     puts(text);
     free(text);
     cJSON_Delete(root);
+    cJSON_Delete(baseline);
     nh_registry_free(reg);
     return status;
 }
