@@ -62,14 +62,20 @@ static int make(const bench_settings *b, nh_system *s, const char *system, const
     return 0;
 }
 
-/* One timed repeat: ns per step of one trajectory from a fixed shell state, and the solver's
- * iterations per step. */
-static double time_trajectory(nh_stepper *st, const nh_system *s, double energy, long steps, double *iterations)
+/* The fixed state every timing starts from: trajectory 0 of seed 1 on the energy shell. */
+static void start_state(const nh_system *s, double energy, double *q, double *v)
 {
-    double q[NH_MAX_DIM], v[NH_MAX_DIM], carried[NH_MAX_UNKNOWNS];
     nh_pcg32 rng;
     nh_pcg32_for_trajectory(&rng, 1, 0);
     nh_energy_shell_sample(s, energy, &rng, q, v);
+}
+
+/* One timed repeat: ns per step of one trajectory from start_state, and the solver's iterations per
+ * step. */
+static double time_trajectory(nh_stepper *st, const nh_system *s, double energy, long steps, double *iterations)
+{
+    double q[NH_MAX_DIM], v[NH_MAX_DIM], carried[NH_MAX_UNKNOWNS];
+    start_state(s, energy, q, v);
     nh_stepper_start(st, q, v, carried);
     const long before = nh_stepper_solver_stats(st).iterations;
     double t0 = now_seconds();
@@ -160,13 +166,11 @@ static void bare_dla01_quartic(double *q, double *v, double h, long steps)
     }
 }
 
-/* ns per step of the bare loop from the shell state of time_trajectory (quartic n = 3, H = 3.06). */
+/* ns per step of the bare loop from start_state (quartic n = 3, H = 3.06). */
 static double time_bare_loop(const nh_system *quartic, long steps)
 {
     double q[NH_MAX_DIM], v[NH_MAX_DIM];
-    nh_pcg32 rng;
-    nh_pcg32_for_trajectory(&rng, 1, 0);
-    nh_energy_shell_sample(quartic, 3.06, &rng, q, v);
+    start_state(quartic, 3.06, q, v);
     double t0 = now_seconds();
     bare_dla01_quartic(q, v, 0.1, steps);
     const double ns = (now_seconds() - t0) / steps * 1e9;
@@ -187,9 +191,7 @@ static cJSON *bench_bare_loop(const bench_settings *b)
     for (int r = 0; r < b->repeats; ++r)
         times[r] = time_bare_loop(&s, b->steps_explicit);
     const double ns = median(times, b->repeats);
-    nh_pcg32 rng;
-    nh_pcg32_for_trajectory(&rng, 1, 0);
-    nh_energy_shell_sample(&s, 3.06, &rng, q0, v0);
+    start_state(&s, 3.06, q0, v0);
     double q[NH_MAX_DIM], v[NH_MAX_DIM], qb[NH_MAX_DIM], vb[NH_MAX_DIM], carried[NH_MAX_UNKNOWNS], diff = 0;
     memcpy(q, q0, sizeof q);
     memcpy(v, v0, sizeof v);
@@ -375,19 +377,22 @@ static cJSON *collect_ratios(const cJSON *quartic, const cJSON *scaling)
     return r;
 }
 
-/* A guarded ratio measured again on its own ("kind:method" as in collect_ratios); NAN if it cannot be. */
+static int is_speedup(const char *key)
+{
+    return strncmp(key, "speedup_2_threads:", 18) == 0;
+}
+
+/* A guarded ratio measured again on its own ("kind:method" as in collect_ratios, the kind being the
+ * name of the ratio in the measured row); NAN if it cannot be. */
 static double remeasure_ratio(const char *key, const bench_settings *b)
 {
     const char *colon = strchr(key, ':');
     if (!colon)
         return NAN;
-    const char *name = colon + 1;
-    const int kind_length = (int)(colon - key);
-    const int speedup = kind_length == 17 && strncmp(key, "speedup_2_threads", 17) == 0;
-    cJSON *o = speedup ? bench_scaling(name, b) : bench_method("quartic", "n=3", 3.06, name, b);
+    cJSON *o = is_speedup(key) ? bench_scaling(colon + 1, b) : bench_method("quartic", "n=3", 3.06, colon + 1, b);
     char kind[64];
-    snprintf(kind, sizeof kind, "%.*s", kind_length, key);
-    const cJSON *value = cJSON_GetObjectItem(o, speedup ? "speedup_2_threads" : kind);
+    snprintf(kind, sizeof kind, "%.*s", (int)(colon - key), key);
+    const cJSON *value = cJSON_GetObjectItem(o, kind);
     const double ratio = cJSON_IsNumber(value) ? value->valuedouble : NAN;
     cJSON_Delete(o);
     return ratio;
@@ -413,7 +418,7 @@ static int check_ratios(const cJSON *ratios, const cJSON *expected, const char *
     cJSON *remeasured = cJSON_AddArrayToObject(report, "remeasured");
     for (const cJSON *e = expected ? expected->child : NULL; e; e = e->next) {
         const cJSON *got = cJSON_GetObjectItem(ratios, e->string);
-        const int speedup = strncmp(e->string, "speedup", 7) == 0;
+        const int speedup = is_speedup(e->string);
         char line[256];
         if (speedup && sysconf(_SC_NPROCESSORS_ONLN) < 2)
             continue; /* one core: there is no speed-up to guard */
