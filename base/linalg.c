@@ -41,6 +41,8 @@ static inline __attribute__((always_inline)) int lu_eliminate_column(const int n
         double *restrict row = a + i * n;
         const double f = row[k] * inv;
         row[k] = f;
+        if (f == 0.0)
+            continue;
         for (int j = k + 1; j < n; ++j)
             row[j] -= f * pivot_row[j];
     }
