@@ -23,6 +23,28 @@ static inline int nh_method_predict(const nh_system *s, double h, const double *
     return NH_OK;
 }
 
+/* Solve pb for the unknowns x of a step from (q, v) with step h. The first guess is the stepper's
+ * history (nh_stepper_extrapolate: O(h^3) from the solution, nothing evaluated) when it has one, which
+ * guess(ctx, x, 1) may refine (e.g. recompute some unknowns from the others); otherwise, and to
+ * restart a solve that failed from the history's guess, the method's own guess(ctx, x, 0) (typically
+ * nh_method_predict, O(h^2)). A method whose residual scale reads the guess passes scale_at(ctx, x),
+ * which sets pb->scale at each guess (else NULL). The method calls nh_stepper_remember after the step. */
+static inline int nh_method_solve(nh_stepper *st, nh_nonlinear_problem *pb, double h, const double *q,
+                                  const double *v, int (*guess)(void *ctx, double *x, int extrapolated),
+                                  double (*scale_at)(void *ctx, const double *x), double *x)
+{
+    for (int extrapolated = nh_stepper_extrapolate(st, h, q, v, x);; extrapolated = 0) {
+        int rc = guess(pb->ctx, x, extrapolated);
+        if (rc)
+            return rc;
+        if (scale_at)
+            pb->scale = scale_at(pb->ctx, x);
+        rc = nh_solver_solve(st->solver, pb, x);
+        if (rc == NH_OK || !extrapolated)
+            return rc;
+    }
+}
+
 /* Magnitude of the terms of a momentum-balance residual M(v1 - v0) + h grad V + ...: the solver
  * stops when the residual is at round-off of this. */
 static inline double nh_method_momentum_scale(const nh_system *s, double h, const double *v0, const double *grad)

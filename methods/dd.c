@@ -16,6 +16,7 @@ typedef struct dd_step {
     double h;
     const double *q0, *v0;
     double potential0;
+    double grad0[NH_MAX_DIM];   /* grad V(q0) */
     double *work;           /* 2 n^2 doubles of the stepper's workspace: d grad_bar V, d(A^T lam)/dq */
 } dd_step;
 
@@ -85,8 +86,9 @@ static int dd_jacobian(const double *x, double *jac, void *ctx)
  * h [V(q1) - V(q0) - grad.D] D / |D|^2, whose rounding (eps |V| h / |D|) is the residual's floor when
  * the velocity is small; leaving it out put the solver's tolerance below that floor, so which backend
  * accepted a step was luck (dd on cvt eps = 0.5 failed at t = 362.1 with KINSOL only). */
-static double dd_scale(const dd_step *c, const double *x, const double *grad0)
+static double dd_scale(void *ctx, const double *x)
 {
+    const dd_step *c = ctx;
     const nh_system *s = c->sys;
     double q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM];
     dd_points(c, x, q1, mid, vbar);
@@ -94,7 +96,15 @@ static double dd_scale(const dd_step *c, const double *x, const double *grad0)
     const double floor_step = 1e-12 * sqrt(1.0 + nh_dot(nh_dim(s), mid, mid)); /* the correction's cut-off */
     const double potentials = fabs(c->potential0) + fabs(s->type->potential(s, q1));
     const double correction = c->h * potentials / fmax(step, floor_step);
-    return fmax(nh_method_momentum_scale(s, c->h, c->v0, grad0), correction);
+    return fmax(nh_method_momentum_scale(s, c->h, c->v0, c->grad0), correction);
+}
+
+static int dd_guess(void *ctx, double *x, int extrapolated)
+{
+    if (extrapolated)
+        return NH_OK;
+    const dd_step *c = ctx;
+    return nh_method_predict(c->sys, c->h, c->q0, c->v0, x, x + nh_dim(c->sys));
 }
 
 static int dd_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
@@ -104,18 +114,16 @@ static int dd_step_fn(nh_stepper *st, double h, double *q, double *v, double *ca
     const int n = nh_dim(s);
     dd_step c = {.sys = s, .h = h, .q0 = q, .v0 = v, .potential0 = s->type->potential(s, q),
                  .work = st->workspace};
-    double x[NH_MAX_UNKNOWNS], grad0[NH_MAX_DIM], q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM];
-    int rc = nh_method_predict(s, h, q, v, x, x + n);
-    if (rc)
-        return rc;
-    s->type->potential_gradient(s, q, grad0);
-    nh_nonlinear_problem pb = {n + s->m, dd_residual, dd_jacobian, &c, dd_scale(&c, x, grad0), NH_JACOBIAN_EACH_ITERATION, 0};
-    rc = nh_solver_solve(st->solver, &pb, x);
+    double x[NH_MAX_UNKNOWNS], q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM];
+    s->type->potential_gradient(s, q, c.grad0);
+    nh_nonlinear_problem pb = {n + s->m, dd_residual, dd_jacobian, &c, 1.0, NH_JACOBIAN_EACH_ITERATION, 0};
+    int rc = nh_method_solve(st, &pb, h, q, v, dd_guess, dd_scale, x);
     if (rc)
         return rc;
     dd_points(&c, x, q1, mid, vbar);
     memcpy(q, q1, (size_t)n * sizeof *q);
     memcpy(v, x, (size_t)n * sizeof *v);
+    nh_stepper_remember(st, x, q, v);
     return NH_OK;
 }
 

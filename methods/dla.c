@@ -19,7 +19,7 @@ static const nh_param_def dla_params[] = {
 typedef struct dla_step {
     const nh_system *sys;
     double h, alpha;
-    const double *v0;
+    const double *q0, *v0;
     double grad0[NH_MAX_DIM];
     double node[NH_MAX_DIM];                 /* Q */
     double a_node[NH_MAX_CON * NH_MAX_DIM];  /* A(Q) */
@@ -81,6 +81,14 @@ static int dla_jacobian(const double *x, double *jac, void *ctx)
     return 0;
 }
 
+static int dla_guess(void *ctx, double *x, int extrapolated)
+{
+    if (extrapolated)
+        return NH_OK;
+    const dla_step *c = ctx;
+    return nh_method_predict(c->sys, c->h, c->q0, c->v0, x, x + nh_dim(c->sys));
+}
+
 static int dla_advance(nh_stepper *st, double h, double alpha, double *q, double *v)
 {
     const nh_system *s = st->sys;
@@ -89,22 +97,21 @@ static int dla_advance(nh_stepper *st, double h, double alpha, double *q, double
     c.sys = s;
     c.h = h;
     c.alpha = alpha;
+    c.q0 = q;
     c.v0 = v;
     double x[NH_MAX_UNKNOWNS];
     s->type->potential_gradient(s, q, c.grad0);
     for (int i = 0; i < n; ++i)
         c.node[i] = q[i] + (1.0 - c.alpha) * h * v[i];
     s->type->constraint(s, c.node, c.a_node);
-    int rc = nh_method_predict(s, h, q, v, x, x + n);
-    if (rc)
-        return rc;
     nh_nonlinear_problem pb = {n + s->m, dla_residual, dla_jacobian, &c,
                                nh_method_momentum_scale(s, h, v, c.grad0), NH_JACOBIAN_EACH_ITERATION, 0};
-    rc = nh_solver_solve(st->solver, &pb, x);
+    int rc = nh_method_solve(st, &pb, h, q, v, dla_guess, NULL, x);
     if (rc)
         return rc;
     dla_position(&c, x, q);
     memcpy(v, x, (size_t)n * sizeof *v);
+    nh_stepper_remember(st, x, q, v);
     return NH_OK;
 }
 

@@ -24,12 +24,25 @@ static nh_stepper *stepper_alloc(const nh_method_spec *spec, const nh_system *sy
     return st;
 }
 
+static int history_allocate(nh_step_history *history, int dim, int n, nh_error *err)
+{
+    history->dim = dim;
+    history->solution = malloc(((size_t)NH_HISTORY_POINTS * (size_t)dim + 2 * (size_t)n) * sizeof(double));
+    if (!history->solution)
+        return nh_fail(err, NH_ERR_NOMEM, "out of memory for a step history of %d unknowns", dim);
+    history->q = history->solution + NH_HISTORY_POINTS * dim;
+    history->v = history->q + n;
+    return NH_OK;
+}
+
 static int stepper_allocate_parts(nh_stepper *st, nh_error *err)
 {
     const nh_method_spec *spec = &st->method;
     int dim = spec->type->solver_dim ? spec->type->solver_dim(spec, st->sys) : 0;
     if (dim > 0 && !(st->solver = nh_solver_create(st->solver_kind, dim, err)))
         return NH_ERR_SOLVER;
+    if (dim > 0 && history_allocate(&st->history, dim, st->sys->n, err))
+        return NH_ERR_NOMEM;
     long size = spec->type->workspace_size ? spec->type->workspace_size(spec, st->sys) : 0;
     if (size > 0 && !(st->workspace = calloc((size_t)size, sizeof *st->workspace)))
         return nh_fail(err, NH_ERR_NOMEM, "out of memory for a workspace of %ld doubles", size);
@@ -65,6 +78,7 @@ nh_stepper *nh_stepper_create_inner(nh_stepper *outer, const nh_method_spec *spe
 /* A trajectory's steps must not depend on the trajectories integrated before it by the same worker. */
 static void forget_solver_memory(nh_stepper *st)
 {
+    st->history.count = 0;
     if (st->solver)
         nh_solver_forget(st->solver);
     for (int i = 0; i < st->n_inner; ++i)
@@ -83,6 +97,42 @@ int nh_stepper_step(nh_stepper *st, double h, double *q, double *v, double *carr
     if (rc == NH_OK && !(nh_all_finite(st->sys->n, q) && nh_all_finite(st->sys->n, v)))
         rc = NH_STEP_NONFINITE;
     return rc;
+}
+
+static int same_values(int n, const double *a, const double *b)
+{
+    int same = 1;
+    for (int i = 0; i < n; ++i)
+        same &= a[i] == b[i];
+    return same;
+}
+
+int nh_stepper_extrapolate(nh_stepper *st, double h, const double *q, const double *v, double *x)
+{
+    nh_step_history *history = &st->history;
+    const int n = st->sys->n, dim = history->dim;
+    if (!(history->count > 0 && history->h == h && same_values(n, q, history->q) && same_values(n, v, history->v))) {
+        history->count = 0;
+        history->h = h;
+        return 0;
+    }
+    if (history->count < NH_HISTORY_POINTS)
+        return 0;
+    const double *newest = history->solution, *middle = newest + dim, *oldest = middle + dim;
+    for (int i = 0; i < dim; ++i)
+        x[i] = 3.0 * (newest[i] - middle[i]) + oldest[i];
+    return 1;
+}
+
+void nh_stepper_remember(nh_stepper *st, const double *x, const double *q, const double *v)
+{
+    nh_step_history *history = &st->history;
+    const int n = st->sys->n, dim = history->dim;
+    memmove(history->solution + dim, history->solution, (size_t)(NH_HISTORY_POINTS - 1) * dim * sizeof *x);
+    memcpy(history->solution, x, (size_t)dim * sizeof *x);
+    memcpy(history->q, q, (size_t)n * sizeof *q);
+    memcpy(history->v, v, (size_t)n * sizeof *v);
+    history->count += history->count < NH_HISTORY_POINTS;
 }
 
 int nh_stepper_newton_matrices(nh_stepper *st, double h, const double *q, const double *v, double *analytic,
@@ -116,6 +166,7 @@ void nh_stepper_free(nh_stepper *st)
     for (int i = 0; i < st->n_inner; ++i)
         nh_stepper_free(st->inner[i]);
     nh_solver_free(st->solver);
+    free(st->history.solution);
     free(st->workspace);
     free(st);
 }

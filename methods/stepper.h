@@ -5,7 +5,18 @@
 
 #include "nhens/method.h"
 
-enum { NH_MAX_INNER_STEPPERS = 4 };
+enum { NH_MAX_INNER_STEPPERS = 4, NH_HISTORY_POINTS = 3 };
+
+/* The warm start's memory: the solver's unknowns at the last solved steps of one trajectory, newest
+ * first, all with step h, and the (q, v) the newest step returned. Like a Newton matrix kept by the
+ * solver it only changes where a solve starts, and nh_stepper_start clears it. */
+typedef struct nh_step_history {
+    int count;              /* consecutive steps recorded (at most NH_HISTORY_POINTS) */
+    int dim;                /* the solver's unknowns (0: the method solves nothing) */
+    double h;
+    double *solution;       /* NH_HISTORY_POINTS x dim */
+    double *q, *v;          /* n each */
+} nh_step_history;
 
 struct nh_stepper {
     const nh_method_type *type;
@@ -19,6 +30,14 @@ struct nh_stepper {
     void *impl;                 /* owned by the method's create/destroy */
     nh_stepper *inner[NH_MAX_INNER_STEPPERS];
     int n_inner;
+    nh_step_history history;
 };
+
+/* Before a step from (q, v) with step h: x = the quadratic through the last NH_HISTORY_POINTS solutions
+ * (O(h^3) from this step's solution) when the stepper's last steps used h and the last returned exactly
+ * (q, v); 1 if it wrote x. Otherwise 0, and the recorded sequence starts again. */
+int nh_stepper_extrapolate(nh_stepper *st, double h, const double *q, const double *v, double *x);
+/* After a step solved for x and returned (q, v): x joins the history. */
+void nh_stepper_remember(nh_stepper *st, const double *x, const double *q, const double *v);
 
 #endif

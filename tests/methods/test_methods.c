@@ -11,6 +11,7 @@
 #include "nhens/linalg.h"
 #include "nhens/reference.h"
 #include "qrdiff.h"
+#include "stepper.h"
 
 #include <stdlib.h>
 
@@ -794,4 +795,151 @@ Test(structure, analytic_newton_matrices_match_differences)
         }
     cr_assert(compared >= 40, "only %d method/system pairs had a Newton matrix", compared);
     cr_log_info("analytic Newton matrices: %d pairs, worst mismatch %g", compared, worst);
+}
+
+/* ---- the step history's warm start (methods/stepper.c, nh_method_solve) ------------------------- */
+
+static const char *HISTORY_METHODS[] = {"dla", "idla", "dd", "newmark", "newmark:beta=0.2,beta2=0.2"};
+enum { HISTORY_SAVES = 4 };   /* the first four save iterations within 200 steps; newmark beta = 0.2 only
+                               * over longer runs (2.02 -> 2.00 per step over 2 000 steps, 2.00 both over 200) */
+enum { N_HISTORY_METHODS = sizeof HISTORY_METHODS / sizeof HISTORY_METHODS[0] };
+
+static void quartic_shell_state(nh_system *s, double *q, double *v)
+{
+    nh_pcg32 rng;
+    make_system(s, "quartic", "n=3", NULL);
+    nh_pcg32_for_trajectory(&rng, 1, 0);
+    cr_assert(nh_energy_shell_sample(s, 3.06, &rng, q, v) == NH_OK);
+}
+
+/* Steps of size h from (q, v) in place; with `fresh`, nh_stepper_start before every step, which clears
+ * the history, so every step starts from the method's own guess. Returns the solver's iterations. */
+static long history_steps(nh_stepper *st, double h, int steps, int fresh, double *q, double *v)
+{
+    double carried[NH_MAX_UNKNOWNS] = {0};
+    const long before = nh_stepper_solver_stats(st).iterations;
+    for (int k = 0; k < steps; ++k) {
+        if (fresh || k == 0)
+            cr_assert(nh_stepper_start(st, q, v, carried) == NH_OK);
+        cr_assert(nh_stepper_step(st, h, q, v, carried) == NH_OK, "step %d", k);
+    }
+    return nh_stepper_solver_stats(st).iterations - before;
+}
+
+Test(structure, step_history_saves_iterations_and_keeps_the_solution)
+{
+    /* Measured on the quartic n = 3, H = 3.06, h = 0.1 (Newton, 2 000 steps): dla 2.20 -> 2.00, dd 2.06 ->
+     * 2.00, newmark 1.99 -> 1.94, newmark beta = 0.2 2.02 -> 2.00 iterations per step. The bound asks
+     * for fewer iterations in total over 200 steps, and for the same solution: both runs stop at the
+     * solver's round-off test, and 20 steps of this chaotic system keep such differences below 1e-12
+     * (measured at most 2e-14). */
+    nh_error err;
+    for (int c = 0; c < N_HISTORY_METHODS; ++c) {
+        nh_system s;
+        nh_method_spec m;
+        double q0[NH_MAX_DIM], v0[NH_MAX_DIM], q[2][NH_MAX_DIM], v[2][NH_MAX_DIM];
+        quartic_shell_state(&s, q0, v0);
+        make_method(&m, HISTORY_METHODS[c]);
+        nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
+        cr_assert(st != NULL, "%s", err.msg);
+        long iterations[2];
+        for (int fresh = 0; fresh < 2; ++fresh) {
+            memcpy(q[fresh], q0, sizeof q0);
+            memcpy(v[fresh], v0, sizeof v0);
+            iterations[fresh] = history_steps(st, 0.1, 200, fresh, q[fresh], v[fresh]);
+        }
+        cr_expect(c >= HISTORY_SAVES ? iterations[0] <= iterations[1] : iterations[0] < iterations[1], "%s: %ld iterations with the history, %ld without",
+                  HISTORY_METHODS[c], iterations[0], iterations[1]);
+        for (int fresh = 0; fresh < 2; ++fresh) {
+            memcpy(q[fresh], q0, sizeof q0);
+            memcpy(v[fresh], v0, sizeof v0);
+            history_steps(st, 0.1, 20, fresh, q[fresh], v[fresh]);
+        }
+        const double d = fmax(max_abs_diff(s.n, q[0], q[1]), max_abs_diff(s.n, v[0], v[1]));
+        cr_expect(d < 1e-12, "%s: with and without the history the states differ by %g after 20 steps",
+                  HISTORY_METHODS[c], d);
+        nh_stepper_free(st);
+    }
+}
+
+/* One step from (q, v) with a stepper that has just been started: the method's own guess. */
+static void fresh_step(const nh_method_spec *m, const nh_system *s, double h, double *q, double *v)
+{
+    nh_error err;
+    nh_stepper *st = nh_stepper_create(m, s, NH_SOLVER_NEWTON, &err);
+    cr_assert(st != NULL, "%s", err.msg);
+    cr_assert(history_steps(st, h, 1, 1, q, v) > 0);
+    nh_stepper_free(st);
+}
+
+static int same_bits(int n, const double *a, const double *b)
+{
+    return memcmp(a, b, (size_t)n * sizeof *a) == 0;
+}
+
+Test(structure, step_history_is_ignored_when_the_state_or_the_step_changes)
+{
+    /* The history only extrapolates a sequence of steps of one size, each from the state the previous one
+     * returned. A reversed velocity (the reversibility audit), an edited position or a new step size
+     * must give the bits of a freshly started stepper's step. */
+    nh_error err;
+    for (int c = 0; c < N_HISTORY_METHODS; ++c) {
+        nh_system s;
+        nh_method_spec m;
+        double q[NH_MAX_DIM], v[NH_MAX_DIM], qf[NH_MAX_DIM], vf[NH_MAX_DIM], carried[NH_MAX_UNKNOWNS] = {0};
+        quartic_shell_state(&s, q, v);
+        make_method(&m, HISTORY_METHODS[c]);
+        nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
+        cr_assert(st != NULL, "%s", err.msg);
+        history_steps(st, 0.1, 10, 0, q, v);
+        for (int change = 0; change < 3; ++change) {
+            double h = 0.1;
+            if (change == 0)
+                for (int i = 0; i < s.n; ++i)
+                    v[i] = -v[i];
+            else if (change == 1)
+                q[0] += 1e-9;   /* off the returned state; the constraint here reads w, not x */
+            else
+                h = 0.05;
+            memcpy(qf, q, sizeof q);
+            memcpy(vf, v, sizeof v);
+            fresh_step(&m, &s, h, qf, vf);
+            cr_assert(nh_stepper_step(st, h, q, v, carried) == NH_OK);
+            cr_expect(same_bits(s.n, q, qf) && same_bits(s.n, v, vf), "%s: change %d used a stale history",
+                      HISTORY_METHODS[c], change);
+            history_steps(st, h, 5, 0, q, v);   /* the history fills again */
+        }
+        nh_stepper_free(st);
+    }
+}
+
+Test(structure, step_history_falls_back_to_the_own_guess_when_its_solve_fails)
+{
+    /* A history whose newest solution is NaN makes the extrapolated guess's residual NaN: that solve fails,
+     * and the step restarts from the method's own guess, which gives the bits of a fresh stepper. */
+    nh_error err;
+    for (int c = 0; c < N_HISTORY_METHODS; ++c) {
+        nh_system s;
+        nh_method_spec m;
+        double q[NH_MAX_DIM], v[NH_MAX_DIM], qf[NH_MAX_DIM], vf[NH_MAX_DIM], carried[NH_MAX_UNKNOWNS] = {0};
+        quartic_shell_state(&s, q, v);
+        make_method(&m, HISTORY_METHODS[c]);
+        nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
+        cr_assert(st != NULL, "%s", err.msg);
+        history_steps(st, 0.1, 5, 0, q, v);
+        cr_assert(st->history.count == NH_HISTORY_POINTS, "%s: %d steps recorded", HISTORY_METHODS[c],
+                  st->history.count);
+        for (int i = 0; i < st->history.dim; ++i)
+            st->history.solution[i] = NAN;
+        memcpy(qf, q, sizeof q);
+        memcpy(vf, v, sizeof v);
+        fresh_step(&m, &s, 0.1, qf, vf);
+        const long failures = nh_stepper_solver_stats(st).failures;
+        cr_assert(nh_stepper_step(st, 0.1, q, v, carried) == NH_OK, "%s", HISTORY_METHODS[c]);
+        cr_expect(nh_stepper_solver_stats(st).failures == failures + 1, "%s: the extrapolated solve did not fail",
+                  HISTORY_METHODS[c]);
+        cr_expect(same_bits(s.n, q, qf) && same_bits(s.n, v, vf), "%s: the restart is not the own guess's step",
+                  HISTORY_METHODS[c]);
+        nh_stepper_free(st);
+    }
 }
