@@ -23,24 +23,36 @@ static inline int nh_method_predict(const nh_system *s, double h, const double *
     return NH_OK;
 }
 
-/* Solve pb for the unknowns x of a step from (q, v) with step h. The first guess is the stepper's
- * history (nh_stepper_extrapolate: O(h^3) from the solution, nothing evaluated) when it has one, which
- * guess(ctx, x, 1) may refine (e.g. recompute some unknowns from the others); otherwise, and to
- * restart a solve that failed from the history's guess, the method's own guess(ctx, x, 0) (typically
- * nh_method_predict, O(h^2)). A method whose residual scale reads the guess passes scale_at(ctx, x),
- * which sets pb->scale at each guess (else NULL). The method calls nh_stepper_remember after the step. */
+/* x = the quadratic through the last three solutions of a trajectory's steps of one size (newest first,
+ * dim apart): O(h^3) from this step's solution, with nothing to evaluate. */
+static inline void nh_history_quadratic(int dim, const double *restrict past, double *restrict x)
+{
+    const double *restrict middle = past + dim, *restrict oldest = middle + dim;
+    for (int i = 0; i < dim; ++i)
+        x[i] = 3.0 * (past[i] - middle[i]) + oldest[i];
+}
+
+/* Solve pb for the unknowns x of a step from (q, v) with step h. The method's guess(ctx, x, past) writes
+ * the first guess, given past: the stepper's recorded solutions (nh_stepper_history) when there are at
+ * least `points` of them, else NULL, when it uses its own (typically nh_method_predict, O(h^2)). A solve
+ * that fails from a guess made with the history starts again from guess(ctx, x, NULL). A method whose
+ * residual scale reads the guess passes scale_at(ctx, x), which sets pb->scale at each guess (else
+ * NULL). The method calls nh_stepper_remember after the step. */
 static inline int nh_method_solve(nh_stepper *st, nh_nonlinear_problem *pb, double h, const double *q,
-                                  const double *v, int (*guess)(void *ctx, double *x, int extrapolated),
+                                  const double *v, int points, int (*guess)(void *ctx, double *x, const double *past),
                                   double (*scale_at)(void *ctx, const double *x), double *x)
 {
-    for (int extrapolated = nh_stepper_extrapolate(st, h, q, v, x);; extrapolated = 0) {
-        int rc = guess(pb->ctx, x, extrapolated);
+    const double *past = NULL;
+    if (nh_stepper_history(st, h, q, v, &past) < points)
+        past = NULL;
+    for (;; past = NULL) {
+        int rc = guess(pb->ctx, x, past);
         if (rc)
             return rc;
         if (scale_at)
             pb->scale = scale_at(pb->ctx, x);
         rc = nh_solver_solve(st->solver, pb, x);
-        if (rc == NH_OK || !extrapolated)
+        if (rc == NH_OK || !past)
             return rc;
     }
 }

@@ -99,12 +99,16 @@ static double dd_scale(void *ctx, const double *x)
     return fmax(nh_method_momentum_scale(s, c->h, c->v0, c->grad0), correction);
 }
 
-static int dd_guess(void *ctx, double *x, int extrapolated)
+/* The quadratic through the last three solutions, else explicit Euler on the index-1 ODE */
+static int dd_guess(void *ctx, double *x, const double *past)
 {
-    if (extrapolated)
-        return NH_OK;
     const dd_step *c = ctx;
-    return nh_method_predict(c->sys, c->h, c->q0, c->v0, x, x + nh_dim(c->sys));
+    const int n = nh_dim(c->sys);
+    if (past) {
+        nh_history_quadratic(n + c->sys->m, past, x);
+        return NH_OK;
+    }
+    return nh_method_predict(c->sys, c->h, c->q0, c->v0, x, x + n);
 }
 
 static int dd_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
@@ -117,7 +121,7 @@ static int dd_step_fn(nh_stepper *st, double h, double *q, double *v, double *ca
     double x[NH_MAX_UNKNOWNS], q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM];
     s->type->potential_gradient(s, q, c.grad0);
     nh_nonlinear_problem pb = {n + s->m, dd_residual, dd_jacobian, &c, 1.0, NH_JACOBIAN_EACH_ITERATION, 0};
-    int rc = nh_method_solve(st, &pb, h, q, v, dd_guess, dd_scale, x);
+    int rc = nh_method_solve(st, &pb, h, q, v, NH_HISTORY_POINTS, dd_guess, dd_scale, x);
     if (rc)
         return rc;
     dd_points(&c, x, q1, mid, vbar);

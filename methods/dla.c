@@ -81,12 +81,16 @@ static int dla_jacobian(const double *x, double *jac, void *ctx)
     return 0;
 }
 
-static int dla_guess(void *ctx, double *x, int extrapolated)
+/* The quadratic through the last three solutions, else explicit Euler on the index-1 ODE */
+static int dla_guess(void *ctx, double *x, const double *past)
 {
-    if (extrapolated)
-        return NH_OK;
     const dla_step *c = ctx;
-    return nh_method_predict(c->sys, c->h, c->q0, c->v0, x, x + nh_dim(c->sys));
+    const int n = nh_dim(c->sys);
+    if (past) {
+        nh_history_quadratic(n + c->sys->m, past, x);
+        return NH_OK;
+    }
+    return nh_method_predict(c->sys, c->h, c->q0, c->v0, x, x + n);
 }
 
 static int dla_advance(nh_stepper *st, double h, double alpha, double *q, double *v)
@@ -106,7 +110,7 @@ static int dla_advance(nh_stepper *st, double h, double alpha, double *q, double
     s->type->constraint(s, c.node, c.a_node);
     nh_nonlinear_problem pb = {n + s->m, dla_residual, dla_jacobian, &c,
                                nh_method_momentum_scale(s, h, v, c.grad0), NH_JACOBIAN_EACH_ITERATION, 0};
-    int rc = nh_method_solve(st, &pb, h, q, v, dla_guess, NULL, x);
+    int rc = nh_method_solve(st, &pb, h, q, v, NH_HISTORY_POINTS, dla_guess, NULL, x);
     if (rc)
         return rc;
     dla_position(&c, x, q);

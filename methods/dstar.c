@@ -728,46 +728,36 @@ static int to_momentum_coordinates(const dstar_step *c, const double *q, const d
     return 0;
 }
 
-/* carried: [0] the step size of the previous step (0: none yet), [1 .. dim] its increment z0 - z_-1 */
-static int dstar_carried_dim(const nh_method_spec *self, const nh_system *sys)
-{
-    (void)self;
-    return 1 + 2 * sys->n - sys->m;
-}
-
-static int dstar_start(nh_stepper *st, const double *q, const double *v, double *carried)
-{
-    (void)st;
-    (void)q;
-    (void)v;
-    carried[0] = 0.0;
-    return NH_OK;
-}
-
-/* z0 = (q, rho0), H(z0), and the initial guess for z1: with the previous step's increment D of the same
- * size, z0 + 2 h zdot0 - D (a quadratic through z_-1, z0 with slope zdot0: O(h^3) from z1), else the
- * explicit Euler step z0 + h zdot0 (O(h^2)); zdot0 = Pi(z0) grad H(z0) from one frame. */
-static int dstar_start_point(dstar_step *c, const double *q, const double *v, const double *carried, double *z1)
+/* z0 = (q, rho0), H(z0) and zdot0 = Pi(z0) grad H(z0), from one frame. */
+static int dstar_start_point(dstar_step *c, const double *q, const double *v)
 {
     const int n = c->sys->n;
     dstar_frame f;
-    double grad[Z], zdot[Z];
+    double grad[Z];
     memcpy(c->z0, q, (size_t)n * sizeof *q);
     if (to_momentum_coordinates(c, q, v, c->z0 + n) || nh_dstar_frame_at(c, c->z0, 1, &f))
         return 1;
     c->energy0 = nh_dstar_frame_energy(c, &f);
     nh_dstar_frame_gradient(c, &f, grad);
-    frame_pi_times(c, &f, grad, zdot);
-    const int extrapolate = carried && carried[0] == c->h;
-    for (int i = 0; i < c->dim; ++i)
-        z1[i] = extrapolate ? c->z0[i] + 2.0 * c->h * zdot[i] - carried[1 + i] : c->z0[i] + c->h * zdot[i];
+    frame_pi_times(c, &f, grad, c->zdot0);
     return 0;
 }
 
-/* The step context of a D* stepper from (q, v) with step h: z0, H(z0), the QR signs and the initial
- * guess z1. Non-zero when a frame fails there. */
-static int step_context(const nh_stepper *st, double h, const double *q, const double *v, const double *carried,
-                        dstar_work *w, dstar_step *c, double *z1)
+/* The initial guess for z1: with the last two solutions z0 and z_-1 (past, newest first), z0 + 2 h zdot0 -
+ * (z0 - z_-1), the quadratic through z_-1 and z0 with slope zdot0 at z0 (O(h^3) from z1, a third of the
+ * error of the quadratic through three solutions), else the explicit Euler step z0 + h zdot0 (O(h^2)). */
+static int dstar_guess(void *ctx, double *z1, const double *past)
+{
+    const dstar_step *c = ctx;
+    for (int i = 0; i < c->dim; ++i)
+        z1[i] = past ? c->z0[i] + 2.0 * c->h * c->zdot0[i] - (past[i] - past[c->dim + i]) : c->z0[i] + c->h * c->zdot0[i];
+    return 0;
+}
+
+/* The step context of a D* stepper from (q, v) with step h: z0, H(z0), zdot0 and the QR signs. Non-zero
+ * when a frame fails there. */
+static int step_context(const nh_stepper *st, double h, const double *q, const double *v, dstar_work *w,
+                        dstar_step *c)
 {
     const nh_system *s = st->sys;
     const int n = nh_dim(s);
@@ -776,24 +766,25 @@ static int step_context(const nh_stepper *st, double h, const double *q, const d
     if (c->method->basis != BASIS_SYSTEM && nh_qr_kernel_basis(s, q, c->signs, 1, w->x, NULL, w->qr))
         return 1;
     prepare_patterns(c);
-    return dstar_start_point(c, q, v, carried, z1);
+    return dstar_start_point(c, q, v);
 }
 
 static int dstar_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
 {
+    (void)carried;
     const nh_system *s = st->sys;
     const int n = nh_dim(s);
     dstar_work w;
     dstar_step c;
     double z1[Z];
-    if (step_context(st, h, q, v, carried, &w, &c, z1))
+    if (step_context(st, h, q, v, &w, &c))
         return NH_STEP_SINGULAR;
     /* An analytic matrix is cheap: build it at each step's guess (a fresh, exact matrix converges in
      * 2-3 iterations); a difference matrix costs dim + 1 residuals and is kept across steps. */
     const int reuse = nh_dstar_has_analytic_jacobian(&c) ? NH_JACOBIAN_EACH_SOLVE : NH_JACOBIAN_ACROSS_SOLVES;
     nh_nonlinear_problem pb = {c.dim, dstar_residual, dstar_jacobian, &c, fmax(nh_norm_inf(c.dim, c.z0) / h, 1e-300),
                                reuse, h};
-    int rc = nh_solver_solve(st->solver, &pb, z1);
+    int rc = nh_method_solve(st, &pb, h, q, v, 2, dstar_guess, NULL, z1);
     if (rc)
         return rc;
     if (nh_is_reduced(s))   /* its q rows read q' = q; keep q bit-exact */
@@ -801,13 +792,9 @@ static int dstar_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     dstar_frame f;
     if (nh_dstar_frame_at(&c, z1, 0, &f))
         return NH_STEP_SINGULAR;
-    if (carried) {
-        carried[0] = h;
-        for (int i = 0; i < c.dim; ++i)
-            carried[1 + i] = z1[i] - c.z0[i];
-    }
     memcpy(v, f.v, (size_t)n * sizeof *v);
     memcpy(q, z1, (size_t)n * sizeof *q);
+    nh_stepper_remember(st, z1, q, v);
     return NH_OK;
 }
 
@@ -904,8 +891,7 @@ static const dstar_variant AVF = {BASIS_SYSTEM, DG_AVF}, GONZALEZ = {BASIS_SYSTE
                                 .reference = "Celledoni et al. 2019 eqs. 8, 11-14, 17-18, Algorithm 1",            \
                                 .n_params = np, .params = pars, .data = &variant, .fixed_flags = fl,               \
                                 .fixed_order = ord, .accepts = needs_dstar_form, .solver_dim = dstar_solver_dim,   \
-                                .workspace_size = dstar_workspace_size, .carried_dim = dstar_carried_dim,          \
-                                .start = dstar_start, .step = dstar_step_fn,                                       \
+                                .workspace_size = dstar_workspace_size, .step = dstar_step_fn,                     \
                                 .create = dstar_create, .destroy = dstar_destroy}
 
 DSTAR_METHOD(nh_method_avf, "avf", "AVF discrete gradient method on D* (seed 000 eqs. 11, 14)", 1, avf_params,

@@ -186,17 +186,20 @@ static int newmark_explicit(const nh_system *s, double h, double *q, double *v)
     return nh_project_velocity(s, q, w, v) ? NH_STEP_SINGULAR : NH_OK;
 }
 
-/* q1 from Taylor, q0 + h v0 + h^2/2 Gamma(q0, lam), with lam and lam' from the history's extrapolation
- * (q1's own is O(h^3) but with 6 times the Taylor guess's error, and the chord iteration took 4.3
- * iterations per step from it instead of 2) or else the exact multiplier of the index-1 ODE for both */
-static int newmark_guess(void *ctx, double *x, int extrapolated)
+/* q1 from Taylor, q0 + h v0 + h^2/2 Gamma(q0, lam), with lam and lam' from the quadratic through the
+ * last three solutions (whose own q1 is O(h^3) too, but with 6 times the Taylor guess's error: the chord
+ * iteration took 4.3 iterations per step from it instead of 2), else the exact multiplier of the
+ * index-1 ODE for both */
+static int newmark_guess(void *ctx, double *x, const double *past)
 {
     const newmark_step *c = ctx;
     const nh_system *s = c->sys;
     const int n = s->n, m = s->m;
     const double h = c->h;
     double v_euler[NH_MAX_DIM], g0[NH_MAX_DIM];
-    if (!extrapolated) {
+    if (past) {
+        nh_history_quadratic(n + 2 * m, past, x);
+    } else {
         int rc = nh_method_predict(s, h, c->q0, c->v0, v_euler, x + n);
         if (rc)
             return rc;
@@ -245,7 +248,7 @@ static int newmark_step_fn(nh_stepper *st, double h, double *q, double *v, doubl
      * needs more iterations (2.24 instead of 1.98 at beta = 0.1, 3.81 instead of 2.02 at 0.2). */
     const int reuse = c.beta == 0.0 ? NH_JACOBIAN_EACH_SOLVE : NH_JACOBIAN_EACH_ITERATION;
     nh_nonlinear_problem pb = {n + 2 * m, newmark_residual, newmark_jacobian, &c, scale > 0 ? scale : 1.0, reuse, 0};
-    int rc = nh_method_solve(st, &pb, h, q0, v, newmark_guess, NULL, x);
+    int rc = nh_method_solve(st, &pb, h, q0, v, NH_HISTORY_POINTS, newmark_guess, NULL, x);
     if (rc)
         return rc;
     double a1[NH_MAX_CON * NH_MAX_DIM], g1[NH_MAX_DIM];

@@ -33,10 +33,11 @@ struct nh_stepper {
     nh_step_history history;
 };
 
-/* Before a step from (q, v) with step h: x = the quadratic through the last NH_HISTORY_POINTS solutions
- * (O(h^3) from this step's solution) when the stepper's last steps used h and the last returned exactly
- * (q, v); 1 if it wrote x. Otherwise 0, and the recorded sequence starts again. */
-int nh_stepper_extrapolate(nh_stepper *st, double h, const double *q, const double *v, double *x);
+/* Before a step from (q, v) with step h: the number of solutions recorded for it (at most
+ * NH_HISTORY_POINTS; *past points to them, newest first, history.dim apart). They count only while the
+ * steps used h and the newest returned exactly (q, v); otherwise 0, and the recorded sequence starts
+ * again. */
+int nh_stepper_history(nh_stepper *st, double h, const double *q, const double *v, const double **past);
 /* After a step solved for x and returned (q, v): x joins the history. */
 void nh_stepper_remember(nh_stepper *st, const double *x, const double *q, const double *v);
 

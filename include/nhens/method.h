@@ -90,6 +90,10 @@ void nh_method_spec_format(const nh_method_spec *spec, char *buf, size_t len);
 /* ---- the stepper (opaque): create / start / step / free ---------------------------------------- */
 nh_stepper *nh_stepper_create(const nh_method_spec *spec, const nh_system *sys, nh_solver_kind solver,
                               nh_error *err);
+/* Start a trajectory at (q, v): initialise carried state and clear what the stepper remembers of earlier
+ * steps (a Newton matrix kept across solves, and the solutions of the last steps, from which an implicit
+ * step's solve starts while each step continues from the state the previous one returned with the same
+ * h). A trajectory's steps therefore never depend on what the stepper integrated before its start. */
 int nh_stepper_start(nh_stepper *st, const double *q, const double *v, double *carried);
 /* One step; also turns a non-finite result into NH_STEP_NONFINITE. */
 int nh_stepper_step(nh_stepper *st, double h, double *q, double *v, double *carried);
