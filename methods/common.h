@@ -32,6 +32,17 @@ static inline void nh_history_quadratic(int dim, const double *restrict past, do
         x[i] = 3.0 * (past[i] - middle[i]) + oldest[i];
 }
 
+/* The guess for unknowns x = (v1, lam) (DLA, dd): the quadratic through the past solutions when there
+ * are any, else explicit Euler on the index-1 ODE. */
+static inline int nh_method_guess_velocity(const nh_system *s, double h, const double *q0, const double *v0,
+                                           const double *past, double *x)
+{
+    if (!past)
+        return nh_method_predict(s, h, q0, v0, x, x + s->n);
+    nh_history_quadratic(s->n + s->m, past, x);
+    return NH_OK;
+}
+
 /* Solve pb for the unknowns x of a step from (q, v) with step h. The method's guess(ctx, x, past) writes
  * the first guess, given past: the stepper's recorded solutions (nh_stepper_history) when there are at
  * least `points` of them, else NULL, when it uses its own (typically nh_method_predict, O(h^2)). A solve

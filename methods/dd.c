@@ -99,16 +99,10 @@ static double dd_scale(void *ctx, const double *x)
     return fmax(nh_method_momentum_scale(s, c->h, c->v0, c->grad0), correction);
 }
 
-/* The quadratic through the last three solutions, else explicit Euler on the index-1 ODE */
 static int dd_guess(void *ctx, double *x, const double *past)
 {
     const dd_step *c = ctx;
-    const int n = nh_dim(c->sys);
-    if (past) {
-        nh_history_quadratic(n + c->sys->m, past, x);
-        return NH_OK;
-    }
-    return nh_method_predict(c->sys, c->h, c->q0, c->v0, x, x + n);
+    return nh_method_guess_velocity(c->sys, c->h, c->q0, c->v0, past, x);
 }
 
 static int dd_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)

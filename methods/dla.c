@@ -81,16 +81,10 @@ static int dla_jacobian(const double *x, double *jac, void *ctx)
     return 0;
 }
 
-/* The quadratic through the last three solutions, else explicit Euler on the index-1 ODE */
 static int dla_guess(void *ctx, double *x, const double *past)
 {
     const dla_step *c = ctx;
-    const int n = nh_dim(c->sys);
-    if (past) {
-        nh_history_quadratic(n + c->sys->m, past, x);
-        return NH_OK;
-    }
-    return nh_method_predict(c->sys, c->h, c->q0, c->v0, x, x + n);
+    return nh_method_guess_velocity(c->sys, c->h, c->q0, c->v0, past, x);
 }
 
 static int dla_advance(nh_stepper *st, double h, double alpha, double *q, double *v)

@@ -878,20 +878,39 @@ static int same_bits(int n, const double *a, const double *b)
     return memcmp(a, b, (size_t)n * sizeof *a) == 0;
 }
 
+/* A Newton stepper of HISTORY_METHODS[c] on the quartic, and its shell state in (q, v). */
+static nh_stepper *history_stepper(int c, nh_system *s, nh_method_spec *m, double *q, double *v)
+{
+    nh_error err;
+    quartic_shell_state(s, q, v);
+    make_method(m, HISTORY_METHODS[c]);
+    nh_stepper *st = nh_stepper_create(m, s, NH_SOLVER_NEWTON, &err);
+    cr_assert(st != NULL, "%s", err.msg);
+    return st;
+}
+
+/* One step of st from (q, v) in place; whether it gave the bits of a freshly started stepper's step. */
+static int step_is_fresh(nh_stepper *st, double h, double *q, double *v)
+{
+    const nh_system *s = nh_stepper_system(st);
+    double qf[NH_MAX_DIM], vf[NH_MAX_DIM], carried[NH_MAX_UNKNOWNS] = {0};
+    memcpy(qf, q, (size_t)s->n * sizeof *q);
+    memcpy(vf, v, (size_t)s->n * sizeof *v);
+    fresh_step(nh_stepper_method(st), s, h, qf, vf);
+    cr_assert(nh_stepper_step(st, h, q, v, carried) == NH_OK);
+    return same_bits(s->n, q, qf) && same_bits(s->n, v, vf);
+}
+
 Test(structure, step_history_is_ignored_when_the_state_or_the_step_changes)
 {
     /* The history only extrapolates a sequence of steps of one size, each from the state the previous one
      * returned. A reversed velocity (the reversibility audit), an edited position or a new step size
      * must give the bits of a freshly started stepper's step. */
-    nh_error err;
     for (int c = 0; c < N_HISTORY_METHODS; ++c) {
         nh_system s;
         nh_method_spec m;
-        double q[NH_MAX_DIM], v[NH_MAX_DIM], qf[NH_MAX_DIM], vf[NH_MAX_DIM], carried[NH_MAX_UNKNOWNS] = {0};
-        quartic_shell_state(&s, q, v);
-        make_method(&m, HISTORY_METHODS[c]);
-        nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
-        cr_assert(st != NULL, "%s", err.msg);
+        double q[NH_MAX_DIM], v[NH_MAX_DIM];
+        nh_stepper *st = history_stepper(c, &s, &m, q, v);
         history_steps(st, 0.1, 10, 0, q, v);
         for (int change = 0; change < 3; ++change) {
             double h = 0.1;
@@ -902,12 +921,7 @@ Test(structure, step_history_is_ignored_when_the_state_or_the_step_changes)
                 q[0] += 1e-9;   /* off the returned state; the constraint here reads w, not x */
             else
                 h = 0.05;
-            memcpy(qf, q, sizeof q);
-            memcpy(vf, v, sizeof v);
-            fresh_step(&m, &s, h, qf, vf);
-            cr_assert(nh_stepper_step(st, h, q, v, carried) == NH_OK);
-            cr_expect(same_bits(s.n, q, qf) && same_bits(s.n, v, vf), "%s: change %d used a stale history",
-                      HISTORY_METHODS[c], change);
+            cr_expect(step_is_fresh(st, h, q, v), "%s: change %d used a stale history", HISTORY_METHODS[c], change);
             history_steps(st, h, 5, 0, q, v);   /* the history fills again */
         }
         nh_stepper_free(st);
@@ -918,28 +932,19 @@ Test(structure, step_history_falls_back_to_the_own_guess_when_its_solve_fails)
 {
     /* A history whose newest solution is NaN makes the extrapolated guess's residual NaN: that solve fails,
      * and the step restarts from the method's own guess, which gives the bits of a fresh stepper. */
-    nh_error err;
     for (int c = 0; c < N_HISTORY_METHODS; ++c) {
         nh_system s;
         nh_method_spec m;
-        double q[NH_MAX_DIM], v[NH_MAX_DIM], qf[NH_MAX_DIM], vf[NH_MAX_DIM], carried[NH_MAX_UNKNOWNS] = {0};
-        quartic_shell_state(&s, q, v);
-        make_method(&m, HISTORY_METHODS[c]);
-        nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
-        cr_assert(st != NULL, "%s", err.msg);
+        double q[NH_MAX_DIM], v[NH_MAX_DIM];
+        nh_stepper *st = history_stepper(c, &s, &m, q, v);
         history_steps(st, 0.1, 5, 0, q, v);
         cr_assert(st->history.count == NH_HISTORY_POINTS, "%s: %d steps recorded", HISTORY_METHODS[c],
                   st->history.count);
         for (int i = 0; i < st->history.dim; ++i)
             st->history.solution[i] = NAN;
-        memcpy(qf, q, sizeof q);
-        memcpy(vf, v, sizeof v);
-        fresh_step(&m, &s, 0.1, qf, vf);
         const long failures = nh_stepper_solver_stats(st).failures;
-        cr_assert(nh_stepper_step(st, 0.1, q, v, carried) == NH_OK, "%s", HISTORY_METHODS[c]);
+        cr_expect(step_is_fresh(st, 0.1, q, v), "%s: the restart is not the own guess's step", HISTORY_METHODS[c]);
         cr_expect(nh_stepper_solver_stats(st).failures == failures + 1, "%s: the extrapolated solve did not fail",
-                  HISTORY_METHODS[c]);
-        cr_expect(same_bits(s.n, q, qf) && same_bits(s.n, v, vf), "%s: the restart is not the own guess's step",
                   HISTORY_METHODS[c]);
         nh_stepper_free(st);
     }
