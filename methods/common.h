@@ -9,8 +9,8 @@
 
 #include <math.h>
 
-/* Explicit Euler on the index-1 ODE: v1 = v0 + h a(q0, v0), lam = lambda*(q0, v0). The usual
- * warm start of a one-step implicit method (O(h^2) from the solution, so Newton needs 2-3 steps). */
+/* Explicit Euler on the index-1 ODE: v1 = v0 + h a(q0, v0), lam = lambda*(q0, v0). The warm start of a
+ * one-step implicit method without a history (O(h^2) from the solution, so Newton needs 2-3 steps). */
 static inline int nh_method_predict(const nh_system *s, double h, const double *q0, const double *v0,
                                     double *v1, double *lam)
 {

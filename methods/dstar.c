@@ -743,6 +743,8 @@ static int dstar_start_point(dstar_step *c, const double *q, const double *v)
     return 0;
 }
 
+enum { DSTAR_GUESS_POINTS = 2 };   /* past solutions the guess below reads */
+
 /* The initial guess for z1: with the last two solutions z0 and z_-1 (past, newest first), z0 + 2 h zdot0 -
  * (z0 - z_-1), the quadratic through z_-1 and z0 with slope zdot0 at z0 (O(h^3) from z1, a third of the
  * error of the quadratic through three solutions), else the explicit Euler step z0 + h zdot0 (O(h^2)). */
@@ -784,7 +786,7 @@ static int dstar_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     const int reuse = nh_dstar_has_analytic_jacobian(&c) ? NH_JACOBIAN_EACH_SOLVE : NH_JACOBIAN_ACROSS_SOLVES;
     nh_nonlinear_problem pb = {c.dim, dstar_residual, dstar_jacobian, &c, fmax(nh_norm_inf(c.dim, c.z0) / h, 1e-300),
                                reuse, h};
-    int rc = nh_method_solve(st, &pb, h, q, v, 2, dstar_guess, NULL, z1);
+    int rc = nh_method_solve(st, &pb, h, q, v, DSTAR_GUESS_POINTS, dstar_guess, NULL, z1);
     if (rc)
         return rc;
     if (nh_is_reduced(s))   /* its q rows read q' = q; keep q bit-exact */

@@ -812,6 +812,17 @@ static void quartic_shell_state(nh_system *s, double *q, double *v)
     cr_assert(nh_energy_shell_sample(s, 3.06, &rng, q, v) == NH_OK);
 }
 
+/* A Newton stepper of HISTORY_METHODS[c] on the quartic, and its shell state in (q, v). */
+static nh_stepper *history_stepper(int c, nh_system *s, nh_method_spec *m, double *q, double *v)
+{
+    nh_error err;
+    quartic_shell_state(s, q, v);
+    make_method(m, HISTORY_METHODS[c]);
+    nh_stepper *st = nh_stepper_create(m, s, NH_SOLVER_NEWTON, &err);
+    cr_assert(st != NULL, "%s", err.msg);
+    return st;
+}
+
 /* Steps of size h from (q, v) in place; with `fresh`, nh_stepper_start before every step, which clears
  * the history, so every step starts from the method's own guess. Returns the solver's iterations. */
 static long history_steps(nh_stepper *st, double h, int steps, int fresh, double *q, double *v)
@@ -826,6 +837,19 @@ static long history_steps(nh_stepper *st, double h, int steps, int fresh, double
     return nh_stepper_solver_stats(st).iterations - before;
 }
 
+/* `steps` steps from (q0, v0) with the history (into q[0], v[0]) and with a fresh start before every step
+ * (q[1], v[1]); the solver's iterations of each run. */
+static void both_ways(nh_stepper *st, int steps, const double *q0, const double *v0, double q[2][NH_MAX_DIM],
+                      double v[2][NH_MAX_DIM], long *iterations)
+{
+    const size_t n = (size_t)nh_stepper_system(st)->n;
+    for (int fresh = 0; fresh < 2; ++fresh) {
+        memcpy(q[fresh], q0, n * sizeof *q0);
+        memcpy(v[fresh], v0, n * sizeof *v0);
+        iterations[fresh] = history_steps(st, 0.1, steps, fresh, q[fresh], v[fresh]);
+    }
+}
+
 Test(structure, step_history_saves_iterations_and_keeps_the_solution)
 {
     /* Measured on the quartic n = 3, H = 3.06, h = 0.1 (Newton): over 200 steps with the history and with
@@ -834,28 +858,17 @@ Test(structure, step_history_saves_iterations_and_keeps_the_solution)
      * (2.02 -> 2.00 per step over 2 000 steps). The bound asks for fewer iterations, and for the same
      * solution: both runs stop at the solver's round-off test, and 20 steps of this chaotic system keep
      * such differences below 1e-12 (measured at most 2e-14). */
-    nh_error err;
     for (int c = 0; c < N_HISTORY_METHODS; ++c) {
         nh_system s;
         nh_method_spec m;
         double q0[NH_MAX_DIM], v0[NH_MAX_DIM], q[2][NH_MAX_DIM], v[2][NH_MAX_DIM];
-        quartic_shell_state(&s, q0, v0);
-        make_method(&m, HISTORY_METHODS[c]);
-        nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
-        cr_assert(st != NULL, "%s", err.msg);
+        nh_stepper *st = history_stepper(c, &s, &m, q0, v0);
         long iterations[2];
-        for (int fresh = 0; fresh < 2; ++fresh) {
-            memcpy(q[fresh], q0, sizeof q0);
-            memcpy(v[fresh], v0, sizeof v0);
-            iterations[fresh] = history_steps(st, 0.1, 200, fresh, q[fresh], v[fresh]);
-        }
-        cr_expect(c >= HISTORY_SAVES ? iterations[0] <= iterations[1] : iterations[0] < iterations[1], "%s: %ld iterations with the history, %ld without",
-                  HISTORY_METHODS[c], iterations[0], iterations[1]);
-        for (int fresh = 0; fresh < 2; ++fresh) {
-            memcpy(q[fresh], q0, sizeof q0);
-            memcpy(v[fresh], v0, sizeof v0);
-            history_steps(st, 0.1, 20, fresh, q[fresh], v[fresh]);
-        }
+        both_ways(st, 200, q0, v0, q, v, iterations);
+        cr_expect(c >= HISTORY_SAVES ? iterations[0] <= iterations[1] : iterations[0] < iterations[1],
+                  "%s: %ld iterations with the history, %ld without", HISTORY_METHODS[c], iterations[0],
+                  iterations[1]);
+        both_ways(st, 20, q0, v0, q, v, iterations);
         const double d = fmax(max_abs_diff(s.n, q[0], q[1]), max_abs_diff(s.n, v[0], v[1]));
         cr_expect(d < 1e-12, "%s: with and without the history the states differ by %g after 20 steps",
                   HISTORY_METHODS[c], d);
@@ -876,17 +889,6 @@ static void fresh_step(const nh_method_spec *m, const nh_system *s, double h, do
 static int same_bits(int n, const double *a, const double *b)
 {
     return memcmp(a, b, (size_t)n * sizeof *a) == 0;
-}
-
-/* A Newton stepper of HISTORY_METHODS[c] on the quartic, and its shell state in (q, v). */
-static nh_stepper *history_stepper(int c, nh_system *s, nh_method_spec *m, double *q, double *v)
-{
-    nh_error err;
-    quartic_shell_state(s, q, v);
-    make_method(m, HISTORY_METHODS[c]);
-    nh_stepper *st = nh_stepper_create(m, s, NH_SOLVER_NEWTON, &err);
-    cr_assert(st != NULL, "%s", err.msg);
-    return st;
 }
 
 /* One step of st from (q, v) in place; whether it gave the bits of a freshly started stepper's step. */
