@@ -3,8 +3,8 @@
  * N = 100 and N = 10 000. The machine is noisy: every figure is the median of several repeats, and
  * the ratios compare runs interleaved in the same process.
  * The guard: every figure that can regress is also a ratio measured in the same run (a method over a
- * bare C loop of DLA^{0,1} on the quartic written here, KINSOL over the built-in Newton, 2 threads over
- * 1); --check compares them with a committed baseline and fails when one is worse by more than 2x.
+ * bare C loop of DLA^{0,1} on the quartic written here, KINSOL over the built-in Newton, a composition
+ * over its stages of the inner method, 2 threads over 1); --check compares them with a committed baseline and fails when one is worse by more than 2x.
  * usage: nhens_bench [--quick] [--check BASELINE.json] [--write-baseline FILE] */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -250,6 +250,61 @@ static cJSON *bench_method(const char *system, const char *param, double energy,
     return o;
 }
 
+/* A composition of `stages` steps of its inner method against that method, on the quartic: their
+ * repeats alternate, the inner method taking `stages` times the steps, and over_stages is the
+ * composition's median ns per step over `stages` times the inner method's. */
+static cJSON *bench_composition(const char *composition, const char *inner, int stages, const bench_settings *b)
+{
+    nh_system s;
+    nh_method_spec m[2];
+    nh_stepper *st[2] = {NULL, NULL};
+    double times[2][16], iterations[2], ns[2];
+    nh_error err;
+    if (make(b, &s, "quartic", "n=3", &m[0], composition) || make(b, &s, "quartic", "n=3", &m[1], inner))
+        return NULL;
+    for (int k = 0; k < 2; ++k)
+        if (!(st[k] = nh_stepper_create(&m[k], &s, NH_SOLVER_NEWTON, &err))) {
+            fprintf(stderr, "bench: %s\n", err.msg);
+            nh_stepper_free(st[0]);
+            return NULL;
+        }
+    const long steps = steps_for_budget(&s, &m[0], 3.06, b->steps_implicit, b->repeats > 3 ? 0.1 : 0.02);
+    for (int r = 0; r < b->repeats; ++r)
+        for (int k = 0; k < 2; ++k)
+            times[k][r] = time_trajectory(st[k], &s, 3.06, k ? stages * steps : steps, &iterations[k]);
+    for (int k = 0; k < 2; ++k) {
+        ns[k] = median(times[k], b->repeats);
+        nh_stepper_free(st[k]);
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "method", composition);
+    cJSON_AddStringToObject(o, "inner", inner);
+    cJSON_AddNumberToObject(o, "stages", stages);
+    cJSON_AddNumberToObject(o, "ns_per_step", ns[0]);
+    cJSON_AddNumberToObject(o, "inner_ns_per_step_alongside", ns[1]);
+    cJSON_AddNumberToObject(o, "newton_iterations_per_step", iterations[0]);
+    cJSON_AddNumberToObject(o, "inner_newton_iterations_per_step", iterations[1]);
+    cJSON_AddNumberToObject(o, "over_stages", ns[0] / (stages * ns[1]));
+    return o;
+}
+
+/* The compositions the bench guards: their stages of newmark against newmark alone. */
+static const struct {
+    const char *method;
+    int stages;
+} COMPOSITIONS[] = {{"triple-jump", 3}, {"compose", 2}};
+
+static cJSON *bench_compositions(const bench_settings *b)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < sizeof COMPOSITIONS / sizeof COMPOSITIONS[0]; ++i) {
+        cJSON *o = bench_composition(COMPOSITIONS[i].method, "newmark", COMPOSITIONS[i].stages, b);
+        if (o)
+            cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
 static cJSON *bench_methods(const char *system, const char *param, double energy, const bench_settings *b)
 {
     cJSON *arr = cJSON_CreateArray();
@@ -354,22 +409,31 @@ static void nhens_next_to(const char *argv0, char *out, size_t len)
     snprintf(out, len, "%.*s/nhens", dir, slash ? argv0 : ".");
 }
 
-/* The run's guarded ratios: a method over the bare loop interleaved with it (explicit and linearly
- * implicit methods on the quartic), KINSOL over Newton (implicit methods on the quartic), and the
- * two-thread speed-ups. */
-static cJSON *collect_ratios(const cJSON *quartic, const cJSON *scaling)
+/* The ratios named in each row of `rows` (an array of rows with a "method"), as "kind:method". */
+static void add_row_ratios(cJSON *r, const cJSON *rows)
 {
-    cJSON *r = cJSON_CreateObject();
     char key[160];
-    for (const cJSON *o = quartic->child; o; o = o->next) {
+    for (const cJSON *o = rows->child; o; o = o->next) {
         const char *name = cJSON_GetObjectItem(o, "method")->valuestring;
-        for (const char *const *ratio = (const char *const[]){"kinsol_over_newton", "over_bare_loop", NULL}; *ratio; ++ratio) {
+        for (const char *const *ratio = (const char *const[]){"kinsol_over_newton", "over_bare_loop", "over_stages", NULL};
+             *ratio; ++ratio) {
             const cJSON *value = cJSON_GetObjectItem(o, *ratio);
             snprintf(key, sizeof key, "%s:%s", *ratio, name);
             if (cJSON_IsNumber(value))
                 cJSON_AddNumberToObject(r, key, value->valuedouble);
         }
     }
+}
+
+/* The run's guarded ratios: a method over the bare loop interleaved with it (explicit and linearly
+ * implicit methods on the quartic), KINSOL over Newton (implicit methods on the quartic), a composition
+ * over its stages of the inner method, and the two-thread speed-ups. */
+static cJSON *collect_ratios(const cJSON *quartic, const cJSON *compositions, const cJSON *scaling)
+{
+    cJSON *r = cJSON_CreateObject();
+    char key[160];
+    add_row_ratios(r, quartic);
+    add_row_ratios(r, compositions);
     for (const cJSON *o = scaling->child; o; o = o->next) {
         snprintf(key, sizeof key, "speedup_2_threads:%s", cJSON_GetObjectItem(o, "method")->valuestring);
         cJSON_AddNumberToObject(r, key, cJSON_GetObjectItem(o, "speedup_2_threads")->valuedouble);
@@ -382,6 +446,21 @@ static int is_speedup(const char *key)
     return strncmp(key, "speedup_2_threads:", 18) == 0;
 }
 
+/* The measurement behind a guarded ratio "kind:method": a scaling run, a composition against its inner
+ * method, or a method's row on the quartic. */
+static cJSON *measure_for_ratio(const char *key, const char *method, const bench_settings *b)
+{
+    if (is_speedup(key))
+        return bench_scaling(method, b);
+    if (strncmp(key, "over_stages:", 12) == 0) {
+        for (size_t i = 0; i < sizeof COMPOSITIONS / sizeof COMPOSITIONS[0]; ++i)
+            if (strcmp(COMPOSITIONS[i].method, method) == 0)
+                return bench_composition(method, "newmark", COMPOSITIONS[i].stages, b);
+        return NULL;
+    }
+    return bench_method("quartic", "n=3", 3.06, method, b);
+}
+
 /* A guarded ratio measured again on its own ("kind:method" as in collect_ratios, the kind being the
  * name of the ratio in the measured row); NAN if it cannot be. */
 static double remeasure_ratio(const char *key, const bench_settings *b)
@@ -389,7 +468,7 @@ static double remeasure_ratio(const char *key, const bench_settings *b)
     const char *colon = strchr(key, ':');
     if (!colon)
         return NAN;
-    cJSON *o = is_speedup(key) ? bench_scaling(colon + 1, b) : bench_method("quartic", "n=3", 3.06, colon + 1, b);
+    cJSON *o = measure_for_ratio(key, colon + 1, b);
     char kind[64];
     snprintf(kind, sizeof kind, "%.*s", (int)(colon - key), key);
     const cJSON *value = cJSON_GetObjectItem(o, kind);
@@ -541,6 +620,8 @@ int main(int argc, char **argv)
     cJSON *quartic = bench_methods("quartic", "n=3", 3.06, &b);
     cJSON_AddItemToObject(root, "quartic_n3_E3.06", quartic);
     cJSON_AddItemToObject(root, "cvt_eps0.1_E6", bench_methods("cvt", "eps=0.1", 6.0, &b));
+    cJSON *compositions = bench_compositions(&b);
+    cJSON_AddItemToObject(root, "compositions_quartic", compositions);
     cJSON *scaling = cJSON_AddArrayToObject(root, "ensemble_scaling_quartic");
     cJSON_AddItemToArray(scaling, bench_scaling("dla01", &b));
     cJSON_AddItemToArray(scaling, bench_scaling("dd", &b));
@@ -550,7 +631,7 @@ int main(int argc, char **argv)
     nhens_next_to(argv[0], nhens_path, sizeof nhens_path);
     cJSON_AddNumberToObject(mem, "N_100", (double)peak_memory_kib(nhens_path, 100, 100.0));
     cJSON_AddNumberToObject(mem, "N_10000", (double)peak_memory_kib(nhens_path, 10000, 100.0));
-    cJSON *ratios = collect_ratios(quartic, scaling);
+    cJSON *ratios = collect_ratios(quartic, compositions, scaling);
     cJSON_AddItemToObject(root, "ratios", ratios);
     int status = 0;
     if (check)

@@ -21,6 +21,7 @@ typedef struct composition {
     int which[MAX_STAGES];
     double fraction[MAX_STAGES];
     int inner_keeps_constraint;   /* adjoint only */
+    nh_step_history stage[MAX_STAGES];   /* each stage's solutions over the outer steps (implicit inner methods) */
 } composition;
 
 /* Descriptor data: how the stage fractions are chosen. */
@@ -88,21 +89,62 @@ static int triple_jump_coefficients(double *c)
     return 3;
 }
 
+/* Stage k with its own history swapped into the inner stepper. The stage's solve may start from it when
+ * the outer step continues the previous one: then stage k's starts are equally spaced in time. */
+static int stage_step(const nh_stepper *st, composition *c, int k, int continues, double h, double *q, double *v)
+{
+    nh_stepper *inner = c->inner[c->which[k]];
+    nh_step_history *stage = &c->stage[k];
+    if (!stage->solution)
+        return nh_stepper_step(inner, c->fraction[k] * h, q, v, NULL);
+    if (continues)
+        nh_step_history_resume(stage, st->sys->n, q, v);
+    else
+        stage->count = 0;
+    nh_step_history_swap(inner, stage);
+    int rc = nh_stepper_step(inner, c->fraction[k] * h, q, v, NULL);
+    nh_step_history_swap(inner, stage);
+    return rc;
+}
+
 static int composition_step(nh_stepper *st, double h, double *q, double *v, double *carried)
 {
     (void)carried;
     composition *c = st->impl;
+    const double *no_solutions;
+    int continues = nh_stepper_history(st, h, q, v, &no_solutions) > 0;
     for (int k = 0; k < c->n_stages; ++k) {
-        int rc = nh_stepper_step(c->inner[c->which[k]], c->fraction[k] * h, q, v, NULL);
-        if (rc)
+        int rc = stage_step(st, c, k, continues, h, q, v);
+        if (rc) {
+            st->history.count = 0;   /* the earlier stages recorded a step that did not happen */
             return rc;
+        }
+    }
+    nh_stepper_remember(st, NULL, q, v);
+    return NH_OK;
+}
+
+/* The outer stepper's history records only the (q, v) it returned (dim 0); each stage of an implicit
+ * inner method gets a history like the inner stepper's own. */
+static int composition_histories(nh_stepper *st, composition *c, nh_error *err)
+{
+    const int n = st->sys->n;
+    if (nh_step_history_init(&st->history, 0, n, err))
+        return NH_ERR_NOMEM;
+    for (int k = 0; k < c->n_stages; ++k) {
+        int dim = c->inner[c->which[k]]->history.dim;
+        if (dim > 0 && nh_step_history_init(&c->stage[k], dim, n, err))
+            return NH_ERR_NOMEM;
     }
     return NH_OK;
 }
 
 static void composition_destroy(nh_stepper *st)
 {
-    free(st->impl);
+    composition *c = st->impl;
+    for (int k = 0; c && k < MAX_STAGES; ++k)
+        nh_step_history_free(&c->stage[k]);
+    free(c);
     st->impl = NULL;
 }
 
@@ -135,7 +177,9 @@ static int psi_create(nh_stepper *st, nh_error *err)
     c->which[0] = 0;
     c->which[1] = 1;
     c->fraction[0] = c->fraction[1] = 0.5;
-    return add_inner(st, c, 0, &f000, err) || add_inner(st, c, 1, &f001, err) ? NH_ERR_INPUT : NH_OK;
+    if (add_inner(st, c, 0, &f000, err) || add_inner(st, c, 1, &f001, err))
+        return NH_ERR_INPUT;
+    return composition_histories(st, c, err);
 }
 
 const nh_method_type nh_method_newmark_psi = {
@@ -214,9 +258,9 @@ static int composed_create(nh_stepper *st, nh_error *err)
     composition *c = composition_alloc(st, err);
     nh_method_spec inner;
     if (!c || parse_inner(&st->method, st->params.text[P_INNER], &inner, err) ||
-        stage_coefficients(&st->method, c->fraction, &c->n_stages, err))
+        stage_coefficients(&st->method, c->fraction, &c->n_stages, err) || add_inner(st, c, 0, &inner, err))
         return NH_ERR_INPUT;
-    return add_inner(st, c, 0, &inner, err);
+    return composition_histories(st, c, err);
 }
 
 static const composition_kind TRIPLE_JUMP = {1}, USER_COEFFICIENTS = {0};

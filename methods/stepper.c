@@ -24,8 +24,9 @@ static nh_stepper *stepper_alloc(const nh_method_spec *spec, const nh_system *sy
     return st;
 }
 
-static int history_allocate(nh_step_history *history, int dim, int n, nh_error *err)
+int nh_step_history_init(nh_step_history *history, int dim, int n, nh_error *err)
 {
+    history->count = 0;
     history->dim = dim;
     history->solution = malloc(((size_t)NH_HISTORY_POINTS * (size_t)dim + 2 * (size_t)n) * sizeof(double));
     if (!history->solution)
@@ -41,7 +42,7 @@ static int stepper_allocate_parts(nh_stepper *st, nh_error *err)
     int dim = spec->type->solver_dim ? spec->type->solver_dim(spec, st->sys) : 0;
     if (dim > 0 && !(st->solver = nh_solver_create(st->solver_kind, dim, err)))
         return NH_ERR_SOLVER;
-    if (dim > 0 && history_allocate(&st->history, dim, st->sys->n, err))
+    if (dim > 0 && nh_step_history_init(&st->history, dim, st->sys->n, err))
         return NH_ERR_NOMEM;
     long size = spec->type->workspace_size ? spec->type->workspace_size(spec, st->sys) : 0;
     if (size > 0 && !(st->workspace = calloc((size_t)size, sizeof *st->workspace)))
@@ -123,11 +124,32 @@ void nh_stepper_remember(nh_stepper *st, const double *x, const double *q, const
 {
     nh_step_history *history = &st->history;
     const int n = st->sys->n, dim = history->dim;
-    memmove(history->solution + dim, history->solution, (size_t)(NH_HISTORY_POINTS - 1) * dim * sizeof *x);
-    memcpy(history->solution, x, (size_t)dim * sizeof *x);
+    if (dim > 0) {
+        memmove(history->solution + dim, history->solution, (size_t)(NH_HISTORY_POINTS - 1) * dim * sizeof *x);
+        memcpy(history->solution, x, (size_t)dim * sizeof *x);
+    }
     memcpy(history->q, q, (size_t)n * sizeof *q);
     memcpy(history->v, v, (size_t)n * sizeof *v);
     history->count += history->count < NH_HISTORY_POINTS;
+}
+
+void nh_step_history_resume(nh_step_history *history, int n, const double *q, const double *v)
+{
+    memcpy(history->q, q, (size_t)n * sizeof *q);
+    memcpy(history->v, v, (size_t)n * sizeof *v);
+}
+
+void nh_step_history_swap(nh_stepper *st, nh_step_history *other)
+{
+    nh_step_history own = st->history;
+    st->history = *other;
+    *other = own;
+}
+
+void nh_step_history_free(nh_step_history *history)
+{
+    free(history->solution);
+    history->solution = history->q = history->v = NULL;
 }
 
 int nh_stepper_newton_matrices(nh_stepper *st, double h, const double *q, const double *v, double *analytic,
@@ -161,7 +183,7 @@ void nh_stepper_free(nh_stepper *st)
     for (int i = 0; i < st->n_inner; ++i)
         nh_stepper_free(st->inner[i]);
     nh_solver_free(st->solver);
-    free(st->history.solution);
+    nh_step_history_free(&st->history);
     free(st->workspace);
     free(st);
 }

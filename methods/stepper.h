@@ -38,7 +38,19 @@ struct nh_stepper {
  * steps used h and the newest returned exactly (q, v); otherwise 0, and the recorded sequence starts
  * again. */
 int nh_stepper_history(nh_stepper *st, double h, const double *q, const double *v, const double **past);
-/* After a step solved for x and returned (q, v): x joins the history. */
+/* After a step solved for x and returned (q, v): x joins the history (a history of dim 0 records only
+ * (q, v), which is how a composition knows that its next step continues). */
 void nh_stepper_remember(nh_stepper *st, const double *x, const double *q, const double *v);
+
+/* Histories kept outside a stepper (a composition keeps one per stage, and swaps it into the inner
+ * stepper for that stage's step): allocated empty for dim unknowns and n coordinates, and freed. */
+int nh_step_history_init(nh_step_history *history, int dim, int n, nh_error *err);
+void nh_step_history_free(nh_step_history *history);
+/* Exchange st's history with *other (pointers only). */
+void nh_step_history_swap(nh_stepper *st, nh_step_history *other);
+/* The recorded steps continue at (q, v), although the newest did not return it: a composition's stage
+ * k starts one outer step after the previous stage k, so its solutions stay equally spaced in time
+ * while the other stages move the state in between. */
+void nh_step_history_resume(nh_step_history *history, int n, const double *q, const double *v);
 
 #endif
