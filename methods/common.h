@@ -9,6 +9,11 @@
 
 #include <math.h>
 
+/* The loops over the m constraints, inlined with m a constant 1 (the quartic, the CVTs, the knife edge)
+ * or m: the same operations, without a loop of one iteration per coordinate. `call` is a macro of m
+ * that expands to a call of an always-inline function. */
+#define NH_WITH_CONSTRAINT_COUNT(m, call) ((m) == 1 ? call(1) : call(m))
+
 /* Explicit Euler on the index-1 ODE: v1 = v0 + h a(q0, v0), lam = lambda*(q0, v0). The warm start of a
  * one-step implicit method without a history (O(h^2) from the solution, so Newton needs 2-3 steps). */
 static inline int nh_method_predict(const nh_system *s, double h, const double *q0, const double *v0,
@@ -73,9 +78,10 @@ static inline int nh_method_solve(nh_stepper *st, nh_nonlinear_problem *pb, doub
 static inline double nh_method_momentum_scale(const nh_system *s, double h, const double *v0, const double *grad)
 {
     double scale = 0.0;
-    for (int i = 0; i < s->n; ++i) {
-        double a = fabs(s->mass[i] * v0[i]), b = fabs(h * grad[i]);
-        scale = fmax(scale, fmax(a, b));
+    for (int i = 0; i < s->n; ++i) {   /* comparisons, not libm's fmax calls: a NaN term is skipped either way */
+        const double a = fabs(s->mass[i] * v0[i]), b = fabs(h * grad[i]);
+        scale = a > scale ? a : scale;
+        scale = b > scale ? b : scale;
     }
     return scale > 0.0 ? scale : 1.0;
 }

@@ -49,35 +49,47 @@ static int dla_residual(const double *x, double *r, void *ctx)
     return 0;
 }
 
-static int dla_jacobian(const double *x, double *jac, void *ctx)
+/* The rows of the Newton matrix: momentum balance M + curvature Hess V | -h A(Q)^T, constraint
+ * A(q1) + alpha h d(A(q1) v1)/dq1 | 0. */
+static inline __attribute__((always_inline)) void dla_jacobian_rows(const dla_step *c, const int m, const double *hess,
+                                                                    const double *a1, const double *dav, double *jac)
 {
-    const dla_step *c = ctx;
     const nh_system *s = c->sys;
-    const int n = nh_dim(s), m = s->m, dim = n + m;
-    const double *v1 = x, h = c->h, al = c->alpha;
-    double q1[NH_MAX_DIM], hess[NH_MAX_DIM * NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM];
-    double dav[NH_MAX_CON * NH_MAX_DIM];
-    dla_position(c, v1, q1);
-    s->type->potential_hessian(s, q1, hess);
-    s->type->constraint(s, q1, a1);
-    s->type->constraint_jacobian_velocity(s, q1, v1, dav);
-    const double curvature = al * (1.0 - al) * h * h, velocity_weight = al * h;
+    const int n = nh_dim(s), dim = n + m;
+    const double h = c->h, al = c->alpha, curvature = al * (1.0 - al) * h * h, velocity_weight = al * h;
     const double *restrict mass = s->mass, *restrict a_node = c->a_node;
-    for (int i = 0; i < n; ++i) {   /* rows of the momentum balance: M + curvature Hess V | -h A(Q)^T */
+    for (int i = 0; i < n; ++i) {
         double *restrict row = jac + i * dim;
+        const double *restrict hess_row = hess + i * n;
         for (int j = 0; j < n; ++j)
-            row[j] = curvature * hess[i * n + j];
+            row[j] = curvature * hess_row[j];
         row[i] += mass[i];
         for (int k = 0; k < m; ++k)
             row[n + k] = -h * a_node[k * n + i];
     }
-    for (int k = 0; k < m; ++k) {   /* rows of the constraint: A(q1) + alpha h d(A(q1) v1)/dq1 | 0 */
+    for (int k = 0; k < m; ++k) {
         double *restrict row = jac + (n + k) * dim;
         for (int j = 0; j < n; ++j)
             row[j] = a1[k * n + j] + velocity_weight * dav[k * n + j];
         for (int l = 0; l < m; ++l)
             row[n + l] = 0.0;
     }
+}
+
+static int dla_jacobian(const double *x, double *jac, void *ctx)
+{
+    const dla_step *c = ctx;
+    const nh_system *s = c->sys;
+    const double *v1 = x;
+    double q1[NH_MAX_DIM], hess[NH_MAX_DIM * NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM];
+    double dav[NH_MAX_CON * NH_MAX_DIM];
+    dla_position(c, v1, q1);
+    s->type->potential_hessian(s, q1, hess);
+    s->type->constraint(s, q1, a1);
+    s->type->constraint_jacobian_velocity(s, q1, v1, dav);
+#define ROWS(m) dla_jacobian_rows(c, m, hess, a1, dav, jac)
+    NH_WITH_CONSTRAINT_COUNT(s->m, ROWS);
+#undef ROWS
     return 0;
 }
 

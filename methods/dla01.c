@@ -16,10 +16,6 @@ typedef struct dla01_step {
     double kick[NH_MAX_DIM * NH_MAX_CON];    /* n x m: h M^-1 A(q_half)^T */
 } dla01_step;
 
-/* The loops over the m constraints, inlined with m a constant 1 (the quartic, the CVTs, the knife edge)
- * or m: the same operations, without a loop of one iteration per coordinate. */
-#define WITH_CONSTRAINT_COUNT(m, call) ((m) == 1 ? call(1) : call(m))
-
 static inline __attribute__((always_inline)) void velocity_for(const dla01_step *c, const int m, const double *lam,
                                                                double *v1, double *q1)
 {
@@ -36,7 +32,7 @@ static inline __attribute__((always_inline)) void velocity_for(const dla01_step 
 static void dla01_velocity(const dla01_step *c, const double *lam, double *v1, double *q1)
 {
 #define VELOCITY(m) velocity_for(c, m, lam, v1, q1)
-    WITH_CONSTRAINT_COUNT(c->sys->m, VELOCITY);
+    NH_WITH_CONSTRAINT_COUNT(c->sys->m, VELOCITY);
 #undef VELOCITY
 }
 
@@ -111,7 +107,7 @@ static int dla01_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     s->type->potential_gradient(s, c.q_half, grad);
     s->type->constraint(s, c.q_half, a_half);
 #define KICK(m) kick_for(&c, m, v, grad, a_half)
-    WITH_CONSTRAINT_COUNT(m, KICK);
+    NH_WITH_CONSTRAINT_COUNT(m, KICK);
 #undef KICK
     int rc = dla01_linear(&c, lam);
     if (rc == NH_OK && st->solver) {

@@ -91,11 +91,14 @@ static int newmark_residual(const double *x, double *r, void *ctx)
 }
 
 /* The rows of the position equation and dv1/dx (n x dim, in `dv`): both are affine in Gamma(q0, lam)
- * and Gamma(q1, lam'), whose derivatives are g1q = dGamma(q1, lam')/dq1 and the columns M^-1 A^T. */
-static void newmark_gamma_rows(const newmark_step *c, const double *g1q, const double *a1, double *jac, double *dv)
+ * and Gamma(q1, lam'), whose derivatives are g1q = dGamma(q1, lam')/dq1 and the columns M^-1 A^T.
+ * Inlined with m a constant where the caller knows it (NH_WITH_CONSTRAINT_COUNT). */
+static inline __attribute__((always_inline)) void newmark_gamma_rows(const newmark_step *c, const int m,
+                                                                     const double *g1q, const double *a1, double *jac,
+                                                                     double *dv)
 {
     const nh_system *s = c->sys;
-    const int n = nh_dim(s), m = s->m, dim = n + 2 * m;
+    const int n = nh_dim(s), dim = n + 2 * m;
     const double h = c->h, inv_h = 1.0 / h;
     /* the weights of Gamma(q0, lam) and Gamma(q1, lam') in the rows of q1 and of v1 */
     const double jac_g0 = -0.5 * h * (1 - 2 * c->beta), jac_g1 = -0.5 * h * 2 * c->beta;
@@ -120,12 +123,37 @@ static void newmark_gamma_rows(const newmark_step *c, const double *g1q, const d
     }
 }
 
+/* The rows of Phi_alpha, d/dq1 of A_*(q1 - q0)/h from A_* (aa) and d(A_* dq)/dq1 (daa), and of A(q1) v1:
+ * d(A v)/dq1 at fixed v (dav) plus A(q1) dv1/dx. */
+static inline __attribute__((always_inline)) void newmark_constraint_rows(const newmark_step *c, const int m,
+                                                                          const double *aa, const double *daa,
+                                                                          const double *a1, const double *dav,
+                                                                          const double *dv, double *jac)
+{
+    const int n = nh_dim(c->sys), dim = n + 2 * m;
+    const double h = c->h, al = c->alpha;
+    for (int k = 0; k < m; ++k) {
+        double *restrict phi_row = jac + (n + k) * dim, *restrict av_row = jac + (n + m + k) * dim;
+        for (int j = 0; j < n; ++j) {
+            phi_row[j] = (aa[k * n + j] + al * daa[k * n + j]) / h;
+            av_row[j] = dav[k * n + j];
+        }
+        for (int j = n; j < dim; ++j)
+            phi_row[j] = av_row[j] = 0.0;
+        for (int i = 0; i < n; ++i) {   /* + A(q1) dv1/dx, summed over i in order for every column */
+            const double a_ki = a1[k * n + i], *restrict dv_row = dv + i * dim;
+            for (int j = 0; j < dim; ++j)
+                av_row[j] += a_ki * dv_row[j];
+        }
+    }
+}
+
 static int newmark_jacobian(const double *x, double *jac, void *ctx)
 {
     const newmark_step *c = ctx;
     const nh_system *s = c->sys;
-    const int n = nh_dim(s), m = s->m, dim = n + 2 * m;
-    const double *q1 = x, *lam = x + n, *lam2 = x + n + m, h = c->h, al = c->alpha;
+    const int n = nh_dim(s), m = s->m;
+    const double *q1 = x, *lam = x + n, *lam2 = x + n + m, al = c->alpha;
     double *hess = c->work, *atl = c->work + n * n, *dv = c->work + 2 * n * n, a1[NH_MAX_CON * NH_MAX_DIM];
     double dq[NH_MAX_DIM], qa[NH_MAX_DIM], aa[NH_MAX_CON * NH_MAX_DIM], daa[NH_MAX_CON * NH_MAX_DIM];
     double dav[NH_MAX_CON * NH_MAX_DIM], g0[NH_MAX_DIM], g1[NH_MAX_DIM], v1[NH_MAX_DIM];
@@ -140,7 +168,9 @@ static int newmark_jacobian(const double *x, double *jac, void *ctx)
         dq[i] = q1[i] - c->q0[i];
         qa[i] = (1 - al) * c->q0[i] + al * q1[i];
     }
-    newmark_gamma_rows(c, hess, a1, jac, dv);
+#define GAMMA_ROWS(m) newmark_gamma_rows(c, m, hess, a1, jac, dv)
+    NH_WITH_CONSTRAINT_COUNT(m, GAMMA_ROWS);
+#undef GAMMA_ROWS
     /* Phi rows: d/dq1 of A_*(q1 - q0)/h */
     if (c->averaged) {
         for (int k = 0; k < m * n; ++k)
@@ -152,18 +182,9 @@ static int newmark_jacobian(const double *x, double *jac, void *ctx)
     }
     /* A(q1) v1 rows: d(A v)/dq1 at fixed v, plus A(q1) dv1/dx */
     s->type->constraint_jacobian_velocity(s, q1, v1, dav);
-    for (int k = 0; k < m; ++k) {
-        double *restrict phi_row = jac + (n + k) * dim, *restrict av_row = jac + (n + m + k) * dim;
-        for (int j = 0; j < dim; ++j) {
-            phi_row[j] = j < n ? (aa[k * n + j] + al * daa[k * n + j]) / h : 0.0;
-            av_row[j] = j < n ? dav[k * n + j] : 0.0;
-        }
-        for (int i = 0; i < n; ++i) {   /* + A(q1) dv1/dx, summed over i in order for every column */
-            const double a_ki = a1[k * n + i], *restrict dv_row = dv + i * dim;
-            for (int j = 0; j < dim; ++j)
-                av_row[j] += a_ki * dv_row[j];
-        }
-    }
+#define CONSTRAINT_ROWS(m) newmark_constraint_rows(c, m, aa, daa, a1, dav, dv, jac)
+    NH_WITH_CONSTRAINT_COUNT(m, CONSTRAINT_ROWS);
+#undef CONSTRAINT_ROWS
     return 0;
 }
 
