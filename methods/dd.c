@@ -47,23 +47,15 @@ static int dd_residual(const double *x, double *r, void *ctx)
     return 0;
 }
 
-static int dd_jacobian(const double *x, double *jac, void *ctx)
+/* The rows of the Newton matrix: momentum balance M + h^2/2 dgrad - h^2/4 d(A^T lam)/dq | -h A(mid)^T,
+ * constraint A(mid)/2 + h/4 d(A(mid) vbar)/dq | 0 (dq1/dv1 = h/2 I, dmid/dv1 = h/4 I). */
+static inline __attribute__((always_inline)) void dd_jacobian_rows(const dd_step *c, const int m, const double *a,
+                                                                   const double *dav, double *jac)
 {
-    const dd_step *c = ctx;
     const nh_system *s = c->sys;
-    const int n = nh_dim(s), m = s->m, dim = n + m;
-    const double *v1 = x, *lam = x + n, h = c->h;
-    double q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM], grad[NH_MAX_DIM];
-    double *dgrad = c->work, *datl = c->work + n * n;
-    double a[NH_MAX_CON * NH_MAX_DIM], dav[NH_MAX_CON * NH_MAX_DIM];
-    dd_points(c, v1, q1, mid, vbar);
-    nh_gonzalez_gradient(s, c->q0, c->potential0, q1, grad, dgrad);
-    s->type->constraint(s, mid, a);
-    s->type->constraint_jacobian_multiplier(s, mid, lam, datl);
-    s->type->constraint_jacobian_velocity(s, mid, vbar, dav);
-    /* dq1/dv1 = h/2 I, dmid/dv1 = h/4 I */
-    const double grad_weight = 0.5 * h * h, force_weight = 0.25 * h * h, velocity_weight = 0.25 * h;
-    const double *restrict mass = s->mass;
+    const int n = nh_dim(s), dim = n + m;
+    const double h = c->h, grad_weight = 0.5 * h * h, force_weight = 0.25 * h * h, velocity_weight = 0.25 * h;
+    const double *restrict mass = s->mass, *restrict dgrad = c->work, *restrict datl = c->work + n * n;
     for (int i = 0; i < n; ++i) {
         double *restrict row = jac + i * dim;
         for (int j = 0; j < n; ++j)
@@ -79,6 +71,24 @@ static int dd_jacobian(const double *x, double *jac, void *ctx)
         for (int l = 0; l < m; ++l)
             row[n + l] = 0.0;
     }
+}
+
+static int dd_jacobian(const double *x, double *jac, void *ctx)
+{
+    const dd_step *c = ctx;
+    const nh_system *s = c->sys;
+    const int n = nh_dim(s);
+    const double *v1 = x, *lam = x + n;
+    double q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM], grad[NH_MAX_DIM];
+    double a[NH_MAX_CON * NH_MAX_DIM], dav[NH_MAX_CON * NH_MAX_DIM];
+    dd_points(c, v1, q1, mid, vbar);
+    nh_gonzalez_gradient(s, c->q0, c->potential0, q1, grad, c->work);
+    s->type->constraint(s, mid, a);
+    s->type->constraint_jacobian_multiplier(s, mid, lam, c->work + n * n);
+    s->type->constraint_jacobian_velocity(s, mid, vbar, dav);
+#define ROWS(m) dd_jacobian_rows(c, m, a, dav, jac)
+    NH_WITH_CONSTRAINT_COUNT(s->m, ROWS);
+#undef ROWS
     return 0;
 }
 
