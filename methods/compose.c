@@ -89,8 +89,9 @@ static int triple_jump_coefficients(double *c)
     return 3;
 }
 
-/* Stage k with its own history swapped into the inner stepper. The stage's solve may start from it when
- * the outer step continues the previous one: then stage k's starts are equally spaced in time. */
+/* Stage k with its own history swapped into the inner stepper (when it has one). The stage's solve may
+ * start from it when the outer step continues the previous one: then stage k's starts are equally
+ * spaced in time, while the inner stepper alternates step sizes. */
 static int stage_step(const nh_stepper *st, composition *c, int k, int continues, double h, double *q, double *v)
 {
     nh_stepper *inner = c->inner[c->which[k]];
@@ -124,14 +125,25 @@ static int composition_step(nh_stepper *st, double h, double *q, double *v, doub
     return NH_OK;
 }
 
+/* Whether every stage is a step of the same inner stepper with the same fraction: then each inner step
+ * continues the one before it with the same size, and the inner stepper's own history, spaced c h, is
+ * closer than a stage's history across outer steps, spaced h. */
+static int stages_are_uniform(const composition *c)
+{
+    for (int k = 1; k < c->n_stages; ++k)
+        if (c->which[k] != c->which[0] || c->fraction[k] != c->fraction[0])
+            return 0;
+    return 1;
+}
+
 /* The outer stepper's history records only the (q, v) it returned (dim 0); each stage of an implicit
- * inner method gets a history like the inner stepper's own. */
+ * inner method gets a history like the inner stepper's own, unless the stages are uniform. */
 static int composition_histories(nh_stepper *st, composition *c, nh_error *err)
 {
     const int n = st->sys->n;
     if (nh_step_history_init(&st->history, 0, n, err))
         return NH_ERR_NOMEM;
-    for (int k = 0; k < c->n_stages; ++k) {
+    for (int k = 0; k < c->n_stages && !stages_are_uniform(c); ++k) {
         int dim = c->inner[c->which[k]]->history.dim;
         if (dim > 0 && nh_step_history_init(&c->stage[k], dim, n, err))
             return NH_ERR_NOMEM;

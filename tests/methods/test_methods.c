@@ -879,6 +879,25 @@ Test(structure, step_history_saves_iterations_and_keeps_the_solution)
     }
 }
 
+Test(structure, uniform_composition_continues_the_inner_history)
+{
+    /* Two half steps of newmark: every inner step continues the one before it with h/2, so the inner
+     * stepper's own history (solutions h/2 apart) is used, not one per stage (h apart). Measured on the
+     * quartic n = 3, H = 3.06, h = 0.1 over 200 steps: 2.44 Newton iterations per step that way, 3.46
+     * with one history per stage, 3.69 from the own guess at every step. The bound lies between. */
+    nh_system s;
+    nh_method_spec m;
+    nh_error err;
+    double q[NH_MAX_DIM], v[NH_MAX_DIM];
+    quartic_shell_state(&s, q, v);
+    make_method(&m, "compose:coeffs=0.5/0.5");
+    nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
+    cr_assert(st != NULL, "%s", err.msg);
+    const double per_step = (double)history_steps(st, 0.1, 200, 0, q, v) / 200;
+    cr_expect(per_step < 2.8, "compose: %.3f Newton iterations per step", per_step);
+    nh_stepper_free(st);
+}
+
 /* One step from (q, v) with a stepper that has just been started: the method's own guess. */
 static void fresh_step(const nh_method_spec *m, const nh_system *s, double h, double *q, double *v)
 {
