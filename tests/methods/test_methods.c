@@ -962,7 +962,8 @@ Test(structure, step_history_falls_back_to_the_own_guess_when_its_solve_fails)
         double q[NH_MAX_DIM], v[NH_MAX_DIM];
         nh_stepper *st = history_stepper(c, &s, &m, q, v);
         history_steps(st, 0.1, 5, 0, q, v);
-        if (st->history.dim == 0) {   /* a composition records only states; its stages are covered above */
+        if (st->history.dim == 0) {   /* a composition records only states (dim 0): its stages solve through the
+                                          inner method's nh_method_solve, whose restart the others test here */
             nh_stepper_free(st);
             continue;
         }
