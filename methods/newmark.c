@@ -9,9 +9,14 @@
  * (1-2 beta') Gamma(q1, lam')], so the solver sees only (q1, lam, lam') (n + 2m unknowns, not 2n + 2m):
  * Newton on this system is Newton on the full one with v1 eliminated (it enters linearly, with -I).
  * The Newton matrix is built at each step's guess (and, for beta > 0, at every iteration).
+ * With beta = 0 (the default F^{0,0,1/2}, F^{0,0,0}, F^{0,0,1}) the position equation is affine in lam and
+ * does not read lam': (q1 - q0)/h = w + K lam, w = v0 - h/2 M^-1 grad V(q0), K = h/2 M^-1 A(q0)^T. Then
+ * Phi_alpha is m equations in lam alone, linear when A_* does not depend on lam (alpha = 0, or a CVT-type
+ * system, whose A does not read the coordinates K moves; docs/METHODS.md Sect. 6), and A(q1) v1 = 0 is
+ * m linear equations in lam': the step is two m x m linear solves (F^{0,0,0} is Prop. 3.9's explicit
+ * method), with an m-unknown Newton solve for lam otherwise.
  * Order 2 and reversible iff beta = beta' and alpha = 1/2, else order 1. beta + beta' = 1/2 is refused
- * (Remark 3.3: the lam and lam' columns of the Jacobian become parallel). F^{0,0,0} is explicit
- * (Prop. 3.9, docs/METHODS.md form with two projections) and never calls the solver. */
+ * (Remark 3.3: the lam and lam' columns of the Jacobian become parallel). */
 #include "common.h"
 
 #include <string.h>
@@ -188,24 +193,157 @@ static int newmark_jacobian(const double *x, double *jac, void *ctx)
     return 0;
 }
 
-/* F^{0,0,0}: q1 = q0 + h P_q0[v0 - h/2 M^-1 grad V(q0)], v1 = P_q1[(q1 - q0)/h - h/2 M^-1 grad V(q1)] */
-static int newmark_explicit(const nh_system *s, double h, double *q, double *v)
+/* ---- beta = 0: lam from Phi_alpha, then q1, then lam' ---------------------------------------------- */
+
+typedef struct newmark_split {
+    const nh_system *sys;
+    double h, alpha;
+    int averaged;
+    const double *q0;
+    double a0[NH_MAX_CON * NH_MAX_DIM];       /* A(q0) */
+    double gamma0_force[NH_MAX_DIM];          /* -M^-1 grad V(q0) */
+    double w[NH_MAX_DIM];                     /* v0 + h/2 gamma0_force */
+    double kick[NH_MAX_DIM * NH_MAX_CON];     /* K = h/2 M^-1 A(q0)^T, n x m */
+} newmark_split;
+
+/* u = (q1 - q0)/h = w + K lam */
+static void split_velocity(const newmark_split *c, const double *lam, double *u)
 {
-    const int n = nh_dim(s);
-    double grad[NH_MAX_DIM], w[NH_MAX_DIM], q0[NH_MAX_DIM];
-    memcpy(q0, q, (size_t)n * sizeof *q);
-    s->type->potential_gradient(s, q, grad);
-    for (int i = 0; i < n; ++i)
-        w[i] = v[i] - 0.5 * h * s->inv_mass[i] * grad[i];
-    if (nh_project_velocity(s, q0, w, w))
-        return NH_STEP_SINGULAR;
-    for (int i = 0; i < n; ++i)
-        q[i] = q0[i] + h * w[i];
-    s->type->potential_gradient(s, q, grad);
-    for (int i = 0; i < n; ++i)
-        w[i] = (q[i] - q0[i]) / h - 0.5 * h * s->inv_mass[i] * grad[i];
-    return nh_project_velocity(s, q, w, v) ? NH_STEP_SINGULAR : NH_OK;
+    const int n = c->sys->n, m = c->sys->m;
+    for (int i = 0; i < n; ++i) {
+        double sum = c->w[i];
+        for (int k = 0; k < m; ++k)
+            sum += c->kick[i * m + k] * lam[k];
+        u[i] = sum;
+    }
 }
+
+/* A_* of Phi_alpha for the displacement h u, and the point where A(q) enters it: (15) A(q0 + alpha h u),
+ * (16) (1 - alpha) A(q0) + alpha A(q0 + h u). */
+static void split_constraint_matrix(const newmark_split *c, const double *u, double *a_star, double *point)
+{
+    const nh_system *s = c->sys;
+    const int n = s->n, m = s->m;
+    const double weight = c->averaged ? 1.0 : c->alpha;
+    for (int i = 0; i < n; ++i)
+        point[i] = c->q0[i] + weight * c->h * u[i];
+    s->type->constraint(s, point, a_star);
+    if (c->averaged)
+        for (int k = 0; k < m * n; ++k)
+            a_star[k] = (1 - c->alpha) * c->a0[k] + c->alpha * a_star[k];
+}
+
+static int split_residual(const double *lam, double *r, void *ctx)
+{
+    const newmark_split *c = ctx;
+    double u[NH_MAX_DIM], point[NH_MAX_DIM], a_star[NH_MAX_CON * NH_MAX_DIM];
+    split_velocity(c, lam, u);
+    split_constraint_matrix(c, u, a_star, point);
+    nh_matvec(c->sys->m, c->sys->n, a_star, u, r);
+    return 0;
+}
+
+/* d Phi / d lam = [A_* + alpha h d(A(q) u)/dq at the point] K: the point moves by alpha h K dlam in (15)
+ * and A(q1) (weight alpha) by h K dlam in (16). */
+static int split_jacobian(const double *lam, double *jac, void *ctx)
+{
+    const newmark_split *c = ctx;
+    const nh_system *s = c->sys;
+    const int n = s->n, m = s->m;
+    double u[NH_MAX_DIM], point[NH_MAX_DIM], a_star[NH_MAX_CON * NH_MAX_DIM], dav[NH_MAX_CON * NH_MAX_DIM];
+    split_velocity(c, lam, u);
+    split_constraint_matrix(c, u, a_star, point);
+    s->type->constraint_jacobian_velocity(s, point, u, dav);
+    for (int k = 0; k < m; ++k)
+        for (int l = 0; l < m; ++l) {
+            double sum = 0.0;
+            for (int i = 0; i < n; ++i)
+                sum += (a_star[k * n + i] + c->alpha * c->h * dav[k * n + i]) * c->kick[i * m + l];
+            jac[k * m + l] = sum;
+        }
+    return 0;
+}
+
+/* lam of Phi_alpha: A_* at u = w (exact when it does not depend on lam), then Newton when it does. */
+static int split_multiplier(nh_stepper *st, const newmark_split *c, const double *v0, double *lam)
+{
+    const nh_system *s = c->sys;
+    double point[NH_MAX_DIM], a_star[NH_MAX_CON * NH_MAX_DIM];
+    split_constraint_matrix(c, c->w, a_star, point);
+    int rc = nh_solve_kicked_constraint(s->m, s->n, a_star, c->kick, c->w, lam);
+    if (rc == NH_OK && st->solver) {
+        nh_nonlinear_problem pb = {s->m, split_residual, split_jacobian, (void *)c,
+                                   fmax(nh_norm_inf(s->n, v0), 1e-300), NH_JACOBIAN_EACH_ITERATION, 0};
+        rc = nh_solver_solve(st->solver, &pb, lam);
+    }
+    return rc;
+}
+
+/* v1 = u1 + K1 lam' with A(q1) v1 = 0: u1 = u + h beta' Gamma(q0, lam) - h/2 (1 - 2 beta') M^-1 grad V(q1),
+ * K1 = h/2 (1 - 2 beta') M^-1 A(q1)^T */
+static int split_final_velocity(const newmark_split *c, double beta2, const double *lam, const double *u,
+                                const double *q1, double *v1)
+{
+    const nh_system *s = c->sys;
+    const int n = s->n, m = s->m;
+    const double w0 = c->h * beta2, w1 = 0.5 * c->h * (1 - 2 * beta2);
+    double grad[NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM], kick1[NH_MAX_DIM * NH_MAX_CON], u1[NH_MAX_DIM];
+    double force0[NH_MAX_DIM], lam1[NH_MAX_CON];
+    s->type->potential_gradient(s, q1, grad);
+    s->type->constraint(s, q1, a1);
+    for (int i = 0; i < n; ++i) {
+        u1[i] = u[i] - w1 * s->inv_mass[i] * grad[i];
+        for (int k = 0; k < m; ++k)
+            kick1[i * m + k] = w1 * s->inv_mass[i] * a1[k * n + i];
+    }
+    if (w0 != 0.0) {
+        nh_matvec_t(m, n, c->a0, lam, force0);
+        for (int i = 0; i < n; ++i)
+            u1[i] += w0 * (c->gamma0_force[i] + s->inv_mass[i] * force0[i]);
+    }
+    int rc = nh_solve_kicked_constraint(m, n, a1, kick1, u1, lam1);
+    if (rc)
+        return rc;
+    for (int i = 0; i < n; ++i) {
+        double sum = u1[i];
+        for (int k = 0; k < m; ++k)
+            sum += kick1[i * m + k] * lam1[k];
+        v1[i] = sum;
+    }
+    return NH_OK;
+}
+
+static int newmark_split_step(nh_stepper *st, double h, double *q, double *v)
+{
+    const nh_system *s = st->sys;
+    const double *par = st->params.value;
+    const int n = nh_dim(s), m = s->m;
+    double q0[NH_MAX_DIM], grad[NH_MAX_DIM], lam[NH_MAX_CON], u[NH_MAX_DIM];
+    newmark_split c; /* not zero-initialised: its max-size arrays are written before they are read */
+    c.sys = s;
+    c.h = h;
+    c.alpha = par[P_ALPHA];
+    c.averaged = par[P_DISC] == 16;
+    c.q0 = q0;
+    memcpy(q0, q, (size_t)n * sizeof *q);
+    s->type->potential_gradient(s, q0, grad);
+    s->type->constraint(s, q0, c.a0);
+    for (int i = 0; i < n; ++i) {
+        c.gamma0_force[i] = -s->inv_mass[i] * grad[i];
+        c.w[i] = v[i] + 0.5 * h * c.gamma0_force[i];
+        for (int k = 0; k < m; ++k)
+            c.kick[i * m + k] = 0.5 * h * s->inv_mass[i] * c.a0[k * n + i];
+    }
+    int rc = split_multiplier(st, &c, v, lam);
+    if (rc)
+        return rc;
+    split_velocity(&c, lam, u);
+    for (int i = 0; i < n; ++i)
+        q[i] = q0[i] + h * u[i];
+    return split_final_velocity(&c, par[P_BETA2], lam, u, q, v);
+}
+
+/* ---- beta > 0: Newton on (q1, lam, lam') ------------------------------------------------------- */
 
 /* q1 from Taylor, q0 + h v0 + h^2/2 Gamma(q0, lam), with lam and lam' from the quadratic through the
  * last three solutions (whose own q1 is O(h^3) too, but with 6 times the Taylor guess's error: the chord
@@ -242,8 +380,8 @@ static int newmark_step_fn(nh_stepper *st, double h, double *q, double *v, doubl
     (void)carried;
     const nh_system *s = st->sys;
     const double *par = st->params.value;
-    if (is_explicit(par))
-        return newmark_explicit(s, h, q, v);
+    if (par[P_BETA] == 0.0)
+        return newmark_split_step(st, h, q, v);
     const int n = nh_dim(s), m = s->m;
     double x[NH_MAX_UNKNOWNS], q0[NH_MAX_DIM], g0[NH_MAX_DIM], grad[NH_MAX_DIM];
     memcpy(q0, q, (size_t)n * sizeof *q);
@@ -262,13 +400,10 @@ static int newmark_step_fn(nh_stepper *st, double h, double *q, double *v, doubl
     for (int i = 0; i < n; ++i)
         c.gamma0_force[i] = -s->inv_mass[i] * grad[i];
     double scale = fmax(nh_norm_inf(n, q0) / h, fmax(nh_norm_inf(n, v), h * nh_norm_inf(n, grad)));
-    /* With beta = 0 the position equation does not read Gamma(q1, lam'): the equations are linear in lam and
-     * lam' and meet q1 nonlinearly only through A(q1) and h Gamma(q1, lam') in v1, so one Newton matrix
-     * per step (chord iteration) contracts as well as a fresh one each iteration (1.99 iterations per step
-     * either way on the quartic) and saves the second matrix and factorisation. With beta > 0 the chord
-     * needs more iterations (2.24 instead of 1.98 at beta = 0.1, 3.81 instead of 2.02 at 0.2). */
-    const int reuse = c.beta == 0.0 ? NH_JACOBIAN_EACH_SOLVE : NH_JACOBIAN_EACH_ITERATION;
-    nh_nonlinear_problem pb = {n + 2 * m, newmark_residual, newmark_jacobian, &c, scale > 0 ? scale : 1.0, reuse, 0};
+    /* Full Newton: a chord iteration needs more iterations here (2.24 instead of 1.98 at beta = 0.1, 3.81
+     * instead of 2.02 at 0.2). */
+    nh_nonlinear_problem pb = {n + 2 * m, newmark_residual, newmark_jacobian, &c, scale > 0 ? scale : 1.0,
+                               NH_JACOBIAN_EACH_ITERATION, 0};
     int rc = nh_method_solve(st, &pb, h, q0, v, NH_HISTORY_POINTS, newmark_guess, NULL, x);
     if (rc)
         return rc;
@@ -309,14 +444,19 @@ static int newmark_accepts(const nh_method_spec *self, const nh_system *sys, nh_
     return NH_OK;
 }
 
+/* beta = 0: lam solves m equations, linear (no solver) when A_* does not depend on lam; else (q1, lam, lam'). */
 static int newmark_solver_dim(const nh_method_spec *self, const nh_system *sys)
 {
-    return is_explicit(self->params.value) ? 0 : sys->n + 2 * sys->m;
+    const double *par = self->params.value;
+    if (par[P_BETA] == 0.0)
+        return par[P_ALPHA] == 0.0 || (sys->type->flags & NH_SYS_CVT_TYPE) ? 0 : sys->m;
+    return sys->n + 2 * sys->m;
 }
 
 static long newmark_workspace_size(const nh_method_spec *self, const nh_system *sys)
 {
-    return newmark_solver_dim(self, sys) ? 2L * sys->n * sys->n + (long)sys->n * newmark_solver_dim(self, sys) : 0;
+    const long dim = sys->n + 2L * sys->m;
+    return self->params.value[P_BETA] == 0.0 ? 0 : 2L * sys->n * sys->n + (long)sys->n * dim;
 }
 
 const nh_method_type nh_method_newmark = {
