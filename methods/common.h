@@ -86,6 +86,44 @@ static inline double nh_method_momentum_scale(const nh_system *s, double h, cons
     return scale > 0.0 ? scale : 1.0;
 }
 
+/* kick (n x m) = scale M^-1 A^T from a = A (m x n): the velocity a unit multiplier of a step's constraint
+ * force adds (DLA^{0,1}, SPARK, Newmark with beta = 0); inlined with m a constant (NH_WITH_CONSTRAINT_COUNT). */
+static inline __attribute__((always_inline)) void nh_kick_matrix_for(const nh_system *s, const int m, double scale,
+                                                                     const double *restrict a, double *restrict kick)
+{
+    for (int i = 0; i < s->n; ++i)
+        for (int k = 0; k < m; ++k)
+            kick[i * m + k] = scale * s->inv_mass[i] * a[k * s->n + i];
+}
+
+static inline void nh_kick_matrix(const nh_system *s, double scale, const double *a, double *kick)
+{
+#define NH_KICK(m) nh_kick_matrix_for(s, m, scale, a, kick)
+    NH_WITH_CONSTRAINT_COUNT(s->m, NH_KICK);
+#undef NH_KICK
+}
+
+/* out = base + kick lam (n entries; kick n x m) */
+static inline __attribute__((always_inline)) void nh_kicked_velocity_for(int n, const int m, const double *base,
+                                                                         const double *kick, const double *lam,
+                                                                         double *out)
+{
+    for (int i = 0; i < n; ++i) {
+        double sum = base[i];
+        for (int k = 0; k < m; ++k)
+            sum += kick[i * m + k] * lam[k];
+        out[i] = sum;
+    }
+}
+
+static inline void nh_kicked_velocity(const nh_system *s, const double *base, const double *kick, const double *lam,
+                                      double *out)
+{
+#define NH_KICKED(m) nh_kicked_velocity_for(s->n, m, base, kick, lam, out)
+    NH_WITH_CONSTRAINT_COUNT(s->m, NH_KICKED);
+#undef NH_KICKED
+}
+
 /* The linear multiplier solve of the CVT-type fast paths (DLA^{0,1}, SPARK): with velocities
  * w + K lam (K = kick, n x m) and a constraint matrix a (m x n) known beforehand, a (w + K lam) = 0
  * gives (a K) lam = -a w, a non-symmetric m x m system. */

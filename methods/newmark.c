@@ -17,6 +17,7 @@
  * method), with an m-unknown Newton solve for lam otherwise.
  * Order 2 and reversible iff beta = beta' and alpha = 1/2, else order 1. beta + beta' = 1/2 is refused
  * (Remark 3.3: the lam and lam' columns of the Jacobian become parallel). */
+#include "affine.h"
 #include "common.h"
 
 #include <string.h>
@@ -193,154 +194,70 @@ static int newmark_jacobian(const double *x, double *jac, void *ctx)
     return 0;
 }
 
-/* ---- beta = 0: lam from Phi_alpha, then q1, then lam' ---------------------------------------------- */
+/* ---- beta = 0: lam from Phi_alpha (affine.h: base q0, reach alpha h, or (16)), then q1, then lam' ------ */
 
-typedef struct newmark_split {
-    const nh_system *sys;
-    double h, alpha;
-    int averaged;
-    const double *q0;
-    double a0[NH_MAX_CON * NH_MAX_DIM];       /* A(q0) */
-    double gamma0_force[NH_MAX_DIM];          /* -M^-1 grad V(q0) */
-    double w[NH_MAX_DIM];                     /* v0 + h/2 gamma0_force */
-    double kick[NH_MAX_DIM * NH_MAX_CON];     /* K = h/2 M^-1 A(q0)^T, n x m */
-} newmark_split;
-
-/* u = (q1 - q0)/h = w + K lam */
-static void split_velocity(const newmark_split *c, const double *lam, double *u)
+/* Phi_alpha as affine.h's A_* u = 0 with u = (q1 - q0)/h: (15) A(q0 + alpha h u), (16) (1 - alpha) A(q0) +
+ * alpha A(q0 + h u) */
+static void phi_as_affine(const nh_system *s, const double *par, double h, const double *q0, const double *a0,
+                          nh_affine_step *c)
 {
-    const int n = c->sys->n, m = c->sys->m;
-    for (int i = 0; i < n; ++i) {
-        double sum = c->w[i];
-        for (int k = 0; k < m; ++k)
-            sum += c->kick[i * m + k] * lam[k];
-        u[i] = sum;
-    }
-}
-
-/* A_* of Phi_alpha for the displacement h u, and the point where A(q) enters it: (15) A(q0 + alpha h u),
- * (16) (1 - alpha) A(q0) + alpha A(q0 + h u). */
-static void split_constraint_matrix(const newmark_split *c, const double *u, double *a_star, double *point)
-{
-    const nh_system *s = c->sys;
-    const int n = s->n, m = s->m;
-    const double weight = c->averaged ? 1.0 : c->alpha;
-    for (int i = 0; i < n; ++i)
-        point[i] = c->q0[i] + weight * c->h * u[i];
-    s->type->constraint(s, point, a_star);
-    if (c->averaged)
-        for (int k = 0; k < m * n; ++k)
-            a_star[k] = (1 - c->alpha) * c->a0[k] + c->alpha * a_star[k];
-}
-
-static int split_residual(const double *lam, double *r, void *ctx)
-{
-    const newmark_split *c = ctx;
-    double u[NH_MAX_DIM], point[NH_MAX_DIM], a_star[NH_MAX_CON * NH_MAX_DIM];
-    split_velocity(c, lam, u);
-    split_constraint_matrix(c, u, a_star, point);
-    nh_matvec(c->sys->m, c->sys->n, a_star, u, r);
-    return 0;
-}
-
-/* d Phi / d lam = [A_* + alpha h d(A(q) u)/dq at the point] K: the point moves by alpha h K dlam in (15)
- * and A(q1) (weight alpha) by h K dlam in (16). */
-static int split_jacobian(const double *lam, double *jac, void *ctx)
-{
-    const newmark_split *c = ctx;
-    const nh_system *s = c->sys;
-    const int n = s->n, m = s->m;
-    double u[NH_MAX_DIM], point[NH_MAX_DIM], a_star[NH_MAX_CON * NH_MAX_DIM], dav[NH_MAX_CON * NH_MAX_DIM];
-    split_velocity(c, lam, u);
-    split_constraint_matrix(c, u, a_star, point);
-    s->type->constraint_jacobian_velocity(s, point, u, dav);
-    for (int k = 0; k < m; ++k)
-        for (int l = 0; l < m; ++l) {
-            double sum = 0.0;
-            for (int i = 0; i < n; ++i)
-                sum += (a_star[k * n + i] + c->alpha * c->h * dav[k * n + i]) * c->kick[i * m + l];
-            jac[k * m + l] = sum;
-        }
-    return 0;
-}
-
-/* lam of Phi_alpha: A_* at u = w (exact when it does not depend on lam), then Newton when it does. */
-static int split_multiplier(nh_stepper *st, const newmark_split *c, const double *v0, double *lam)
-{
-    const nh_system *s = c->sys;
-    double point[NH_MAX_DIM], a_star[NH_MAX_CON * NH_MAX_DIM];
-    split_constraint_matrix(c, c->w, a_star, point);
-    int rc = nh_solve_kicked_constraint(s->m, s->n, a_star, c->kick, c->w, lam);
-    if (rc == NH_OK && st->solver) {
-        nh_nonlinear_problem pb = {s->m, split_residual, split_jacobian, (void *)c,
-                                   fmax(nh_norm_inf(s->n, v0), 1e-300), NH_JACOBIAN_EACH_ITERATION, 0};
-        rc = nh_solver_solve(st->solver, &pb, lam);
-    }
-    return rc;
+    const int averaged = par[P_DISC] == 16;
+    c->sys = s;
+    c->base = q0;
+    c->reach = averaged ? h : par[P_ALPHA] * h;
+    c->a_fixed = averaged ? a0 : NULL;
+    c->weight = par[P_ALPHA];
 }
 
 /* v1 = u1 + K1 lam' with A(q1) v1 = 0: u1 = u + h beta' Gamma(q0, lam) - h/2 (1 - 2 beta') M^-1 grad V(q1),
- * K1 = h/2 (1 - 2 beta') M^-1 A(q1)^T */
-static int split_final_velocity(const newmark_split *c, double beta2, const double *lam, const double *u,
-                                const double *q1, double *v1)
+ * K1 = h/2 (1 - 2 beta') M^-1 A(q1)^T; gamma0_force = -M^-1 grad V(q0), a0 = A(q0) */
+static int final_velocity(const nh_system *s, double h, double beta2, const double *gamma0_force, const double *a0,
+                          const double *lam, const double *u, const double *q1, double *v1)
 {
-    const nh_system *s = c->sys;
     const int n = s->n, m = s->m;
-    const double w0 = c->h * beta2, w1 = 0.5 * c->h * (1 - 2 * beta2);
+    const double w0 = h * beta2, w1 = 0.5 * h * (1 - 2 * beta2);
     double grad[NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM], kick1[NH_MAX_DIM * NH_MAX_CON], u1[NH_MAX_DIM];
     double force0[NH_MAX_DIM], lam1[NH_MAX_CON];
     s->type->potential_gradient(s, q1, grad);
     s->type->constraint(s, q1, a1);
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; i < n; ++i)
         u1[i] = u[i] - w1 * s->inv_mass[i] * grad[i];
-        for (int k = 0; k < m; ++k)
-            kick1[i * m + k] = w1 * s->inv_mass[i] * a1[k * n + i];
-    }
+    nh_kick_matrix(s, w1, a1, kick1);
     if (w0 != 0.0) {
-        nh_matvec_t(m, n, c->a0, lam, force0);
+        nh_matvec_t(m, n, a0, lam, force0);
         for (int i = 0; i < n; ++i)
-            u1[i] += w0 * (c->gamma0_force[i] + s->inv_mass[i] * force0[i]);
+            u1[i] += w0 * (gamma0_force[i] + s->inv_mass[i] * force0[i]);
     }
     int rc = nh_solve_kicked_constraint(m, n, a1, kick1, u1, lam1);
-    if (rc)
-        return rc;
-    for (int i = 0; i < n; ++i) {
-        double sum = u1[i];
-        for (int k = 0; k < m; ++k)
-            sum += kick1[i * m + k] * lam1[k];
-        v1[i] = sum;
-    }
-    return NH_OK;
+    if (rc == NH_OK)
+        nh_kicked_velocity(s, u1, kick1, lam1, v1);
+    return rc;
 }
 
 static int newmark_split_step(nh_stepper *st, double h, double *q, double *v)
 {
     const nh_system *s = st->sys;
     const double *par = st->params.value;
-    const int n = nh_dim(s), m = s->m;
-    double q0[NH_MAX_DIM], grad[NH_MAX_DIM], lam[NH_MAX_CON], u[NH_MAX_DIM];
-    newmark_split c; /* not zero-initialised: its max-size arrays are written before they are read */
-    c.sys = s;
-    c.h = h;
-    c.alpha = par[P_ALPHA];
-    c.averaged = par[P_DISC] == 16;
-    c.q0 = q0;
+    const int n = nh_dim(s);
+    double q0[NH_MAX_DIM], grad[NH_MAX_DIM], a0[NH_MAX_CON * NH_MAX_DIM], gamma0_force[NH_MAX_DIM];
+    double lam[NH_MAX_CON], u[NH_MAX_DIM];
+    nh_affine_step c; /* not zero-initialised: its max-size arrays are written before they are read */
     memcpy(q0, q, (size_t)n * sizeof *q);
+    phi_as_affine(s, par, h, q0, a0, &c);
     s->type->potential_gradient(s, q0, grad);
-    s->type->constraint(s, q0, c.a0);
+    s->type->constraint(s, q0, a0);
     for (int i = 0; i < n; ++i) {
-        c.gamma0_force[i] = -s->inv_mass[i] * grad[i];
-        c.w[i] = v[i] + 0.5 * h * c.gamma0_force[i];
-        for (int k = 0; k < m; ++k)
-            c.kick[i * m + k] = 0.5 * h * s->inv_mass[i] * c.a0[k * n + i];
+        gamma0_force[i] = -s->inv_mass[i] * grad[i];
+        c.w[i] = v[i] + 0.5 * h * gamma0_force[i];
     }
-    int rc = split_multiplier(st, &c, v, lam);
+    nh_kick_matrix(s, 0.5 * h, a0, c.kick);
+    int rc = nh_affine_multiplier(st->solver, &c, v, lam);
     if (rc)
         return rc;
-    split_velocity(&c, lam, u);
+    nh_affine_velocity(&c, lam, u);
     for (int i = 0; i < n; ++i)
         q[i] = q0[i] + h * u[i];
-    return split_final_velocity(&c, par[P_BETA2], lam, u, q, v);
+    return final_velocity(s, h, par[P_BETA2], gamma0_force, a0, lam, u, q, v);
 }
 
 /* ---- beta > 0: Newton on (q1, lam, lam') ------------------------------------------------------- */
@@ -448,8 +365,10 @@ static int newmark_accepts(const nh_method_spec *self, const nh_system *sys, nh_
 static int newmark_solver_dim(const nh_method_spec *self, const nh_system *sys)
 {
     const double *par = self->params.value;
-    if (par[P_BETA] == 0.0)
-        return par[P_ALPHA] == 0.0 || (sys->type->flags & NH_SYS_CVT_TYPE) ? 0 : sys->m;
+    if (par[P_BETA] == 0.0) {   /* phi_as_affine's A_* */
+        const int averaged = par[P_DISC] == 16;
+        return nh_affine_is_linear(sys, averaged ? 1.0 : par[P_ALPHA], averaged, par[P_ALPHA]) ? 0 : sys->m;
+    }
     return sys->n + 2 * sys->m;
 }
 
