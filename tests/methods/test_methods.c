@@ -797,29 +797,8 @@ Test(structure, analytic_newton_matrices_match_differences)
     cr_log_info("analytic Newton matrices: %d pairs, worst mismatch %g", compared, worst);
 }
 
-/* A test system that is not CVT-type: A = [1, q0, q1] reads q0 and q1, which its force A^T lam moves.
- * Diagonal mass 1, 2, 1.5; V = |q|^2/2 + q0^2 q2^2/4. */
-static void tilted_mass(const nh_system *s, double *diag)
-{
-    (void)s;
-    diag[0] = 1, diag[1] = 2, diag[2] = 1.5;
-}
-static double tilted_potential(const nh_system *s, const double *q)
-{
-    (void)s;
-    return 0.5 * (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]) + 0.25 * q[0] * q[0] * q[2] * q[2];
-}
-static void tilted_gradient(const nh_system *s, const double *q, double *g)
-{
-    (void)s;
-    g[0] = q[0] + 0.5 * q[0] * q[2] * q[2], g[1] = q[1], g[2] = q[2] + 0.5 * q[0] * q[0] * q[2];
-}
-static void tilted_hessian(const nh_system *s, const double *q, double *h)
-{
-    (void)s;
-    const double values[9] = {1 + 0.5 * q[2] * q[2], 0, q[0] * q[2], 0, 1, 0, q[0] * q[2], 0, 1 + 0.5 * q[0] * q[0]};
-    memcpy(h, values, sizeof values);
-}
+/* A test system that is not CVT-type: the twisted system's mass and potential, with A = [1, q0, q1], which
+ * reads q0 and q1, the coordinates its force A^T lam moves. */
 static void tilted_constraint(const nh_system *s, const double *q, double *a)
 {
     (void)s;
@@ -838,8 +817,8 @@ static void tilted_jacobian_multiplier(const nh_system *s, const double *q, cons
 }
 static const nh_system_type TILTED = {
     .name = "tilted", .summary = "test", .reference = "test", .dimensions = twisted_dimensions,
-    .mass = tilted_mass, .potential = tilted_potential, .potential_gradient = tilted_gradient,
-    .potential_hessian = tilted_hessian, .constraint = tilted_constraint,
+    .mass = twisted_mass, .potential = twisted_potential, .potential_gradient = twisted_gradient,
+    .potential_hessian = twisted_hessian, .constraint = tilted_constraint,
     .constraint_jacobian_velocity = tilted_jacobian_velocity,
     .constraint_jacobian_multiplier = tilted_jacobian_multiplier, .sample_configuration = twisted_sample,
     .minimum_energy = twisted_minimum};
