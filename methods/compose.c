@@ -22,6 +22,7 @@ typedef struct composition {
     double fraction[MAX_STAGES];
     int inner_keeps_constraint;   /* adjoint only */
     nh_step_history stage[MAX_STAGES];   /* each stage's solutions over the outer steps (implicit inner methods) */
+    int stage_histories;                 /* whether any stage keeps one (else the outer record is not kept) */
 } composition;
 
 /* Descriptor data: how the stage fractions are chosen. */
@@ -113,7 +114,7 @@ static int composition_step(nh_stepper *st, double h, double *q, double *v, doub
     (void)carried;
     composition *c = st->impl;
     const double *no_solutions;
-    int continues = nh_stepper_history(st, h, q, v, &no_solutions) > 0;
+    int continues = c->stage_histories && nh_stepper_history(st, h, q, v, &no_solutions) > 0;
     for (int k = 0; k < c->n_stages; ++k) {
         int rc = stage_step(st, c, k, continues, h, q, v);
         if (rc) {
@@ -121,7 +122,8 @@ static int composition_step(nh_stepper *st, double h, double *q, double *v, doub
             return rc;
         }
     }
-    nh_stepper_remember(st, NULL, q, v);
+    if (c->stage_histories)
+        nh_stepper_remember(st, NULL, q, v);
     return NH_OK;
 }
 
@@ -136,8 +138,9 @@ static int stages_are_uniform(const composition *c)
     return 1;
 }
 
-/* The outer stepper's history records only the (q, v) it returned (dim 0); each stage of an implicit
- * inner method gets a history like the inner stepper's own, unless the stages are uniform. */
+/* The outer stepper's history records only the (q, v) it returned (dim 0), and only for stages with
+ * histories: each stage of an implicit inner method gets one like the inner stepper's own, unless the
+ * stages are uniform. */
 static int composition_histories(nh_stepper *st, composition *c, nh_error *err)
 {
     const int n = st->sys->n;
@@ -147,6 +150,7 @@ static int composition_histories(nh_stepper *st, composition *c, nh_error *err)
         int dim = c->inner[c->which[k]]->history.dim;
         if (dim > 0 && nh_step_history_init(&c->stage[k], dim, n, err))
             return NH_ERR_NOMEM;
+        c->stage_histories |= dim > 0;
     }
     return NH_OK;
 }
