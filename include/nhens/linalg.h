@@ -51,10 +51,10 @@ void nh_matvec(int rows, int cols, const double *a, const double *x, double *y);
 void nh_matvec_t(int rows, int cols, const double *a, const double *x, double *y);
 inline int nh_all_finite(int n, const double *x)
 {
+    double probe = 0.0;   /* x - x is 0 for a finite x, NaN for an infinite or NaN one: no branch per entry */
     for (int i = 0; i < n; ++i)
-        if (!isfinite(x[i]))
-            return 0;
-    return 1;
+        probe += x[i] - x[i];
+    return probe == 0.0;
 }
 
 #pragma GCC visibility pop

@@ -1,6 +1,7 @@
 /* Layer base: parameter sets and their messages, dense linear algebra. (PCG: test_pcg.c.) */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -59,6 +60,22 @@ Test(linalg, spd_solve)
     cr_assert(eq(int, nh_spd_solve(2, notspd, r), 1));
 }
 
+
+Test(linalg, all_finite_finds_every_non_finite_entry)
+{
+    /* x - x is 0 for the largest finite values too (no overflow), and NaN for +-inf and NaN at any position */
+    double x[5] = {1.0, -DBL_MAX, DBL_MAX, 4.9e-324, -0.0};
+    cr_assert(nh_all_finite(5, x));
+    cr_assert(nh_all_finite(0, x));
+    const double bad[3] = {INFINITY, -INFINITY, NAN};
+    for (int k = 0; k < 3; ++k)
+        for (int i = 0; i < 5; ++i) {
+            const double kept = x[i];
+            x[i] = bad[k];
+            cr_assert(nh_all_finite(5, x) == 0, "entry %d = %g", i, bad[k]);
+            x[i] = kept;
+        }
+}
 
 Test(core, every_status_has_a_name)
 {
