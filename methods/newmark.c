@@ -8,7 +8,7 @@
  * The second equation gives v1 explicitly, v1 = (q1 - q0)/h + h/2 [2 beta' Gamma(q0, lam) +
  * (1-2 beta') Gamma(q1, lam')], so the solver sees only (q1, lam, lam') (n + 2m unknowns, not 2n + 2m):
  * Newton on this system is Newton on the full one with v1 eliminated (it enters linearly, with -I).
- * The Newton matrix is built at each step's guess (and, for beta > 0, at every iteration).
+ * With beta > 0 the Newton matrix is built at every iteration.
  * With beta = 0 (the default F^{0,0,1/2}, F^{0,0,0}, F^{0,0,1}) the position equation is affine in lam and
  * does not read lam': (q1 - q0)/h = w + K lam, w = v0 - h/2 M^-1 grad V(q0), K = h/2 M^-1 A(q0)^T. Then
  * Phi_alpha is m equations in lam alone, linear when A_* does not depend on lam (alpha = 0, or a CVT-type
