@@ -8,8 +8,6 @@
 #include "affine.h"
 #include "common.h"
 
-#include <string.h>
-
 /* One step: the affine velocity of affine.h from base q_half with reach h/2 and A_* = A(q1). */
 static int dla01_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
 {
