@@ -28,6 +28,10 @@ static inline int nh_method_predict(const nh_system *s, double h, const double *
     return NH_OK;
 }
 
+/* The past solutions the extrapolations below read (at most NH_HISTORY_POINTS). */
+enum { NH_QUADRATIC_POINTS = 3, NH_CUBIC_POINTS = 4 };
+_Static_assert((int)NH_CUBIC_POINTS <= (int)NH_HISTORY_POINTS, "the step history keeps the cubic's points");
+
 /* x = the quadratic through the last three solutions of a trajectory's steps of one size (newest first,
  * dim apart): O(h^3) from this step's solution, with nothing to evaluate. */
 static inline void nh_history_quadratic(int dim, const double *restrict past, double *restrict x)
@@ -35,6 +39,14 @@ static inline void nh_history_quadratic(int dim, const double *restrict past, do
     const double *restrict middle = past + dim, *restrict oldest = middle + dim;
     for (int i = 0; i < dim; ++i)
         x[i] = 3.0 * (past[i] - middle[i]) + oldest[i];
+}
+
+/* x = the cubic through the last four (newest first, dim apart): O(h^4) */
+static inline void nh_history_cubic(int dim, const double *restrict past, double *restrict x)
+{
+    const double *restrict p1 = past + dim, *restrict p2 = p1 + dim, *restrict p3 = p2 + dim;
+    for (int i = 0; i < dim; ++i)
+        x[i] = 4.0 * (past[i] + p2[i]) - 6.0 * p1[i] - p3[i];
 }
 
 /* The guess for unknowns x = (v1, lam) (DLA, dd): the quadratic through the past solutions when there

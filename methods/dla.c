@@ -116,7 +116,7 @@ static int dla_advance(nh_stepper *st, double h, double alpha, double *q, double
     s->type->constraint(s, c.node, c.a_node);
     nh_nonlinear_problem pb = {n + s->m, dla_residual, dla_jacobian, &c,
                                nh_method_momentum_scale(s, h, v, c.grad0), NH_JACOBIAN_EACH_ITERATION, 0};
-    int rc = nh_method_solve(st, &pb, h, q, v, NH_HISTORY_POINTS, dla_guess, NULL, x);
+    int rc = nh_method_solve(st, &pb, h, q, v, NH_QUADRATIC_POINTS, dla_guess, NULL, x);
     if (rc)
         return rc;
     dla_position(&c, x, q);

@@ -34,9 +34,11 @@ typedef struct genfun_step {
     const nh_system *sys;
     double h, alpha;
     int constraint_force;   /* 0 for the GNI: forces in D^o are projected away */
-    const double *q0;
+    const double *q0, *v0;
     double p0[NH_MAX_DIM];
     double *work;           /* the Newton matrix's scratch (the stepper's workspace) */
+    double force_q1[NH_MAX_DIM], force[NH_MAX_DIM];   /* F at the last q1 a residual read (is_force_at) */
+    int is_force_at;
 } genfun_step;
 
 /* q_a and v_01 of the header */
@@ -70,16 +72,51 @@ static int genfun_force(const genfun_step *c, const double *q1, double *force)
     return 0;
 }
 
+/* The residual keeps the last F it computed, with its q1: the step's end velocity reads F at the
+ * solution, which is the point of the solver's last residual (unless the polish rejected one). */
 static int genfun_residual(const double *q1, double *r, void *ctx)
+{
+    genfun_step *c = ctx;
+    const nh_system *s = c->sys;
+    const int n = nh_dim(s);
+    c->is_force_at = 0;
+    if (genfun_force(c, q1, c->force))
+        return 1;
+    memcpy(c->force_q1, q1, (size_t)n * sizeof *q1);
+    c->is_force_at = 1;
+    for (int i = 0; i < n; ++i)
+        r[i] = s->mass[i] * (q1[i] - c->q0[i]) / c->h - c->p0[i] - c->h * (1 - c->alpha) * c->force[i];
+    return 0;
+}
+
+/* F at the solution q1: the residual's when it was computed there */
+static int genfun_force_at_solution(genfun_step *c, const double *q1)
+{
+    const int n = nh_dim(c->sys);
+    if (c->is_force_at && !memcmp(c->force_q1, q1, (size_t)n * sizeof *q1))
+        return 0;
+    return genfun_force(c, q1, c->force);
+}
+
+/* The first guess of q1: with the forces F of the past steps (the history records F, not q1), the
+ * position equation M (q1 - q0)/h = p0 + h (1 - alpha) F with F the quadratic through them, which
+ * is O(h^3) from this step's F, so q1 is O(h^5) from the solution; else q0 + h/2 (v0 + v1) with v1
+ * from explicit Euler (nh_method_predict), O(h^3). */
+static int genfun_guess(void *ctx, double *q1, const double *past)
 {
     const genfun_step *c = ctx;
     const nh_system *s = c->sys;
-    double force[NH_MAX_DIM];
-    if (genfun_force(c, q1, force))
-        return 1;
-    for (int i = 0; i < nh_dim(s); ++i)
-        r[i] = s->mass[i] * (q1[i] - c->q0[i]) / c->h - c->p0[i] - c->h * (1 - c->alpha) * force[i];
-    return 0;
+    double v1[NH_MAX_DIM], lam[NH_MAX_CON], force[NH_MAX_DIM];
+    if (past) {
+        nh_history_cubic(s->n, past, force);
+        for (int i = 0; i < s->n; ++i)
+            q1[i] = c->q0[i] + c->h * s->inv_mass[i] * (c->p0[i] + c->h * (1 - c->alpha) * force[i]);
+        return NH_OK;
+    }
+    int rc = nh_method_predict(s, c->h, c->q0, c->v0, v1, lam);
+    for (int i = 0; i < s->n && !rc; ++i)
+        q1[i] = c->q0[i] + 0.5 * c->h * (c->v0[i] + v1[i]);
+    return rc;
 }
 
 /* The analytic matrix needs a constant M, a configuration and V's Hessian; otherwise forward differences. */
@@ -203,28 +240,28 @@ static int genfun_step_fn(nh_stepper *st, double h, double *q, double *v, double
     (void)carried;
     const nh_system *s = st->sys;
     const int n = nh_dim(s);
-    double q0[NH_MAX_DIM], q1[NH_MAX_DIM], v1[NH_MAX_DIM], lam[NH_MAX_CON], force[NH_MAX_DIM];
+    double q0[NH_MAX_DIM], v0[NH_MAX_DIM], q1[NH_MAX_DIM], v1[NH_MAX_DIM];
     memcpy(q0, q, (size_t)n * sizeof *q);
+    memcpy(v0, v, (size_t)n * sizeof *v);
     const int variant = (int)st->params.value[P_VARIANT];
-    genfun_step c = {.sys = s, .h = h, .alpha = st->params.value[P_ALPHA], .q0 = q0, .constraint_force = variant != 6,
-                     .work = st->workspace};
+    genfun_step c = {.sys = s, .h = h, .alpha = st->params.value[P_ALPHA], .q0 = q0, .v0 = v0,
+                     .constraint_force = variant != 6, .work = st->workspace};
     for (int i = 0; i < n; ++i)
         c.p0[i] = s->mass[i] * v[i];
-    int rc = nh_method_predict(s, h, q0, v, v1, lam);
-    if (rc)
-        return rc;
-    for (int i = 0; i < n; ++i)
-        q1[i] = q0[i] + 0.5 * h * (v[i] + v1[i]);
     nh_nonlinear_problem pb = {n, genfun_residual, genfun_jacobian, &c, fmax(nh_norm_inf(n, c.p0), 1e-300), NH_JACOBIAN_EACH_SOLVE, 0};
-    if ((rc = nh_solver_solve(st->solver, &pb, q1)) || genfun_force(&c, q1, force))
+    int rc = nh_method_solve(st, &pb, h, q0, v0, NH_CUBIC_POINTS, genfun_guess, NULL, q1);
+    if (rc || genfun_force_at_solution(&c, q1))
         return rc ? rc : NH_STEP_NONFINITE;
     for (int i = 0; i < n; ++i)
-        v1[i] = (q1[i] - q0[i]) / h + h * c.alpha * force[i] * s->inv_mass[i];   /* M^-1 p+ */
+        v1[i] = (q1[i] - q0[i]) / h + h * c.alpha * c.force[i] * s->inv_mass[i];   /* M^-1 p+ */
     memcpy(q, q1, (size_t)n * sizeof *q);
     if (variant >= 5)
-        return nh_project_velocity(s, q1, v1, v) ? NH_STEP_SINGULAR : NH_OK;
-    memcpy(v, v1, (size_t)n * sizeof *v);
-    return NH_OK;
+        rc = nh_project_velocity(s, q1, v1, v) ? NH_STEP_SINGULAR : NH_OK;
+    else
+        memcpy(v, v1, (size_t)n * sizeof *v);
+    if (rc == NH_OK)
+        nh_stepper_remember(st, c.force, q, v);
+    return rc;
 }
 
 static unsigned genfun_flags(const nh_method_spec *self)

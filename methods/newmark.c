@@ -321,7 +321,7 @@ static int newmark_step_fn(nh_stepper *st, double h, double *q, double *v, doubl
      * instead of 2.02 at 0.2). */
     nh_nonlinear_problem pb = {n + 2 * m, newmark_residual, newmark_jacobian, &c, scale > 0 ? scale : 1.0,
                                NH_JACOBIAN_EACH_ITERATION, 0};
-    int rc = nh_method_solve(st, &pb, h, q0, v, NH_HISTORY_POINTS, newmark_guess, NULL, x);
+    int rc = nh_method_solve(st, &pb, h, q0, v, NH_QUADRATIC_POINTS, newmark_guess, NULL, x);
     if (rc)
         return rc;
     double a1[NH_MAX_CON * NH_MAX_DIM], g1[NH_MAX_DIM];

@@ -122,10 +122,39 @@ int nh_project_velocity(const nh_system *s, const double *q, const double *w, do
     return NH_OK;
 }
 
+/* multiplier_from for a constant diagonal M: the same products summed in the same order, without the
+ * calls (it runs in every residual of genfun and in every explicit predictor). */
+static int constant_mass_multiplier(const nh_system *s, const double *q, const double *restrict v,
+                                    const double *restrict a, const double *restrict grad, double *restrict lam)
+{
+    const int n = s->n, m = s->m;
+    const double *restrict inv_mass = s->inv_mass;
+    double dav[NH_MAX_CON * NH_MAX_DIM], c[NH_MAX_CON * NH_MAX_CON];
+    s->type->constraint_jacobian_velocity(s, q, v, dav);
+    for (int k = 0; k < m; ++k) {
+        const double *restrict ak = a + k * n, *restrict dk = dav + k * n;
+        double force = 0.0, curvature = 0.0;
+        for (int i = 0; i < n; ++i)
+            force += ak[i] * (inv_mass[i] * grad[i]);
+        for (int i = 0; i < n; ++i)
+            curvature += dk[i] * v[i];
+        lam[k] = force - curvature;
+        for (int j = 0; j <= k; ++j) {
+            double sum = 0.0;
+            for (int i = 0; i < n; ++i)
+                sum += a[j * n + i] * (inv_mass[i] * ak[i]);
+            c[k * m + j] = c[j * m + k] = sum;
+        }
+    }
+    return nh_spd_solve(m, c, lam) ? NH_STEP_SINGULAR : NH_OK;
+}
+
 /* lambda* from A(q) and the force term grad V + c(q, v) already at hand. */
 static int multiplier_from(const nh_system *s, const double *q, const double *v, const double *a, const double *grad,
                            double *lam)
 {
+    if (!nh_has_variable_mass(s))
+        return constant_mass_multiplier(s, q, v, a, grad, lam);
     const int n = s->n, m = s->m;
     double c[NH_MAX_CON * NH_MAX_CON], g[NH_MAX_DIM], curv[NH_MAX_CON];
     if (nh_mass_solve(s, q, grad, g))
@@ -159,6 +188,8 @@ static void generalized_force(const nh_system *s, const double *q, const double 
 {
     double c[NH_MAX_DIM];
     s->type->potential_gradient(s, q, f);
+    if (!nh_has_variable_mass(s) && !nh_is_reduced(s))
+        return;   /* c = 0 */
     mass_velocity_force(s, q, v, c);
     for (int i = 0; i < s->n; ++i)
         f[i] += c[i];
