@@ -37,8 +37,10 @@ typedef struct genfun_step {
     const double *q0, *v0;
     double p0[NH_MAX_DIM];
     double *work;           /* the Newton matrix's scratch (the stepper's workspace) */
-    double force_q1[NH_MAX_DIM], force[NH_MAX_DIM];   /* F at the last q1 a residual read (is_force_at) */
-    int is_force_at;
+    /* The last point F was computed at (genfun_force_at), with F and its pieces there: the step's end
+     * velocity and the Newton matrix are read at points whose residual was just computed. */
+    int is_at;
+    double at_q1[NH_MAX_DIM], force[NH_MAX_DIM], grad[NH_MAX_DIM], a[NH_MAX_CON * NH_MAX_DIM], lam[NH_MAX_CON];
 } genfun_step;
 
 /* q_a and v_01 of the header */
@@ -50,52 +52,51 @@ static void genfun_points(const genfun_step *c, const double *q1, double *qa, do
     }
 }
 
-/* F(q0, q1) of the header */
-static int genfun_force(const genfun_step *c, const double *q1, double *force)
+/* F(q0, q1) of the header into c->force, with grad V(q_a), A(q_a) and lambda* (c->grad, c->a, c->lam) */
+static int genfun_force(genfun_step *c, const double *q1)
 {
     const nh_system *s = c->sys;
     const int n = nh_dim(s), m = s->m;
-    double qa[NH_MAX_DIM], v01[NH_MAX_DIM], lam[NH_MAX_CON], a[NH_MAX_CON * NH_MAX_DIM], at[NH_MAX_DIM];
+    double qa[NH_MAX_DIM], v01[NH_MAX_DIM], at[NH_MAX_DIM];
     genfun_points(c, q1, qa, v01);
-    s->type->potential_gradient(s, qa, force);
+    s->type->potential_gradient(s, qa, c->grad);
     if (!c->constraint_force) {
         for (int i = 0; i < n; ++i)
-            force[i] = -force[i];
+            c->force[i] = -c->grad[i];
         return 0;
     }
-    if (nh_exact_multiplier(s, qa, v01, lam))
+    s->type->constraint(s, qa, c->a);
+    if (nh_exact_multiplier_from(s, qa, v01, c->a, c->grad, c->lam))
         return 1;
-    s->type->constraint(s, qa, a);
-    nh_matvec_t(m, n, a, lam, at);
+    nh_matvec_t(m, n, c->a, c->lam, at);
     for (int i = 0; i < n; ++i)
-        force[i] = at[i] - force[i];
+        c->force[i] = at[i] - c->grad[i];
     return 0;
 }
 
-/* The residual keeps the last F it computed, with its q1: the step's end velocity reads F at the
- * solution, which is the point of the solver's last residual (unless the polish rejected one). */
+/* genfun_force at q1 unless it was the last point computed */
+static int genfun_force_at(genfun_step *c, const double *q1)
+{
+    const int n = nh_dim(c->sys);
+    if (c->is_at && !memcmp(c->at_q1, q1, (size_t)n * sizeof *q1))
+        return 0;
+    c->is_at = 0;
+    if (genfun_force(c, q1))
+        return 1;
+    memcpy(c->at_q1, q1, (size_t)n * sizeof *q1);
+    c->is_at = 1;
+    return 0;
+}
+
 static int genfun_residual(const double *q1, double *r, void *ctx)
 {
     genfun_step *c = ctx;
     const nh_system *s = c->sys;
-    const int n = nh_dim(s);
-    c->is_force_at = 0;
-    if (genfun_force(c, q1, c->force))
+    if (genfun_force_at(c, q1))
         return 1;
-    memcpy(c->force_q1, q1, (size_t)n * sizeof *q1);
-    c->is_force_at = 1;
-    for (int i = 0; i < n; ++i)
+    for (int i = 0; i < nh_dim(s); ++i)
         r[i] = s->mass[i] * (q1[i] - c->q0[i]) / c->h - c->p0[i] - c->h * (1 - c->alpha) * c->force[i];
     return 0;
-}
-
-/* F at the solution q1: the residual's when it was computed there */
-static int genfun_force_at_solution(genfun_step *c, const double *q1)
-{
-    const int n = nh_dim(c->sys);
-    if (c->is_force_at && !memcmp(c->force_q1, q1, (size_t)n * sizeof *q1))
-        return 0;
-    return genfun_force(c, q1, c->force);
 }
 
 /* The first guess of q1: with the forces F of the past steps (the history records F, not q1), the
@@ -131,62 +132,42 @@ static int genfun_has_analytic_jacobian(const nh_system *s)
 static void curvature_derivative(const nh_system *s, const double *q, const double *v, const double *curv, double *out)
 {
     const int n = s->n, m = s->m;
-    double qp[NH_MAX_DIM], dav[NH_MAX_CON * NH_MAX_DIM], shifted[NH_MAX_CON];
+    double qp[NH_MAX_DIM], dav[NH_MAX_CON * NH_MAX_DIM];
     memcpy(qp, q, (size_t)n * sizeof *q);
     for (int j = 0; j < n; ++j) {
         const double d = NH_FD_STEP * fmax(1.0, fabs(q[j]));
         qp[j] = q[j] + d;
         s->type->constraint_jacobian_velocity(s, qp, v, dav);
-        nh_matvec(m, n, dav, v, shifted);
         qp[j] = q[j];
         for (int k = 0; k < m; ++k)
-            out[k * n + j] = (shifted[k] - curv[k]) / d;
+            out[k * n + j] = (nh_dot(n, dav + k * n, v) - curv[k]) / d;
     }
 }
 
-/* dF/dq1 (n x n, in dforce) with the constraint force A(q_a)^T lam*, lam* = G^-1 b, G = A M^-1 A^T,
- * b = A M^-1 grad V - c(q_a, v_01) (nh_exact_multiplier), c = d(A v)/dq v:
- *   dF/dq1 = alpha (-Hess V + D_lam) + A^T dlam/dq1,   D_lam = d(A^T lam)/dq at fixed lam,
- *   G dlam/dq1 = alpha [J(M^-1 grad V) - J(M^-1 A^T lam) + A M^-1 (Hess V - D_lam) - dc/dq]
- *              - (J(v_01) + K) / h,
- * with J(u) = d(A u)/dq at fixed u and K_kl = sum_j dA_kl/dq_j v_01,j (the v-derivative of c is J(v) + K). */
-static int constraint_force_jacobian(const genfun_step *c, const double *qa, const double *v01, const double *hess,
-                                     double *dforce)
+/* The end of constraint_force_jacobian, with m a constant (NH_WITH_CONSTRAINT_COUNT): G dlam/dq1 from
+ * J(u), J(w), dc/dq and J(v_01) (`jacobians`, m x n each) and K, then dF/dq1. */
+static inline __attribute__((always_inline)) void force_jacobian_rows(const genfun_step *c, const int m,
+                                                                      const double *qa, const double *v01,
+                                                                      const double *hess,
+                                                                      const double *const jacobians[4],
+                                                                      const double *g, double *dforce)
 {
     const nh_system *s = c->sys;
-    const int n = s->n, m = s->m;
-    const double al = c->alpha, h = c->h;
-    double *dlam_q = c->work + n * n, *scratch = c->work + 2 * n * n;
-    double a[NH_MAX_CON * NH_MAX_DIM], g[NH_MAX_CON * NH_MAX_CON], lam[NH_MAX_CON], curv[NH_MAX_CON];
-    double u[NH_MAX_DIM], w[NH_MAX_DIM], ju[NH_MAX_CON * NH_MAX_DIM], jw[NH_MAX_CON * NH_MAX_DIM];
-    double jv[NH_MAX_CON * NH_MAX_DIM], dc[NH_MAX_CON * NH_MAX_DIM], rhs[NH_MAX_CON * NH_MAX_DIM], col[NH_MAX_CON];
-    s->type->constraint(s, qa, a);
-    s->type->potential_gradient(s, qa, u);
-    for (int i = 0; i < n; ++i)
-        u[i] *= s->inv_mass[i];
-    s->type->constraint_jacobian_velocity(s, qa, v01, jv);
-    nh_matvec(m, n, jv, v01, curv);
-    nh_constraint_gram(s, qa, a, g);
-    nh_matvec(m, n, a, u, lam);
-    for (int k = 0; k < m; ++k)
-        lam[k] -= curv[k];
-    if (nh_spd_solve(m, g, lam))
-        return 1;
-    s->type->constraint_jacobian_multiplier(s, qa, lam, dlam_q);
-    nh_matvec_t(m, n, a, lam, w);
-    for (int i = 0; i < n; ++i)
-        w[i] *= s->inv_mass[i];
-    s->type->constraint_jacobian_velocity(s, qa, u, ju);
-    s->type->constraint_jacobian_velocity(s, qa, w, jw);
-    curvature_derivative(s, qa, v01, curv, dc);
+    const int n = s->n;
+    const double al = c->alpha, h = c->h, *restrict a = c->a;
+    const double *restrict dlam_q = c->work + n * n, *restrict ju = jacobians[0], *restrict jw = jacobians[1];
+    const double *restrict dc = jacobians[2], *restrict jv = jacobians[3];
+    double *scratch = c->work + 2 * n * n, rhs[NH_MAX_CON * NH_MAX_DIM], col[NH_MAX_CON], a_minv[NH_MAX_DIM];
     for (int k = 0; k < m; ++k) {
         double unit[NH_MAX_CON] = {0};
         unit[k] = 1.0;
         s->type->constraint_jacobian_multiplier(s, qa, unit, scratch);   /* scratch[l n + j] = dA_kl/dq_j */
+        for (int i = 0; i < n; ++i)
+            a_minv[i] = a[k * n + i] * s->inv_mass[i];
         for (int j = 0; j < n; ++j) {
             double second = 0.0, kv = 0.0;   /* (A M^-1 (Hess V - D_lam))_kj and K_kj */
             for (int i = 0; i < n; ++i) {
-                second += a[k * n + i] * s->inv_mass[i] * (hess[i * n + j] - dlam_q[i * n + j]);
+                second += a_minv[i] * (hess[i * n + j] - dlam_q[i * n + j]);
                 kv += scratch[j * n + i] * v01[i];
             }
             rhs[k * n + j] = al * (ju[k * n + j] - jw[k * n + j] + second - dc[k * n + j]) - (jv[k * n + j] + kv) / h;
@@ -206,6 +187,44 @@ static int constraint_force_jacobian(const genfun_step *c, const double *qa, con
                 sum += a[k * n + i] * rhs[k * n + j];
             dforce[i * n + j] = sum;
         }
+}
+
+/* dF/dq1 (n x n, in dforce) with the constraint force A(q_a)^T lam*, lam* = G^-1 b, G = A M^-1 A^T,
+ * b = A M^-1 grad V - c(q_a, v_01) (nh_exact_multiplier), c = d(A v)/dq v:
+ *   dF/dq1 = alpha (-Hess V + D_lam) + A^T dlam/dq1,   D_lam = d(A^T lam)/dq at fixed lam,
+ *   G dlam/dq1 = alpha [J(M^-1 grad V) - J(M^-1 A^T lam) + A M^-1 (Hess V - D_lam) - dc/dq]
+ *              - (J(v_01) + K) / h,
+ * with J(u) = d(A u)/dq at fixed u and K_kl = sum_j dA_kl/dq_j v_01,j (the v-derivative of c is J(v) + K). */
+static int constraint_force_jacobian(const genfun_step *c, const double *qa, const double *v01, const double *hess,
+                                     double *dforce)
+{
+    const nh_system *s = c->sys;
+    const int n = s->n, m = s->m;
+    const double *a = c->a;
+    double *dlam_q = c->work + n * n, g[NH_MAX_CON * NH_MAX_CON], lam[NH_MAX_CON], curv[NH_MAX_CON];
+    double u[NH_MAX_DIM], w[NH_MAX_DIM], ju[NH_MAX_CON * NH_MAX_DIM], jw[NH_MAX_CON * NH_MAX_DIM];
+    double jv[NH_MAX_CON * NH_MAX_DIM], dc[NH_MAX_CON * NH_MAX_DIM];
+    for (int i = 0; i < n; ++i)
+        u[i] = c->grad[i] * s->inv_mass[i];
+    s->type->constraint_jacobian_velocity(s, qa, v01, jv);
+    for (int k = 0; k < m; ++k)
+        curv[k] = nh_dot(n, jv + k * n, v01);
+    nh_constraint_gram(s, qa, a, g);
+    for (int k = 0; k < m; ++k)   /* lambda* again, which factors g for dlam/dq1 below */
+        lam[k] = nh_dot(n, a + k * n, u) - curv[k];
+    if (nh_spd_solve(m, g, lam))
+        return 1;
+    s->type->constraint_jacobian_multiplier(s, qa, lam, dlam_q);
+    nh_matvec_t(m, n, a, lam, w);
+    for (int i = 0; i < n; ++i)
+        w[i] *= s->inv_mass[i];
+    s->type->constraint_jacobian_velocity(s, qa, u, ju);
+    s->type->constraint_jacobian_velocity(s, qa, w, jw);
+    curvature_derivative(s, qa, v01, curv, dc);
+    const double *jacobians[4] = {ju, jw, dc, jv};
+#define ROWS(m) force_jacobian_rows(c, m, qa, v01, hess, jacobians, g, dforce)
+    NH_WITH_CONSTRAINT_COUNT(m, ROWS);
+#undef ROWS
     return 0;
 }
 
@@ -213,12 +232,14 @@ static int constraint_force_jacobian(const genfun_step *c, const double *qa, con
  * differences (an error of about 1e-7 relative, which only slows the last Newton step). */
 static int genfun_jacobian(const double *q1, double *jac, void *ctx)
 {
-    const genfun_step *c = ctx;
+    genfun_step *c = ctx;
     const nh_system *s = c->sys;
     const int n = nh_dim(s);
     if (!genfun_has_analytic_jacobian(s))
         return nh_fd_jacobian(n, genfun_residual, ctx, q1, jac, c->work);
     double qa[NH_MAX_DIM], v01[NH_MAX_DIM], *hess = c->work;
+    if (genfun_force_at(c, q1))
+        return 1;
     genfun_points(c, q1, qa, v01);
     s->type->potential_hessian(s, qa, hess);
     if (c->constraint_force && s->m > 0) {
@@ -250,7 +271,7 @@ static int genfun_step_fn(nh_stepper *st, double h, double *q, double *v, double
         c.p0[i] = s->mass[i] * v[i];
     nh_nonlinear_problem pb = {n, genfun_residual, genfun_jacobian, &c, fmax(nh_norm_inf(n, c.p0), 1e-300), NH_JACOBIAN_EACH_SOLVE, 0};
     int rc = nh_method_solve(st, &pb, h, q0, v0, NH_CUBIC_POINTS, genfun_guess, NULL, q1);
-    if (rc || genfun_force_at_solution(&c, q1))
+    if (rc || genfun_force_at(&c, q1))
         return rc ? rc : NH_STEP_NONFINITE;
     for (int i = 0; i < n; ++i)
         v1[i] = (q1[i] - q0[i]) / h + h * c.alpha * c.force[i] * s->inv_mass[i];   /* M^-1 p+ */

@@ -183,13 +183,13 @@ static void reduced_force(const nh_system *s, const double *q, const double *v, 
     }
 }
 
-/* grad V(q) + c(q, v), and the Euler-Poincare term of a reduced system */
-static void generalized_force(const nh_system *s, const double *q, const double *v, double *f)
+/* f += c(q, v) and the Euler-Poincare term of a reduced system: grad V(q) in f becomes the generalized
+ * force (nothing to add for a constant M on a configuration space) */
+static void add_velocity_forces(const nh_system *s, const double *q, const double *v, double *f)
 {
-    double c[NH_MAX_DIM];
-    s->type->potential_gradient(s, q, f);
     if (!nh_has_variable_mass(s) && !nh_is_reduced(s))
-        return;   /* c = 0 */
+        return;
+    double c[NH_MAX_DIM];
     mass_velocity_force(s, q, v, c);
     for (int i = 0; i < s->n; ++i)
         f[i] += c[i];
@@ -197,11 +197,21 @@ static void generalized_force(const nh_system *s, const double *q, const double 
         reduced_force(s, q, v, f);
 }
 
+int nh_exact_multiplier_from(const nh_system *s, const double *q, const double *v, const double *a,
+                             const double *grad, double *lam)
+{
+    double f[NH_MAX_DIM];
+    memcpy(f, grad, (size_t)s->n * sizeof *f);
+    add_velocity_forces(s, q, v, f);
+    return multiplier_from(s, q, v, a, f, lam);
+}
+
 int nh_exact_multiplier(const nh_system *s, const double *q, const double *v, double *lam)
 {
     double a[NH_MAX_CON * NH_MAX_DIM], g[NH_MAX_DIM];
     s->type->constraint(s, q, a);
-    generalized_force(s, q, v, g);
+    s->type->potential_gradient(s, q, g);
+    add_velocity_forces(s, q, v, g);
     return multiplier_from(s, q, v, a, g, lam);
 }
 
@@ -232,7 +242,8 @@ int nh_index1_rhs(const nh_system *s, const double *q, const double *v, double *
     const int n = nh_dim(s), m = s->m;
     double a[NH_MAX_CON * NH_MAX_DIM], grad[NH_MAX_DIM], lam[NH_MAX_CON], force[NH_MAX_DIM];
     s->type->constraint(s, q, a);
-    generalized_force(s, q, v, grad);
+    s->type->potential_gradient(s, q, grad);
+    add_velocity_forces(s, q, v, grad);
     int rc = multiplier_from(s, q, v, a, grad, lam);
     if (rc)
         return rc;

@@ -157,6 +157,9 @@ void nh_constraint_curvature(const nh_system *s, const double *q, const double *
 int nh_project_velocity(const nh_system *s, const double *q, const double *w, double *out);
 /* Continuous multiplier lambda*(q, v) = C^-1 [A M^-1 grad V - (DA[v]) v]. */
 int nh_exact_multiplier(const nh_system *s, const double *q, const double *v, double *lam);
+/* The same with a = A(q) and grad = grad V(q) already at hand. */
+int nh_exact_multiplier_from(const nh_system *s, const double *q, const double *v, const double *a,
+                             const double *grad, double *lam);
 /* Reduced vector u = (kappa x, x'^T k(xi)) of a coupled system (seed 004 eq. 9); returns its length
  * (kappa rows + 1), or 0 for a system without the coupled structure. */
 int nh_reduced_vector(const nh_system *s, const double *q, const double *v, double *u);
