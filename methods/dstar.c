@@ -728,35 +728,39 @@ static int to_momentum_coordinates(const dstar_step *c, const double *q, const d
     return 0;
 }
 
-/* z0 = (q, rho0), H(z0) and zdot0 = Pi(z0) grad H(z0), from one frame. */
+/* z0 = (q, rho0) and H(z0), from one frame (without dX: the energy does not read it). */
 static int dstar_start_point(dstar_step *c, const double *q, const double *v)
 {
     const int n = c->sys->n;
     dstar_frame f;
-    double grad[Z];
     memcpy(c->z0, q, (size_t)n * sizeof *q);
-    if (to_momentum_coordinates(c, q, v, c->z0 + n) || nh_dstar_frame_at(c, c->z0, 1, &f))
+    if (to_momentum_coordinates(c, q, v, c->z0 + n) || nh_dstar_frame_at(c, c->z0, 0, &f))
         return 1;
     c->energy0 = nh_dstar_frame_energy(c, &f);
-    nh_dstar_frame_gradient(c, &f, grad);
-    frame_pi_times(c, &f, grad, c->zdot0);
     return 0;
 }
 
-enum { DSTAR_GUESS_POINTS = 2 };   /* past solutions the guess below reads */
-
-/* The initial guess for z1: with the last two solutions z0 and z_-1 (past, newest first), z0 + 2 h zdot0 -
- * (z0 - z_-1), the quadratic through z_-1 and z0 with slope zdot0 at z0 (O(h^3) from z1, a third of the
- * error of the quadratic through three solutions), else the explicit Euler step z0 + h zdot0 (O(h^2)). */
+/* The initial guess for z1: with the increments z1 - z0 of the last four steps (the history records
+ * increments), z0 + the cubic through them (O(h^5) from z1); else the explicit Euler step
+ * z0 + h Pi(z0) grad H(z0) (O(h^2)). */
 static int dstar_guess(void *ctx, double *z1, const double *past)
 {
     const dstar_step *c = ctx;
+    double grad[Z], slope[Z];
+    if (past) {
+        nh_history_cubic(c->dim, past, z1);
+        for (int i = 0; i < c->dim; ++i)
+            z1[i] += c->z0[i];
+        return 0;
+    }
+    if (hamiltonian_gradient(c, c->z0, grad) || pi_times(c, c->z0, grad, slope))
+        return NH_STEP_SINGULAR;
     for (int i = 0; i < c->dim; ++i)
-        z1[i] = past ? c->z0[i] + 2.0 * c->h * c->zdot0[i] - (past[i] - past[c->dim + i]) : c->z0[i] + c->h * c->zdot0[i];
+        z1[i] = c->z0[i] + c->h * slope[i];
     return 0;
 }
 
-/* The step context of a D* stepper from (q, v) with step h: z0, H(z0), zdot0 and the QR signs. Non-zero
+/* The step context of a D* stepper from (q, v) with step h: z0, H(z0) and the QR signs. Non-zero
  * when a frame fails there. */
 static int step_context(const nh_stepper *st, double h, const double *q, const double *v, dstar_work *w,
                         dstar_step *c)
@@ -786,7 +790,7 @@ static int dstar_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     const int reuse = nh_dstar_has_analytic_jacobian(&c) ? NH_JACOBIAN_EACH_SOLVE : NH_JACOBIAN_ACROSS_SOLVES;
     nh_nonlinear_problem pb = {c.dim, dstar_residual, dstar_jacobian, &c, fmax(nh_norm_inf(c.dim, c.z0) / h, 1e-300),
                                reuse, h};
-    int rc = nh_method_solve(st, &pb, h, q, v, DSTAR_GUESS_POINTS, dstar_guess, NULL, z1);
+    int rc = nh_method_solve(st, &pb, h, q, v, NH_CUBIC_POINTS, dstar_guess, NULL, z1);
     if (rc)
         return rc;
     if (nh_is_reduced(s))   /* its q rows read q' = q; keep q bit-exact */
@@ -796,6 +800,8 @@ static int dstar_step_fn(nh_stepper *st, double h, double *q, double *v, double 
         return NH_STEP_SINGULAR;
     memcpy(v, f.v, (size_t)n * sizeof *v);
     memcpy(q, z1, (size_t)n * sizeof *q);
+    for (int i = 0; i < c.dim; ++i)
+        z1[i] -= c.z0[i];
     nh_stepper_remember(st, z1, q, v);
     return NH_OK;
 }

@@ -110,7 +110,6 @@ typedef struct dstar_step {
     int r, dim;
     double signs[NH_MAX_CON];
     double z0[Z];
-    double zdot0[Z];   /* Pi(z0) grad H(z0): the slope of the initial guess */
     double energy0;
 } dstar_step;
 
