@@ -260,6 +260,42 @@ Test(systems, dstar_form_is_the_full_vector_field)
     }
 }
 
+Test(systems, exact_multiplier_keeps_the_velocity_on_the_constraint)
+{
+    /* lambda* is defined by d/dt (A v) = A a + (DA[v]) v = 0 with a = M^-1 (-f + A^T lambda*): check that
+     * on every system (constant M through the inlined path, M(q) and the reduced ones through the general
+     * one), to 1e-12 relative to the terms (|A| |a| + |DA[v] v|, all of order 1-10 here), and that
+     * nh_exact_multiplier_from with A(q) and grad V(q) at hand gives the same bits. */
+    for (int k = 0; k < nh_registry_system_count(test_registry()); ++k) {
+        nh_system s;
+        make_system(&s, nh_registry_system_at(test_registry(), k)->name, NULL, NULL);
+        const int n = s.n, m = s.m;
+        nh_pcg32 rng;
+        nh_pcg32_seed(&rng, 23, k);
+        for (int trial = 0; trial < 10; ++trial) {
+            double q[NH_MAX_DIM], v[NH_MAX_DIM], dq[NH_MAX_DIM], acc[NH_MAX_DIM], grad[NH_MAX_DIM];
+            double lam[NH_MAX_CON], lam_from[NH_MAX_CON], a[NH_MAX_CON * NH_MAX_DIM], curvature[NH_MAX_CON];
+            cr_assert(eq(int, nh_energy_shell_sample(&s, s.type->minimum_energy(&s) + 3.0, &rng, q, v), NH_OK));
+            cr_assert(eq(int, nh_exact_multiplier(&s, q, v, lam), NH_OK));
+            s.type->constraint(&s, q, a);
+            s.type->potential_gradient(&s, q, grad);
+            cr_assert(eq(int, nh_exact_multiplier_from(&s, q, v, a, grad, lam_from), NH_OK));
+            cr_expect(memcmp(lam, lam_from, (size_t)m * sizeof *lam) == 0, "%s: the two calls differ", s.type->name);
+            cr_assert(eq(int, nh_index1_rhs(&s, q, v, dq, acc, NULL), NH_OK));
+            nh_constraint_curvature(&s, q, v, curvature);
+            for (int i = 0; i < m && !nh_is_reduced(&s); ++i) {   /* reduced: A acts on the body velocity */
+                double drift = curvature[i], size = fabs(curvature[i]);
+                for (int j = 0; j < n; ++j) {
+                    drift += a[i * n + j] * acc[j];
+                    size += fabs(a[i * n + j] * acc[j]);
+                }
+                cr_expect(fabs(drift) <= 1e-12 * fmax(size, 1.0), "%s row %d: A a + DA[v] v = %g (terms %g)",
+                          s.type->name, i, drift, size);
+            }
+        }
+    }
+}
+
 Test(systems, vertical_disk_follows_its_closed_form_solution)
 {
     /* seed 004 Sect. 2.2.3: xi = xi0 + w t, x3' = u constant, x1' = -cos(xi) u, x2' = -sin(xi) u.
