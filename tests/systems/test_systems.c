@@ -283,7 +283,7 @@ Test(systems, exact_multiplier_keeps_the_velocity_on_the_constraint)
             cr_expect(memcmp(lam, lam_from, (size_t)m * sizeof *lam) == 0, "%s: the two calls differ", s.type->name);
             cr_assert(eq(int, nh_index1_rhs(&s, q, v, dq, acc, NULL), NH_OK));
             nh_constraint_curvature(&s, q, v, curvature);
-            for (int i = 0; i < m && !nh_is_reduced(&s); ++i) {   /* reduced: A acts on the body velocity */
+            for (int i = 0; i < m; ++i) {
                 double drift = curvature[i], size = fabs(curvature[i]);
                 for (int j = 0; j < n; ++j) {
                     drift += a[i * n + j] * acc[j];
