@@ -37,10 +37,10 @@ typedef struct genfun_step {
     const double *q0, *v0;
     double p0[NH_MAX_DIM];
     double *work;           /* the Newton matrix's scratch (the stepper's workspace) */
-    /* The last point F was computed at (genfun_force_at), with F and its pieces there: the step's end
+    /* The last point F was computed at (genfun_force_at), with F, grad V and A there: the step's end
      * velocity and the Newton matrix are read at points whose residual was just computed. */
     int is_at;
-    double at_q1[NH_MAX_DIM], force[NH_MAX_DIM], grad[NH_MAX_DIM], a[NH_MAX_CON * NH_MAX_DIM], lam[NH_MAX_CON];
+    double at_q1[NH_MAX_DIM], force[NH_MAX_DIM], grad[NH_MAX_DIM], a[NH_MAX_CON * NH_MAX_DIM];
 } genfun_step;
 
 /* q_a and v_01 of the header */
@@ -52,12 +52,12 @@ static void genfun_points(const genfun_step *c, const double *q1, double *qa, do
     }
 }
 
-/* F(q0, q1) of the header into c->force, with grad V(q_a), A(q_a) and lambda* (c->grad, c->a, c->lam) */
+/* F(q0, q1) of the header into c->force, with grad V(q_a) and A(q_a) (c->grad, c->a) */
 static int genfun_force(genfun_step *c, const double *q1)
 {
     const nh_system *s = c->sys;
     const int n = nh_dim(s), m = s->m;
-    double qa[NH_MAX_DIM], v01[NH_MAX_DIM], at[NH_MAX_DIM];
+    double qa[NH_MAX_DIM], v01[NH_MAX_DIM], lam[NH_MAX_CON], at[NH_MAX_DIM];
     genfun_points(c, q1, qa, v01);
     s->type->potential_gradient(s, qa, c->grad);
     if (!c->constraint_force) {
@@ -66,9 +66,9 @@ static int genfun_force(genfun_step *c, const double *q1)
         return 0;
     }
     s->type->constraint(s, qa, c->a);
-    if (nh_exact_multiplier_from(s, qa, v01, c->a, c->grad, c->lam))
+    if (nh_exact_multiplier_from(s, qa, v01, c->a, c->grad, lam))
         return 1;
-    nh_matvec_t(m, n, c->a, c->lam, at);
+    nh_matvec_t(m, n, c->a, lam, at);
     for (int i = 0; i < n; ++i)
         c->force[i] = at[i] - c->grad[i];
     return 0;
@@ -100,8 +100,8 @@ static int genfun_residual(const double *q1, double *r, void *ctx)
 }
 
 /* The first guess of q1: with the forces F of the past steps (the history records F, not q1), the
- * position equation M (q1 - q0)/h = p0 + h (1 - alpha) F with F the quadratic through them, which
- * is O(h^3) from this step's F, so q1 is O(h^5) from the solution; else q0 + h/2 (v0 + v1) with v1
+ * position equation M (q1 - q0)/h = p0 + h (1 - alpha) F with F the cubic through the last four, which
+ * is O(h^4) from this step's F, so q1 is O(h^6) from the solution; else q0 + h/2 (v0 + v1) with v1
  * from explicit Euler (nh_method_predict), O(h^3). */
 static int genfun_guess(void *ctx, double *q1, const double *past)
 {
