@@ -747,14 +747,17 @@ static int dstar_guess(void *ctx, double *z1, const double *past)
 {
     const dstar_step *c = ctx;
     double grad[Z], slope[Z];
+    dstar_frame f;
     if (past) {
         nh_history_cubic(c->dim, past, z1);
         for (int i = 0; i < c->dim; ++i)
             z1[i] += c->z0[i];
         return 0;
     }
-    if (hamiltonian_gradient(c, c->z0, grad) || pi_times(c, c->z0, grad, slope))
+    if (nh_dstar_frame_at(c, c->z0, 1, &f))   /* one frame for grad H and Pi */
         return NH_STEP_SINGULAR;
+    nh_dstar_frame_gradient(c, &f, grad);
+    frame_pi_times(c, &f, grad, slope);
     for (int i = 0; i < c->dim; ++i)
         z1[i] = c->z0[i] + c->h * slope[i];
     return 0;

@@ -200,6 +200,8 @@ static void add_velocity_forces(const nh_system *s, const double *q, const doubl
 int nh_exact_multiplier_from(const nh_system *s, const double *q, const double *v, const double *a,
                              const double *grad, double *lam)
 {
+    if (!nh_has_variable_mass(s) && !nh_is_reduced(s))   /* grad V is the whole force */
+        return multiplier_from(s, q, v, a, grad, lam);
     double f[NH_MAX_DIM];
     memcpy(f, grad, (size_t)s->n * sizeof *f);
     add_velocity_forces(s, q, v, f);
@@ -211,8 +213,7 @@ int nh_exact_multiplier(const nh_system *s, const double *q, const double *v, do
     double a[NH_MAX_CON * NH_MAX_DIM], g[NH_MAX_DIM];
     s->type->constraint(s, q, a);
     s->type->potential_gradient(s, q, g);
-    add_velocity_forces(s, q, v, g);
-    return multiplier_from(s, q, v, a, g, lam);
+    return nh_exact_multiplier_from(s, q, v, a, g, lam);
 }
 
 int nh_reduced_vector(const nh_system *s, const double *q, const double *v, double *u)
