@@ -740,8 +740,8 @@ static int dstar_start_point(dstar_step *c, const double *q, const double *v)
     return 0;
 }
 
-/* The initial guess for z1: with the increments z1 - z0 of the last four steps (the history records
- * increments), z0 + the cubic through them (O(h^5) from z1); else the explicit Euler step
+/* The initial guess for z1: with the increments z1 - z0 of the last six steps (the history records
+ * increments), z0 + the quintic through them (O(h^7) from z1); else the explicit Euler step
  * z0 + h Pi(z0) grad H(z0) (O(h^2)). */
 static int dstar_guess(void *ctx, double *z1, const double *past)
 {
@@ -749,7 +749,7 @@ static int dstar_guess(void *ctx, double *z1, const double *past)
     double grad[Z], slope[Z];
     dstar_frame f;
     if (past) {
-        nh_history_cubic(c->dim, past, z1);
+        nh_history_quintic(c->dim, past, z1);
         for (int i = 0; i < c->dim; ++i)
             z1[i] += c->z0[i];
         return 0;
@@ -793,7 +793,7 @@ static int dstar_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     const int reuse = nh_dstar_has_analytic_jacobian(&c) ? NH_JACOBIAN_EACH_SOLVE : NH_JACOBIAN_ACROSS_SOLVES;
     nh_nonlinear_problem pb = {c.dim, dstar_residual, dstar_jacobian, &c, fmax(nh_norm_inf(c.dim, c.z0) / h, 1e-300),
                                reuse, h};
-    int rc = nh_method_solve(st, &pb, h, q, v, NH_CUBIC_POINTS, dstar_guess, NULL, z1);
+    int rc = nh_method_solve(st, &pb, h, q, v, NH_QUINTIC_POINTS, dstar_guess, NULL, z1);
     if (rc)
         return rc;
     if (nh_is_reduced(s))   /* its q rows read q' = q; keep q bit-exact */

@@ -100,8 +100,8 @@ static int genfun_residual(const double *q1, double *r, void *ctx)
 }
 
 /* The first guess of q1: with the forces F of the past steps (the history records F, not q1), the
- * position equation M (q1 - q0)/h = p0 + h (1 - alpha) F with F the cubic through the last four, which
- * is O(h^4) from this step's F, so q1 is O(h^6) from the solution; else q0 + h/2 (v0 + v1) with v1
+ * position equation M (q1 - q0)/h = p0 + h (1 - alpha) F with F the quintic through the last six, which
+ * is O(h^6) from this step's F, so q1 is O(h^8) from the solution; else q0 + h/2 (v0 + v1) with v1
  * from explicit Euler (nh_method_predict), O(h^3). */
 static int genfun_guess(void *ctx, double *q1, const double *past)
 {
@@ -109,7 +109,7 @@ static int genfun_guess(void *ctx, double *q1, const double *past)
     const nh_system *s = c->sys;
     double v1[NH_MAX_DIM], lam[NH_MAX_CON], force[NH_MAX_DIM];
     if (past) {
-        nh_history_cubic(s->n, past, force);
+        nh_history_quintic(s->n, past, force);
         for (int i = 0; i < s->n; ++i)
             q1[i] = c->q0[i] + c->h * s->inv_mass[i] * (c->p0[i] + c->h * (1 - c->alpha) * force[i]);
         return NH_OK;
@@ -270,7 +270,7 @@ static int genfun_step_fn(nh_stepper *st, double h, double *q, double *v, double
     for (int i = 0; i < n; ++i)
         c.p0[i] = s->mass[i] * v[i];
     nh_nonlinear_problem pb = {n, genfun_residual, genfun_jacobian, &c, fmax(nh_norm_inf(n, c.p0), 1e-300), NH_JACOBIAN_EACH_SOLVE, 0};
-    int rc = nh_method_solve(st, &pb, h, q0, v0, NH_CUBIC_POINTS, genfun_guess, NULL, q1);
+    int rc = nh_method_solve(st, &pb, h, q0, v0, NH_QUINTIC_POINTS, genfun_guess, NULL, q1);
     if (rc || genfun_force_at(&c, q1))
         return rc ? rc : NH_STEP_NONFINITE;
     for (int i = 0; i < n; ++i)

@@ -5,7 +5,7 @@
 
 #include "nhens/method.h"
 
-enum { NH_MAX_INNER_STEPPERS = 4, NH_HISTORY_POINTS = 4 };
+enum { NH_MAX_INNER_STEPPERS = 4, NH_HISTORY_POINTS = 6 };
 
 /* The warm start's memory: the solver's unknowns at the last solved steps of one trajectory, newest
  * first, all with step h, and the (q, v) the newest step returned. Like a Newton matrix kept by the
