@@ -149,6 +149,59 @@ void nh_spd_solve_factored(int m, const double *c, double *b)
         ldlt_solves(m, c, b);
 }
 
+/* Column i of c^-1 into inv (stride m): ldlt_solves on e_i, whose forward sums start at its 1 */
+static inline __attribute__((always_inline)) void ldlt_inverse_column(const int m, const double *c, int i,
+                                                                    double *inv)
+{
+    double *b = inv + i;   /* b[j m] is entry j of the column */
+    for (int j = 0; j < i; ++j)
+        b[j * m] = 0.0;
+    b[i * m] = 1.0;
+    UNROLL
+    for (int j = i + 1; j < m; ++j) {
+        double s = -c[j * m + i];
+        UNROLL
+        for (int k = i + 1; k < j; ++k)
+            s -= c[j * m + k] * b[k * m];
+        b[j * m] = s;
+    }
+    UNROLL
+    for (int j = i; j < m; ++j)
+        b[j * m] *= c[j * m + j];
+    UNROLL
+    for (int j = m - 2; j >= 0; --j) {
+        double s = b[j * m];
+        UNROLL
+        for (int k = j + 1; k < m; ++k)
+            s -= c[k * m + j] * b[k * m];
+        b[j * m] = s;
+    }
+}
+
+static inline __attribute__((always_inline)) void ldlt_inverse(const int m, const double *c, double *inv)
+{
+    UNROLL
+    for (int i = 0; i < m; ++i)
+        ldlt_inverse_column(m, c, i, inv);
+}
+
+void nh_spd_inverse_factored(int m, const double *c, double *inv)
+{
+    switch (m) {
+    case 1:
+        inv[0] = 1.0 / c[0];
+        return;
+#define INVERSE_CASE(k)                                                                                            \
+    case k:                                                                                                        \
+        ldlt_inverse(k, c, inv);                                                                                   \
+        return;
+        SMALL_SIZES(INVERSE_CASE)
+#undef INVERSE_CASE
+    default:
+        ldlt_inverse(m, c, inv);
+    }
+}
+
 /* The SPD solve for one size m, inlined per size like the LU (the D* frames solve with g = X^T M X of
  * size r several times per residual). L D L^T rather than Cholesky: the factorisation is a chain of
  * dependent columns, and without the square root each column waits for one division only. The upper

@@ -360,19 +360,19 @@ void nh_dstar_inverse_metric(const dstar_step *c, double *ginv)
     const metric_blocks *b = c->w->blocks;
     const int r = c->r;
     const double *factor = c->w->g_blocks;
+    double block[N * N];
     memset(ginv, 0, (size_t)r * r * sizeof *ginv);
     for (int k = 0; k < b->count; ++k) {
         const int size = b->start[k + 1] - b->start[k], *col = b->column + b->start[k];
-        for (int i = 0; i < size; ++i) {
-            double part[N] = {0};
-            part[i] = 1.0;
-            if (size > 1)
-                nh_spd_solve_factored(size, factor, part);
-            else
-                part[0] *= factor[0];
-            for (int j = 0; j < size; ++j)
-                ginv[col[i] * r + col[j]] = part[j];
+        if (size == 1) {   /* metric_solve left 1 / g_aa */
+            ginv[col[0] * r + col[0]] = factor[0];
+            factor += 1;
+            continue;
         }
+        nh_spd_inverse_factored(size, factor, block);
+        for (int i = 0; i < size; ++i)
+            for (int j = 0; j < size; ++j)
+                ginv[col[i] * r + col[j]] = block[j * size + i];
         factor += size * size;
     }
 }

@@ -139,14 +139,17 @@ static int add_second_derivative_terms(const dstar_step *c, const dstar_frame *f
         const int k = rows->k[row];
         if (second_derivative_slice(c, f, k, dd))
             return 1;
+        int gathered = 0;   /* an affine basis (the quartic's) has only zero slices: nothing to finish */
         for (int e = 0; e < f->dx_count; ++e) {
             const double t = f->p[dx[e].j] * dd[e];
             if (hqq)
                 hqq[dx[e].i * n + k] -= t * f->y[dx[e].a];
-            if (g && t != 0.0)
+            if (g && t != 0.0) {
                 add_skew_term(dx[e].a, dx[e].i, t, g + n, x_g, c->w->jpi + n * dim + k, dim, acc);
+                gathered = 1;
+            }
         }
-        if (g)
+        if (gathered)
             finish_skew_column(c, f, acc, c->w->jpi + n * dim + k, dim);
     }
     return 0;

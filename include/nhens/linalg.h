@@ -22,6 +22,9 @@ void nh_lu_solve(int n, const double *lu, const int *piv, double *b);
 int nh_spd_solve(int m, double *c, double *b);
 /* Solve c x = b again with the c that a successful nh_spd_solve left factored. */
 void nh_spd_solve_factored(int m, const double *c, double *b);
+/* inv (m x m, row-major) = c^-1 from the c that a successful nh_spd_solve left factored: column i is
+ * nh_spd_solve_factored of e_i, the same sums without their terms in the zeros above e_i's 1. */
+void nh_spd_inverse_factored(int m, const double *c, double *inv);
 
 /* nh_norm_inf, nh_dot and nh_all_finite are inline here (the hot loops of every step call them on a few
  * entries) and exported from the library as well. */

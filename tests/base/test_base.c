@@ -60,6 +60,39 @@ Test(linalg, spd_solve)
     cr_assert(eq(int, nh_spd_solve(2, notspd, r), 1));
 }
 
+Test(linalg, spd_inverse_is_the_solves_of_the_unit_vectors)
+{
+    /* For every size (1, the unrolled 2..16 and the generic loop above them): c = B^T B + m I, well
+     * conditioned (cond < 10), so c c^-1 = I to 1e-13 (a few dozen rounding errors of O(1) terms); and each
+     * column must have the bits of nh_spd_solve_factored on e_i, which the D* frames used before. */
+    enum { MAX = 18 };
+    for (int m = 1; m <= MAX; ++m) {
+        double c[MAX * MAX], factors[MAX * MAX], inv[MAX * MAX], b[MAX] = {0};
+        for (int i = 0; i < m; ++i)
+            for (int j = 0; j < m; ++j) {
+                double sum = i == j ? m : 0.0;
+                for (int k = 0; k < m; ++k)
+                    sum += sin(1.0 + k * m + i) * sin(1.0 + k * m + j);
+                c[i * m + j] = sum;
+            }
+        memcpy(factors, c, sizeof c);
+        cr_assert(eq(int, nh_spd_solve(m, factors, b), 0), "m = %d", m);
+        nh_spd_inverse_factored(m, factors, inv);
+        for (int i = 0; i < m; ++i) {
+            double unit[MAX] = {0};
+            unit[i] = 1.0;
+            nh_spd_solve_factored(m, factors, unit);
+            for (int j = 0; j < m; ++j) {
+                cr_assert(memcmp(&unit[j], &inv[j * m + i], sizeof unit[j]) == 0, "m = %d, entry (%d, %d): %.17g, %.17g",
+                          m, j, i, inv[j * m + i], unit[j]);
+                double product = 0.0;
+                for (int k = 0; k < m; ++k)
+                    product += c[j * m + k] * inv[k * m + i];
+                cr_assert(fabs(product - (i == j)) < 1e-13, "m = %d: (c c^-1)_%d%d = %.17g", m, j, i, product);
+            }
+        }
+    }
+}
 
 Test(linalg, all_finite_finds_every_non_finite_entry)
 {
