@@ -165,16 +165,16 @@ int nh_qr_kernel_basis(const nh_system *s, const double *q, double *signs, int c
         apply_reflector(w, k);
     }
     double y[N], (*dy)[N] = w->dy;
+    for (int k = 0; dx && k < n * r * n; ++k)   /* zero along the directions not propagated */
+        dx[k] = 0.0;
     for (int a = 0; a < r; ++a) {
         basis_vector(w, m + a, y, dy);
         for (int i = 0; i < n; ++i)
             x[i * r + a] = y[i];
-        for (int i = 0; dx && i < n; ++i) {   /* zero along the directions not propagated */
-            double *row = dx + (i * r + a) * n;
-            for (int j = 0; j < n; ++j)
-                row[j] = 0.0;
-            for (int d = 0; d < w->dir_count; ++d)
-                row[w->dir[d]] = dy[w->dir[d]][i];
+        for (int d = 0; dx && d < w->dir_count; ++d) {
+            const int j = w->dir[d];
+            for (int i = 0; i < n; ++i)
+                dx[(i * r + a) * n + j] = dy[j][i];
         }
     }
     return 0;
