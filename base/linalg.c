@@ -117,6 +117,24 @@ void nh_lu_solve(int n, const double *lu, const int *piv, double *b)
     }
 }
 
+/* b <- (D L^T)^-1 b for entries first..m-1 of b (stride `stride`), the entries before `first` zero:
+ * the diagonal scaling (1/D_jj on c's diagonal), then the back substitution with L^T */
+static inline __attribute__((always_inline)) void ldlt_back_substitute(const int m, const double *c, double *b,
+                                                                     const int stride, const int first)
+{
+    UNROLL
+    for (int i = first; i < m; ++i)
+        b[i * stride] *= c[i * m + i];
+    UNROLL
+    for (int i = m - 2; i >= 0; --i) {
+        double s = b[i * stride];
+        UNROLL
+        for (int k = i + 1; k < m; ++k)
+            s -= c[k * m + i] * b[k * stride];
+        b[i * stride] = s;
+    }
+}
+
 /* b = (L D L^T)^-1 b: L unit lower triangular below the diagonal, 1/D_jj on it */
 static inline __attribute__((always_inline)) void ldlt_solves(const int m, const double *c, double *b)
 {
@@ -128,17 +146,7 @@ static inline __attribute__((always_inline)) void ldlt_solves(const int m, const
             s -= c[i * m + k] * b[k];
         b[i] = s;
     }
-    UNROLL
-    for (int i = 0; i < m; ++i)
-        b[i] *= c[i * m + i];
-    UNROLL
-    for (int i = m - 2; i >= 0; --i) {
-        double s = b[i];
-        UNROLL
-        for (int k = i + 1; k < m; ++k)
-            s -= c[k * m + i] * b[k];
-        b[i] = s;
-    }
+    ldlt_back_substitute(m, c, b, 1, 0);
 }
 
 void nh_spd_solve_factored(int m, const double *c, double *b)
@@ -149,7 +157,8 @@ void nh_spd_solve_factored(int m, const double *c, double *b)
         ldlt_solves(m, c, b);
 }
 
-/* Column i of c^-1 into inv (stride m): ldlt_solves on e_i, whose forward sums start at its 1 */
+/* Column i of c^-1 into inv (stride m): ldlt_solves on e_i, whose forward sums start at its 1 and
+ * whose zeros before it stay zero until the back substitution */
 static inline __attribute__((always_inline)) void ldlt_inverse_column(const int m, const double *c, int i,
                                                                     double *inv)
 {
@@ -165,17 +174,7 @@ static inline __attribute__((always_inline)) void ldlt_inverse_column(const int 
             s -= c[j * m + k] * b[k * m];
         b[j * m] = s;
     }
-    UNROLL
-    for (int j = i; j < m; ++j)
-        b[j * m] *= c[j * m + j];
-    UNROLL
-    for (int j = m - 2; j >= 0; --j) {
-        double s = b[j * m];
-        UNROLL
-        for (int k = j + 1; k < m; ++k)
-            s -= c[k * m + j] * b[k * m];
-        b[j * m] = s;
-    }
+    ldlt_back_substitute(m, c, b, m, i);
 }
 
 static inline __attribute__((always_inline)) void ldlt_inverse(const int m, const double *c, double *inv)
