@@ -14,14 +14,16 @@
 
 static const double FD_STEP = 1e-6, FD_TOL = 1e-7, ROUNDOFF_TOL = 1e-12;
 
-enum { ROW_GRAD, ROW_HESS, ROW_DAU, ROW_DATL, ROW_MASS, ROW_KERNEL, ROW_DX, ROW_PATTERN, ROW_DSTAR_FIELD,
-       ROW_DSTAR_GRAD, ROW_PI_SKEW, ROW_INDEX1, ROW_COUNT };
+enum { ROW_GRAD, ROW_HESS, ROW_DAU, ROW_DATL, ROW_AFFINE, ROW_MASS, ROW_KERNEL, ROW_DX, ROW_PATTERN,
+       ROW_DSTAR_FIELD, ROW_DSTAR_GRAD, ROW_PI_SKEW, ROW_INDEX1, ROW_COUNT };
+_Static_assert((int)ROW_COUNT <= (int)NH_CHECK_MAX_ROWS, "the report holds every row");
 
 static const char *const ROW_NAMES[ROW_COUNT] = {
     "grad V vs differences of V",
     "Hessian of V vs differences of grad V",
     "d(A u)/dq vs differences",
     "d(A^T lam)/dq vs differences",
+    "declared affine A: d(A u)/dq the same at another point",
     "dM/dq vs differences, M(q) SPD",
     "adapted basis X in ker A(q)",
     "dX/dq vs differences",
@@ -88,6 +90,25 @@ static void check_potential_and_constraint(const nh_system *s, const double *q, 
         for (int i = 0; i < n; ++i)
             note(rep, ROW_DATL, fd_error((atp[i] - atm[i]) / (2 * FD_STEP), w->jm[i * n + j]));
     }
+}
+
+/* NH_SYS_AFFINE_CONSTRAINT: d(A u)/dq at q and at a second point q + d (every coordinate moved by
+ * 0.37 (1 + |q_i|)) agree to round-off; a constraint with a curved entry (sin, a product of coordinates)
+ * differs by O(1) there. */
+static void check_affine_constraint(const nh_system *s, const double *q, nh_check_report *rep)
+{
+    if (!(s->type->flags & NH_SYS_AFFINE_CONSTRAINT))
+        return;
+    const int n = s->n, m = s->m;
+    double u[NH_MAX_DIM], moved[NH_MAX_DIM], here[NH_MAX_CON * NH_MAX_DIM], there[NH_MAX_CON * NH_MAX_DIM];
+    for (int i = 0; i < n; ++i) {
+        u[i] = 0.3 + 0.7 * sin(1.0 + i);
+        moved[i] = q[i] + 0.37 * (1.0 + fabs(q[i]));
+    }
+    s->type->constraint_jacobian_velocity(s, q, u, here);
+    s->type->constraint_jacobian_velocity(s, moved, u, there);
+    for (int k = 0; k < m * n; ++k)
+        note(rep, ROW_AFFINE, fabs(there[k] - here[k]) / (1.0 + fabs(here[k])));
 }
 
 static void check_mass_matrix(const nh_system *s, const double *q, check_work *w, nh_check_report *rep)
@@ -268,8 +289,9 @@ static int work_alloc(check_work *w, int n)
 
 static void finish(nh_check_report *rep)
 {
-    static const double tolerance[ROW_COUNT] = {FD_TOL, FD_TOL, FD_TOL,       FD_TOL, FD_TOL,       ROUNDOFF_TOL,
-                                                FD_TOL, 0.0,    ROUNDOFF_TOL, FD_TOL, ROUNDOFF_TOL, FD_TOL};
+    static const double tolerance[ROW_COUNT] = {FD_TOL, FD_TOL,       FD_TOL,       FD_TOL, ROUNDOFF_TOL,
+                                                FD_TOL, ROUNDOFF_TOL, FD_TOL,       0.0,    ROUNDOFF_TOL,
+                                                FD_TOL, ROUNDOFF_TOL, FD_TOL};
     rep->n_rows = ROW_COUNT;
     rep->failed = 0;
     for (int i = 0; i < ROW_COUNT; ++i) {
@@ -295,6 +317,7 @@ int nh_system_check(const nh_system *s, int points, uint64_t seed, nh_check_repo
         double q[NH_MAX_DIM], v[NH_MAX_DIM], dq[NH_MAX_DIM], dv[NH_MAX_DIM];
         s->type->sample_configuration(s, &rng, q);
         check_potential_and_constraint(s, q, &w, report);
+        check_affine_constraint(s, q, report);
         check_mass_matrix(s, q, &w, report);
         if (s->type->adapted_basis) {
             check_adapted_basis(s, q, &w, report);

@@ -128,11 +128,17 @@ static int genfun_has_analytic_jacobian(const nh_system *s)
 
 /* out (m x n) = the m rows c_k(q) = [d(A v)/dq (q) v]_k differentiated along each q_j by a forward
  * difference of the system's d(A v)/dq at fixed v: second derivatives of A, which systems do not supply.
- * They enter only the Newton matrix, with a factor alpha h (1 - alpha), never the residual. */
+ * They enter only the Newton matrix, with a factor alpha h (1 - alpha), never the residual. Zero, without
+ * differences, on a system that declares A affine in q (NH_SYS_AFFINE_CONSTRAINT). */
 static void curvature_derivative(const nh_system *s, const double *q, const double *v, const double *curv, double *out)
 {
     const int n = s->n, m = s->m;
     double qp[NH_MAX_DIM], dav[NH_MAX_CON * NH_MAX_DIM];
+    if (s->type->flags & NH_SYS_AFFINE_CONSTRAINT) {   /* d(A v)/dq does not depend on q: dc/dq = 0 */
+        for (int k = 0; k < m * n; ++k)
+            out[k] = 0.0;
+        return;
+    }
     memcpy(qp, q, (size_t)n * sizeof *q);
     for (int j = 0; j < n; ++j) {
         const double d = NH_FD_STEP * fmax(1.0, fabs(q[j]));
@@ -265,8 +271,9 @@ static int genfun_step_fn(nh_stepper *st, double h, double *q, double *v, double
     memcpy(q0, q, (size_t)n * sizeof *q);
     memcpy(v0, v, (size_t)n * sizeof *v);
     const int variant = (int)st->params.value[P_VARIANT];
-    genfun_step c = {.sys = s, .h = h, .alpha = st->params.value[P_ALPHA], .q0 = q0, .v0 = v0,
-                     .constraint_force = variant != 6, .work = st->workspace};
+    genfun_step c;   /* not zero-initialised (2 KB): its arrays are written before they are read */
+    c.sys = s, c.h = h, c.alpha = st->params.value[P_ALPHA], c.q0 = q0, c.v0 = v0;
+    c.constraint_force = variant != 6, c.work = st->workspace, c.is_at = 0;
     for (int i = 0; i < n; ++i)
         c.p0[i] = s->mass[i] * v[i];
     nh_nonlinear_problem pb = {n, genfun_residual, genfun_jacobian, &c, fmax(nh_norm_inf(n, c.p0), 1e-300), NH_JACOBIAN_EACH_SOLVE, 0};

@@ -86,7 +86,7 @@ const nh_system_type nh_system_dlparticle = {
     .name = "dlparticle",
     .summary = "nonholonomic particle of seed 003 Example 4.2 (z' = y x', V = x^2 + y^2)",
     .reference = "de Leon, Martin de Diego, Santamaria-Merino 2004 Example 4.2",
-    .flags = NH_SYS_CVT_TYPE,
+    .flags = NH_SYS_CVT_TYPE | NH_SYS_AFFINE_CONSTRAINT,
     .dimensions = dl_dimensions,
     .potential = dl_potential,
     .potential_gradient = dl_gradient,

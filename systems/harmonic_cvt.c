@@ -110,7 +110,8 @@ static double coupled_minimum_energy(const nh_system *s)
 
 #define COUPLED_SYSTEM(var, nm, summ)                                                                              \
     const nh_system_type var = {.name = nm, .summary = summ, .reference = "Modin-Verdier 2020 Sect. 2.2.1, Table 1", \
-                                .flags = NH_SYS_CVT_TYPE, .dimensions = coupled_dimensions,                        \
+                                .flags = NH_SYS_CVT_TYPE | NH_SYS_AFFINE_CONSTRAINT,                               \
+                                .dimensions = coupled_dimensions,                                                  \
                                 .potential = coupled_potential, .potential_gradient = coupled_gradient,            \
                                 .potential_hessian = coupled_hessian, .constraint = coupled_constraint,            \
                                 .constraint_jacobian_velocity = coupled_jacobian_velocity,                         \

@@ -1,7 +1,7 @@
 /* Checks of a system descriptor, for authors of new systems (`nhens check --system S`) and for the
  * test suite, which runs them on every built-in system: every supplied derivative against central
- * differences, the adapted basis in ker A, the D* form against the full vector field, and the
- * index-1 field keeping A(q) v = 0 and the energy. Each check reports the worst relative error over
+ * differences, the declarations (an affine A, the adapted basis' pattern), the adapted basis in ker A,
+ * the D* form against the full vector field, and the index-1 field keeping A(q) v = 0 and the energy. Each check reports the worst relative error over
  * random states of the system's sampler and passes below its tolerance (stated per row). */
 #ifndef NHENS_CHECK_H
 #define NHENS_CHECK_H
@@ -15,7 +15,7 @@ extern "C" {
 #endif
 #pragma GCC visibility push(default)
 
-enum { NH_CHECK_MAX_ROWS = 12 };
+enum { NH_CHECK_MAX_ROWS = 16 };   /* 13 rows used; 16 since version 0.5.0 */
 
 typedef struct nh_check_row {
     const char *name;       /* "grad V vs differences of V" */

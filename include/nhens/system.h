@@ -41,7 +41,11 @@ static inline int nh_preset_is_shell(const nh_preset *p)
 enum nh_system_flags {
     /* A depends only on coordinates that the constraint force does not move ("CVT-type",
      * docs/METHODS.md Sect. 0): DLA^{0,1} is then linearly implicit. */
-    NH_SYS_CVT_TYPE = 1u << 0
+    NH_SYS_CVT_TYPE = 1u << 0,
+    /* A(q) is affine in q, so its second derivatives vanish and d(A u)/dq does not depend on q (the
+     * quartic, A = [1, 0, w]). genfun's analytic Newton matrix then skips the differences of d(A v)/dq
+     * that stand in for them. `nhens check` verifies the declaration. */
+    NH_SYS_AFFINE_CONSTRAINT = 1u << 1
 };
 
 /* The engine never calls a system's callbacks with an output array that overlaps an input, so they may

@@ -121,6 +121,47 @@ Test(systems, check_finds_a_basis_writing_outside_its_declared_pattern)
     cr_assert(rep.failed >= 1, "failed rows: %d", rep.failed);
 }
 
+static void declare_affine(nh_system_type *t)
+{
+    t->flags |= NH_SYS_AFFINE_CONSTRAINT;
+}
+
+Test(systems, check_finds_a_curved_constraint_declared_affine)
+{
+    /* the CVT's A = [1, sin xi, 0] declared affine: d(A u)/dq = cos(xi) u_2 moves by O(1) between the
+     * check's two points (xi + 0.37 (1 + |xi|)), far above the row's round-off tolerance */
+    nh_check_report rep;
+    check_patched("cvt", "eps=0.3", declare_affine, 5, &rep);
+    cr_assert(eq(int, rep.failed, 1));
+    for (int r = 0; r < rep.n_rows; ++r) {
+        int is_affine = strstr(rep.rows[r].name, "affine") != NULL;
+        cr_assert(eq(int, rep.rows[r].passed, !is_affine), "%s", rep.rows[r].name);
+        if (is_affine)
+            cr_assert(rep.rows[r].worst > 1e-2, "%g", rep.rows[r].worst);
+    }
+}
+
+Test(systems, the_declared_affine_constraints_are_checked)
+{
+    /* the quartic, hcvt, mvparticle and dlparticle declare A affine: their row applies and passes (the
+     * derivatives_match test above runs it on every system) */
+    const char *const affine[] = {"quartic", "hcvt", "mvparticle", "dlparticle"};
+    for (int k = 0; k < 4; ++k) {
+        nh_system s;
+        nh_check_report rep;
+        nh_error err;
+        make_system(&s, affine[k], NULL, NULL);
+        const int declared = (s.type->flags & NH_SYS_AFFINE_CONSTRAINT) != 0;   /* a variable: cr_assert's
+                                                                                  parser misreads a & b */
+        cr_assert(declared, "%s declares A affine", affine[k]);
+        cr_assert(eq(int, nh_system_check(&s, 3, 5, &rep, &err), NH_OK), "%s", err.msg);
+        for (int r = 0; r < rep.n_rows; ++r)
+            if (strstr(rep.rows[r].name, "affine"))
+                cr_assert(rep.rows[r].applies && rep.rows[r].passed && rep.rows[r].worst == 0.0, "%s: %g",
+                          affine[k], rep.rows[r].worst);
+    }
+}
+
 static double preset_energy(const char *system, const char *preset, double *projection)
 {
     nh_system s;
