@@ -23,7 +23,7 @@ static const char *const ROW_NAMES[ROW_COUNT] = {
     "Hessian of V vs differences of grad V",
     "d(A u)/dq vs differences",
     "d(A^T lam)/dq vs differences",
-    "declared affine A: d(A u)/dq the same at another point",
+    "declared affine A: d(A u)/dq constant",
     "dM/dq vs differences, M(q) SPD",
     "adapted basis X in ker A(q)",
     "dX/dq vs differences",

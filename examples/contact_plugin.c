@@ -139,7 +139,8 @@ static const nh_system_type CONTACT_EPS_SYSTEM = {
     .reference = "McLachlan-Perlmutter 2006 (contact oscillator); seed 004 Sect. 2.2.1 at k = 1, eps = 0",
     .n_params = 2,
     .params = PARAMS,
-    .flags = NH_SYS_CVT_TYPE, /* A depends on the y_i only, and the constraint force moves x and z */
+    /* A depends on the y_i only, and the constraint force moves x and z; A is linear in the y_i */
+    .flags = NH_SYS_CVT_TYPE | NH_SYS_AFFINE_CONSTRAINT,
     .n_presets = 2,
     .presets = PRESETS,
     .dimensions = contact_dimensions,

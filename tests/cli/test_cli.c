@@ -253,6 +253,8 @@ Test(cli, plugin_system_passes_check_runs_at_order_and_keeps_its_invariants)
     cr_assert(eq(int, nhens_output(SYSTEM_PLUGIN "check --system contact-eps --param eps=2", out, sizeof out), 0),
               "%s%s", out, err_text);
     cr_assert(strstr(out, "all checks passed") && !strstr(out, "FAIL"), "%s", out);
+    const int affine_row = strstr(out, "declared affine A: d(A u)/dq constant         0.000e+00") != NULL;
+    cr_assert(affine_row, "the example declares A affine and the row checks it: %s", out);
     cr_assert(eq(int, nhens_output(SYSTEM_PLUGIN "check --system contact-eps --param k=3 --points 5", out, sizeof out),
                  0), "n = 7: %s%s", out, err_text);
     /* DLA^{0,1} is order 2 (docs/METHODS.md Sect. 2): observed 2.000 between h = 0.05 and 0.025; tolerance 0.15 as
