@@ -70,6 +70,7 @@ static long dstar_work_layout(double *base, int n, int m, dstar_work *w)
     w->g_blocks = take(base, &used, r * r);
     w->blocks = (metric_blocks *)take(base, &used, doubles_for(sizeof(metric_blocks)));
     w->metric_terms = (metric_term *)take(base, &used, doubles_for((size_t)(n * r * (r + 1) / 2) * sizeof(metric_term)));
+    w->pairs = (structure_pairs *)take(base, &used, doubles_for(sizeof(structure_pairs)));
     w->dm = take(base, &used, (long)n * n * n);
     w->d = take(base, &used, r * r);
     w->fd = take(base, &used, NH_FD_WORK(dim));
@@ -260,6 +261,37 @@ static void find_metric_blocks(const dstar_step *c)
     list_metric_terms(c);
 }
 
+/* w->pairs from X's and dX's listed patterns (structure_pairs). */
+static void list_structure_pairs(const dstar_step *c)
+{
+    const int r = c->r, reduced = nh_is_reduced(c->sys);
+    const pattern *x = &c->w->x_nz, *dx = &c->w->dx_nz;
+    unsigned char linked[N * N];
+    memset(linked, reduced, sizeof linked);
+    for (int e = 0; e < dx->head->count && !reduced; ++e)
+        for (int f = 0; f < x->head->count; ++f)
+            if (x->entry[f].i == dx->entry[e].i) {
+                linked[dx->entry[e].a * r + x->entry[f].a] = 1;
+                linked[x->entry[f].a * r + dx->entry[e].a] = 1;
+            }
+    structure_pairs *pairs = c->w->pairs;
+    pairs->start[0] = 0;
+    for (int a = 0; a < r; ++a) {
+        int count = pairs->start[a];
+        for (int b = 0; b < r; ++b)
+            if (b != a && linked[a * r + b])
+                pairs->column[count++] = b;
+        pairs->start[a + 1] = count;
+    }
+}
+
+/* After X's or dX's listed pattern changed: g's blocks and d's pairs. */
+static void patterns_changed(const dstar_step *c)
+{
+    find_metric_blocks(c);
+    list_structure_pairs(c);
+}
+
 /* y = g^-1 y, factoring the blocks of g held in w->g_blocks (1 if one is not SPD; nh_dstar_inverse_metric
  * reads the factors). A one-column block is the dense solve's arithmetic, y / d as y * (1 / d), so the
  * blocks do not change the bits. */
@@ -297,7 +329,7 @@ static void prepare_patterns(const dstar_step *c)
     dstar_work *w = c->w;
     const size_t x_size = (size_t)s->n * (size_t)c->r, dx_size = x_size * (size_t)s->n;
     if (!w->blocks->count)
-        find_metric_blocks(c);
+        patterns_changed(c);
     if (c->method->basis != BASIS_SYSTEM || !s->type->adapted_basis_pattern || w->x_nz.head->declared)
         return;
     unsigned char *x_mask = (unsigned char *)w->x_shift, *dx_mask = (unsigned char *)w->dx_shift;
@@ -306,7 +338,7 @@ static void prepare_patterns(const dstar_step *c)
     s->type->adapted_basis_pattern(s, x_mask, dx_mask);
     pattern_declare(&w->x_nz, x_mask, s->n, c->r, 0);
     pattern_declare(&w->dx_nz, dx_mask, s->n, c->r, 1);
-    find_metric_blocks(c);
+    patterns_changed(c);
     memset(w->x_shift, 0, x_size * sizeof *w->x_shift);
     memset(w->dx_shift, 0, dx_size * sizeof *w->dx_shift);
 }
@@ -385,10 +417,11 @@ int nh_dstar_frame_at(const dstar_step *c, const double *z, int with_dx, dstar_f
         return 1;
     f->z = z;
     if (!c->w->x_nz.head->declared) {
-        if (pattern_cover(&c->w->x_nz, c->w->x, n, c->r, 0))
-            find_metric_blocks(c);
+        int changed = pattern_cover(&c->w->x_nz, c->w->x, n, c->r, 0);
         if (with_dx)
-            pattern_cover(&c->w->dx_nz, c->w->dx, n, c->r, 1);
+            changed |= pattern_cover(&c->w->dx_nz, c->w->dx, n, c->r, 1);
+        if (changed)
+            patterns_changed(c);
     }
     f->x_count = c->w->x_nz.head->count;
     f->dx_count = with_dx ? c->w->dx_nz.head->count : 0;
@@ -497,12 +530,15 @@ static inline __attribute__((always_inline)) void apply_pi(const dstar_step *c, 
             out_rho[x[e].a * cols + j] -= xe * in[x[e].i * cols + j];
         }
     }
+    const structure_pairs *pairs = c->w->pairs;
     for (int a = 0; a < r; ++a) {
         for (int j = 0; j < cols; ++j)
             sum[j] = 0.0;
-        for (int b = 0; b < r; ++b)
+        for (int e = pairs->start[a]; e < pairs->start[a + 1]; ++e) {
+            const int b = pairs->column[e];
             for (int j = 0; j < cols; ++j)
                 sum[j] += d[a * r + b] * in_rho[b * cols + j];
+        }
         for (int j = 0; j < cols; ++j)
             out_rho[a * cols + j] += sum[j];
     }

@@ -69,6 +69,16 @@ typedef struct metric_blocks {
     int term_count;     /* metric terms (constant diagonal M): w->metric_terms[0 .. term_count) */
 } metric_blocks;
 
+/* The entries (a, b) of d = -C rho = D - D^T that can be nonzero, row by row (b ascending, a != b):
+ * D_ab = sum p_j dX_a^j/dq_i X_b^i needs a listed dX_a^j/dq_i and a listed X_b^i in the same row i, and d
+ * is D's skew part (every pair for a reduced system, whose d comes from the brackets). Pi's rho rows sum
+ * over these only: the quartic's d has 6 entries of 36. The skipped products are exact zeros, so the
+ * sums keep their bits. Listed again whenever X's or dX's pattern changes. */
+typedef struct structure_pairs {
+    int start[N + 1];   /* row a: columns column[start[a] .. start[a + 1]) */
+    int column[N * N];
+} structure_pairs;
+
 /* One product X_a^i M_ii X_b^i (b <= a, one row i) of g = X^T M X, added into the lower triangle of its
  * block's factor at `slot` of w->g_blocks. Listed in the order of X's entries (a's entry, then b's), so
  * each entry of g sums its rows in ascending order, as the dense product X^T (M X) does: same bits. */
@@ -87,6 +97,7 @@ typedef struct dstar_work {
     double *g_blocks;           /* the factored diagonal blocks of g (at most r r) */
     metric_blocks *blocks;
     metric_term *metric_terms;  /* at most n r (r + 1) / 2 */
+    structure_pairs *pairs;     /* the entries of d that Pi's rho rows read */
     double *dm;                 /* dM (n n n), M(q) systems */
     double *d;                  /* D_ab (r r) */
     double *fd;                 /* nh_fd_jacobian scratch */
