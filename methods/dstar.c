@@ -275,6 +275,11 @@ static void list_structure_pairs(const dstar_step *c)
                 linked[x->entry[f].a * r + dx->entry[e].a] = 1;
             }
     structure_pairs *pairs = c->w->pairs;
+    for (int i = 0, e = 0; i <= c->sys->n; ++i) {   /* X's entries are listed row by row */
+        while (e < x->head->count && x->entry[e].i < i)
+            ++e;
+        pairs->x_row[i] = e;
+    }
     pairs->start[0] = 0;
     for (int a = 0; a < r; ++a) {
         int count = pairs->start[a];
@@ -479,8 +484,9 @@ static void make_skew(int r, double *d)
     }
 }
 
-/* -C rho = D - D^T with D_ab = sum_{j,i} p_j dX_a^j/dq_i X_b^i. A reduced system (no configuration)
- * takes its brackets from the Lie algebra: -C rho = -p.[X_a, X_b]. */
+/* -C rho = D - D^T with D_ab = sum_{j,i} p_j dX_a^j/dq_i X_b^i, at d's pairs (the entries Pi reads; its
+ * diagonal and the entries off the pairs are left as they were). A reduced system (no configuration)
+ * takes its brackets from the Lie algebra: -C rho = -p.[X_a, X_b], all of d. */
 void nh_dstar_structure_matrix(const dstar_step *c, const dstar_frame *f, double *d)
 {
     const nh_system *s = c->sys;
@@ -500,15 +506,25 @@ void nh_dstar_structure_matrix(const dstar_step *c, const dstar_frame *f, double
         make_skew(r, d);
         return;
     }
-    const pattern_entry *dx = c->w->dx_nz.entry;
-    memset(d, 0, (size_t)r * r * sizeof *d);
+    const pattern_entry *dx = c->w->dx_nz.entry, *x_entry = c->w->x_nz.entry;
+    const structure_pairs *pairs = c->w->pairs;
+    for (int a = 0; a < r; ++a)   /* D at d's pairs only (structure_pairs): the rest of d is never read */
+        for (int e = pairs->start[a]; e < pairs->start[a + 1]; ++e)
+            d[a * r + pairs->column[e]] = 0.0;
     for (int e = 0; e < f->dx_count; ++e) {
-        const double weight = f->p[dx[e].j] * c->w->dx[dx[e].k], *row = x + dx[e].i * r;
-        double *out = d + dx[e].a * r;
-        for (int b = 0; b < r; ++b)
-            out[b] += weight * row[b];
+        const int a = dx[e].a, i = dx[e].i;
+        const double weight = f->p[dx[e].j] * c->w->dx[dx[e].k];
+        for (int t = pairs->x_row[i]; t < pairs->x_row[i + 1]; ++t)
+            if (x_entry[t].a != a)   /* D's diagonal cancels in d */
+                d[a * r + x_entry[t].a] += weight * x[x_entry[t].k];
     }
-    make_skew(r, d);
+    for (int a = 0; a < r; ++a)   /* make_skew at the pairs */
+        for (int e = pairs->start[a]; e < pairs->start[a + 1] && pairs->column[e] < a; ++e) {
+            const int b = pairs->column[e];
+            const double t = d[a * r + b] - d[b * r + a];
+            d[a * r + b] = t;
+            d[b * r + a] = -t;
+        }
 }
 
 /* out = Pi(z) G with d = D - D^T from nh_dstar_structure_matrix at the frame: out_q = X G_rho,

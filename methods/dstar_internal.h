@@ -72,11 +72,13 @@ typedef struct metric_blocks {
 /* The entries (a, b) of d = -C rho = D - D^T that can be nonzero, row by row (b ascending, a != b):
  * D_ab = sum p_j dX_a^j/dq_i X_b^i needs a listed dX_a^j/dq_i and a listed X_b^i in the same row i, and d
  * is D's skew part (every pair for a reduced system, whose d comes from the brackets). Pi's rho rows sum
- * over these only: the quartic's d has 6 entries of 36. The skipped products are exact zeros, so the
- * sums keep their bits. Listed again whenever X's or dX's pattern changes. */
+ * over these only (the quartic's d has 6 entries of 36), and D is summed only into them. The skipped
+ * products are exact zeros, so the sums keep their bits. Listed again whenever X's or dX's pattern
+ * changes. */
 typedef struct structure_pairs {
     int start[N + 1];   /* row a: columns column[start[a] .. start[a + 1]) */
     int column[N * N];
+    int x_row[N + 1];   /* row i of X: its listed entries x_nz.entry[x_row[i] .. x_row[i + 1]) */
 } structure_pairs;
 
 /* One product X_a^i M_ii X_b^i (b <= a, one row i) of g = X^T M X, added into the lower triangle of its
@@ -146,7 +148,8 @@ void nh_dstar_inverse_metric(const dstar_step *c, double *ginv);
 double nh_dstar_frame_energy(const dstar_step *c, const dstar_frame *f);
 /* grad H at a frame with dX */
 void nh_dstar_frame_gradient(const dstar_step *c, const dstar_frame *f, double *grad);
-/* d (r r) = -C rho = D - D^T, D_ab = sum p_j dX_a^j/dq_i X_b^i, at a frame with dX (exactly skew) */
+/* d (r r) = -C rho = D - D^T, D_ab = sum p_j dX_a^j/dq_i X_b^i, at a frame with dX, exactly skew: at the
+ * structure pairs (all of d for a reduced system), the entries nh_dstar_apply_pi reads */
 void nh_dstar_structure_matrix(const dstar_step *c, const dstar_frame *f, double *d);
 /* out = Pi(z) G with d from nh_dstar_structure_matrix at the frame of z */
 void nh_dstar_apply_pi(const dstar_step *c, const dstar_frame *f, const double *d, const double *grad, double *out);
