@@ -281,11 +281,17 @@ static void list_structure_pairs(const dstar_step *c)
         pairs->x_row[i] = e;
     }
     pairs->start[0] = 0;
+    pairs->lower_count = 0;
     for (int a = 0; a < r; ++a) {
         int count = pairs->start[a];
         for (int b = 0; b < r; ++b)
-            if (b != a && linked[a * r + b])
+            if (b != a && linked[a * r + b]) {
                 pairs->column[count++] = b;
+                if (b < a) {
+                    pairs->lower[pairs->lower_count] = a * r + b;
+                    pairs->upper[pairs->lower_count++] = b * r + a;
+                }
+            }
         pairs->start[a + 1] = count;
     }
 }
@@ -508,9 +514,8 @@ void nh_dstar_structure_matrix(const dstar_step *c, const dstar_frame *f, double
     }
     const pattern_entry *dx = c->w->dx_nz.entry, *x_entry = c->w->x_nz.entry;
     const structure_pairs *pairs = c->w->pairs;
-    for (int a = 0; a < r; ++a)   /* D at d's pairs only (structure_pairs): the rest of d is never read */
-        for (int e = pairs->start[a]; e < pairs->start[a + 1]; ++e)
-            d[a * r + pairs->column[e]] = 0.0;
+    for (int k = 0; k < pairs->lower_count; ++k)   /* D at d's pairs only: the rest of d is never read */
+        d[pairs->lower[k]] = d[pairs->upper[k]] = 0.0;
     for (int e = 0; e < f->dx_count; ++e) {
         const int a = dx[e].a, i = dx[e].i;
         const double weight = f->p[dx[e].j] * c->w->dx[dx[e].k];
@@ -518,13 +523,11 @@ void nh_dstar_structure_matrix(const dstar_step *c, const dstar_frame *f, double
             if (x_entry[t].a != a)   /* D's diagonal cancels in d */
                 d[a * r + x_entry[t].a] += weight * x[x_entry[t].k];
     }
-    for (int a = 0; a < r; ++a)   /* make_skew at the pairs */
-        for (int e = pairs->start[a]; e < pairs->start[a + 1] && pairs->column[e] < a; ++e) {
-            const int b = pairs->column[e];
-            const double t = d[a * r + b] - d[b * r + a];
-            d[a * r + b] = t;
-            d[b * r + a] = -t;
-        }
+    for (int k = 0; k < pairs->lower_count; ++k) {   /* make_skew at the pairs */
+        const double t = d[pairs->lower[k]] - d[pairs->upper[k]];
+        d[pairs->lower[k]] = t;
+        d[pairs->upper[k]] = -t;
+    }
 }
 
 /* out = Pi(z) G with d = D - D^T from nh_dstar_structure_matrix at the frame: out_q = X G_rho,

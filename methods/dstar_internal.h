@@ -79,6 +79,8 @@ typedef struct structure_pairs {
     int start[N + 1];   /* row a: columns column[start[a] .. start[a + 1]) */
     int column[N * N];
     int x_row[N + 1];   /* row i of X: its listed entries x_nz.entry[x_row[i] .. x_row[i + 1]) */
+    int lower_count;    /* the pairs with b < a, row by row, as slots of d: lower[k] = a r + b, upper[k] = b r + a */
+    int lower[N * N / 2], upper[N * N / 2];
 } structure_pairs;
 
 /* One product X_a^i M_ii X_b^i (b <= a, one row i) of g = X^T M X, added into the lower triangle of its
