@@ -55,8 +55,9 @@ static double *take(double *base, long *used, long count)
     return p;
 }
 
-/* Carve `base` into the arrays of w; returns the doubles used (with base NULL: the size to allocate). */
-static long dstar_work_layout(double *base, int n, int m, dstar_work *w)
+/* Carve `base` into the arrays of w, with a basis cache when `cached` (a QR basis); returns the doubles
+ * used (with base NULL: the size to allocate). */
+static long dstar_work_layout(double *base, int n, int m, int cached, dstar_work *w)
 {
     const long r = n - m, dim = 2L * n - m;
     long used = 0;
@@ -94,13 +95,19 @@ static long dstar_work_layout(double *base, int n, int m, dstar_work *w)
         pattern_layout(dx_nz, (int)(n * r * n), &w->dx_nz);
     }
     w->qr = (nh_qr_work *)take(base, &used, qr_doubles());
+    w->cache.count = w->cache.next = 0;
+    for (int k = 0; k < BASIS_CACHE_SLOTS && cached; ++k) {
+        w->cache.q[k] = take(base, &used, n);
+        w->cache.x[k] = take(base, &used, n * r);
+        w->cache.dx[k] = take(base, &used, n * r * n);
+    }
     return used;
 }
 
-static long dstar_work_doubles(int n, int m)
+static long dstar_work_doubles(int n, int m, int cached)
 {
     dstar_work unused;
-    return dstar_work_layout(NULL, n, m, &unused);
+    return dstar_work_layout(NULL, n, m, cached, &unused);
 }
 
 /* ---- frame, Hamiltonian, gradient, Pi --------------------------------------------------------- */
@@ -141,6 +148,67 @@ int nh_dstar_basis_at(const dstar_step *c, const double *q, double *x, double *d
             dx[k * n + j] = (xp[k] - xm[k]) / (2 * d);
     }
     return 0;
+}
+
+/* Keep the basis in w->x (and w->dx when with_dx) at q in the next slot of the step's cache. */
+static int cache_store(const dstar_step *c, const double *q, int with_dx)
+{
+    basis_cache *cache = &c->w->cache;
+    const size_t n = (size_t)c->sys->n, x_size = n * (size_t)c->r;
+    const int k = cache->next;
+    cache->next = (k + 1) % BASIS_CACHE_SLOTS;
+    cache->count += cache->count < BASIS_CACHE_SLOTS;
+    memcpy(cache->q[k], q, n * sizeof *q);
+    memcpy(cache->x[k], c->w->x, x_size * sizeof *q);
+    if (with_dx)
+        memcpy(cache->dx[k], c->w->dx, x_size * n * sizeof *q);
+    cache->with_dx[k] = with_dx;
+    cache->covered_x[k] = cache->covered_dx[k] = 0;
+    return k;
+}
+
+/* The basis at q into w->x (and w->dx when with_dx): for a QR basis from the step's cache when it holds
+ * q (with dX if asked), else computed and kept. *slot: the cache slot holding it (-1: not cached). The
+ * QR is a function of q and the step's signs only, so a cached basis has the bits of a computed one. */
+static int frame_basis(const dstar_step *c, const double *q, int with_dx, int *slot)
+{
+    dstar_work *w = c->w;
+    const size_t n = (size_t)c->sys->n, x_size = n * (size_t)c->r;
+    *slot = -1;
+    if (c->method->basis == BASIS_SYSTEM)
+        return nh_dstar_basis_at(c, q, w->x, with_dx ? w->dx : NULL);
+    for (int k = 0; k < w->cache.count; ++k)
+        if ((w->cache.with_dx[k] || !with_dx) && !memcmp(w->cache.q[k], q, n * sizeof *q)) {
+            memcpy(w->x, w->cache.x[k], x_size * sizeof *q);
+            if (with_dx)
+                memcpy(w->dx, w->cache.dx[k], x_size * n * sizeof *q);
+            *slot = k;
+            return 0;
+        }
+    if (nh_dstar_basis_at(c, q, w->x, with_dx ? w->dx : NULL))
+        return 1;
+    *slot = cache_store(c, q, with_dx);
+    return 0;
+}
+
+static void patterns_changed(const dstar_step *c);
+static int pattern_cover(pattern *p, const double *a, int n, int r, int derivative);
+
+/* A frame's X (and dX) into the listed patterns, unless its cache slot was covered before (the patterns
+ * only grow: a basis once covered stays covered). */
+static void cover_patterns(const dstar_step *c, int with_dx, int slot)
+{
+    basis_cache *cache = &c->w->cache;
+    const int n = c->sys->n;
+    int changed = slot >= 0 && cache->covered_x[slot] ? 0 : pattern_cover(&c->w->x_nz, c->w->x, n, c->r, 0);
+    if (with_dx && !(slot >= 0 && cache->covered_dx[slot]))
+        changed |= pattern_cover(&c->w->dx_nz, c->w->dx, n, c->r, 1);
+    if (changed)
+        patterns_changed(c);
+    if (slot >= 0) {
+        cache->covered_x[slot] = 1;
+        cache->covered_dx[slot] |= with_dx;
+    }
 }
 
 /* The entry list of p from its listed positions, in ascending order. */
@@ -306,7 +374,7 @@ static void patterns_changed(const dstar_step *c)
 /* y = g^-1 y, factoring the blocks of g held in w->g_blocks (1 if one is not SPD; nh_dstar_inverse_metric
  * reads the factors). A one-column block is the dense solve's arithmetic, y / d as y * (1 / d), so the
  * blocks do not change the bits. */
-static int metric_solve(const dstar_step *c, double *y)
+static inline __attribute__((always_inline)) int metric_solve(const dstar_step *c, double *y)
 {
     const metric_blocks *b = c->w->blocks;
     double *factor = c->w->g_blocks, part[N];
@@ -424,16 +492,13 @@ int nh_dstar_frame_at(const dstar_step *c, const double *z, int with_dx, dstar_f
 {
     const nh_system *s = c->sys;
     const int n = s->n;
-    if (nh_dstar_basis_at(c, z, c->w->x, with_dx ? c->w->dx : NULL))
+    int slot = -1;
+    if (c->method->basis == BASIS_SYSTEM ? nh_dstar_basis_at(c, z, c->w->x, with_dx ? c->w->dx : NULL)
+                                         : frame_basis(c, z, with_dx, &slot))
         return 1;
     f->z = z;
-    if (!c->w->x_nz.head->declared) {
-        int changed = pattern_cover(&c->w->x_nz, c->w->x, n, c->r, 0);
-        if (with_dx)
-            changed |= pattern_cover(&c->w->dx_nz, c->w->dx, n, c->r, 1);
-        if (changed)
-            patterns_changed(c);
-    }
+    if (!c->w->x_nz.head->declared)
+        cover_patterns(c, with_dx, slot);
     f->x_count = c->w->x_nz.head->count;
     f->dx_count = with_dx ? c->w->dx_nz.head->count : 0;
     metric_blocks_at(c, f);
@@ -775,7 +840,8 @@ static int to_momentum_coordinates(const dstar_step *c, const double *q, const d
 {
     const nh_system *s = c->sys;
     double *x = c->w->x, mv[N], *mass = c->w->mass;
-    if (nh_dstar_basis_at(c, q, x, NULL))
+    int slot;
+    if (frame_basis(c, q, 0, &slot))
         return 1;
     nh_mass_matrix(s, q, mass);
     nh_matvec(s->n, s->n, mass, v, mv);
@@ -825,10 +891,14 @@ static int step_context(const nh_stepper *st, double h, const double *q, const d
 {
     const nh_system *s = st->sys;
     const int n = nh_dim(s);
-    dstar_work_layout(st->workspace, n, s->m, w);
-    *c = (dstar_step){.sys = s, .method = st->impl, .w = w, .h = h, .r = n - s->m, .dim = 2 * n - s->m};
-    if (c->method->basis != BASIS_SYSTEM && nh_qr_kernel_basis(s, q, c->signs, 1, w->x, NULL, w->qr))
-        return 1;
+    const dstar_method *method = st->impl;
+    dstar_work_layout(st->workspace, n, s->m, method->basis != BASIS_SYSTEM, w);
+    *c = (dstar_step){.sys = s, .method = method, .w = w, .h = h, .r = n - s->m, .dim = 2 * n - s->m};
+    if (c->method->basis != BASIS_SYSTEM) {   /* the signs of the step, and the basis at q0 */
+        if (nh_qr_kernel_basis(s, q, c->signs, 1, w->x, NULL, w->qr))
+            return 1;
+        cache_store(c, q, 0);
+    }
     prepare_patterns(c);
     return dstar_start_point(c, q, v);
 }
@@ -940,8 +1010,8 @@ static int dstar_solver_dim(const nh_method_spec *self, const nh_system *sys)
 
 static long dstar_workspace_size(const nh_method_spec *self, const nh_system *sys)
 {
-    (void)self;
-    return dstar_work_doubles(sys->n, sys->m);
+    const dstar_variant *variant = self->type->data;
+    return dstar_work_doubles(sys->n, sys->m, variant->basis != BASIS_SYSTEM);
 }
 
 #define ITOH_ABE_FLAGS                                                                                             \
@@ -977,9 +1047,9 @@ static const dstar_method EXACT = {.basis = BASIS_SYSTEM, .gradient = DG_GONZALE
 /* A step context with its own heap workspace (freed by the caller with free(*block)). */
 static int exact_step(const nh_system *s, dstar_step *c, dstar_work *w, double **block)
 {
-    if (!s->type->adapted_basis || !(*block = calloc((size_t)dstar_work_doubles(s->n, s->m), sizeof **block)))
+    if (!s->type->adapted_basis || !(*block = calloc((size_t)dstar_work_doubles(s->n, s->m, 0), sizeof **block)))
         return 1;
-    dstar_work_layout(*block, s->n, s->m, w);
+    dstar_work_layout(*block, s->n, s->m, 0, w);
     *c = (dstar_step){.sys = s, .method = &EXACT, .w = w, .h = 1.0, .r = s->n - s->m, .dim = 2 * s->n - s->m};
     prepare_patterns(c);
     return 0;

@@ -91,6 +91,18 @@ typedef struct metric_term {
     int left, right, slot;        /* X_a^i = x[left], X_b^i = x[right] */
 } metric_term;
 
+/* The bases of a step's last few points for a QR basis (gonzalez-r), which costs thousands of
+ * instructions per point: a step reads the basis at q0 three times (the signs, rho0 and H(z0)), the
+ * Newton matrix's midpoint is the residual's at the guess, and the end point is the last residual's.
+ * Valid for one step (its signs are chosen at the step's start): emptied when the workspace is laid out
+ * for a step. A slot's X (and dX) already scanned into the listed patterns is not scanned again. */
+enum { BASIS_CACHE_SLOTS = 3 };
+typedef struct basis_cache {
+    int count, next;   /* slots filled; the slot the next miss overwrites */
+    int with_dx[BASIS_CACHE_SLOTS], covered_x[BASIS_CACHE_SLOTS], covered_dx[BASIS_CACHE_SLOTS];
+    double *q[BASIS_CACHE_SLOTS], *x[BASIS_CACHE_SLOTS], *dx[BASIS_CACHE_SLOTS];   /* n, n r, n r n */
+} basis_cache;
+
 /* Scratch sized by n and r, carved from one block (the stepper's workspace, allocated once in create).
  * The frame functions (dstar.c) and the Newton matrix (dstar_jacobian.c) use it one after another, never
  * two at once, so one set suffices. */
@@ -114,6 +126,7 @@ typedef struct dstar_work {
     double *grads;                 /* Itoh-Abe: grad H at the points of its walk (n dim) */
     double *dmetric;               /* Itoh-Abe: d(g^-1)/dq_k of one k (r r) */
     pattern x_nz, dx_nz;        /* the nonzero patterns of X and dX */
+    basis_cache cache;          /* QR bases only (no slots otherwise) */
     nh_qr_work *qr;             /* Householder QR with derivatives */
 } dstar_work;
 
