@@ -51,14 +51,20 @@ static double fd_error(double fd, double value)
     return fabs(fd - value) / (1.0 + fabs(fd));
 }
 
+/* u: an arbitrary vector with no zero entry, to contract d(A u)/dq with */
+static void contraction_vector(int n, double *u)
+{
+    for (int i = 0; i < n; ++i)
+        u[i] = 0.3 + 0.7 * sin(1.0 + i);
+}
+
 static void check_potential_and_constraint(const nh_system *s, const double *q, check_work *w, nh_check_report *rep)
 {
     const int n = s->n, m = s->m;
     double g[NH_MAX_DIM], jv[NH_MAX_CON * NH_MAX_DIM], gp[NH_MAX_DIM], gm[NH_MAX_DIM], x[NH_MAX_DIM];
     double ap[NH_MAX_CON * NH_MAX_DIM], am[NH_MAX_CON * NH_MAX_DIM], u[NH_MAX_DIM], lam[NH_MAX_CON];
     double aup[NH_MAX_CON], aum[NH_MAX_CON], atp[NH_MAX_DIM], atm[NH_MAX_DIM];
-    for (int i = 0; i < n; ++i)
-        u[i] = 0.3 + 0.7 * sin(1.0 + i);   /* arbitrary non-zero vectors to contract with */
+    contraction_vector(n, u);
     for (int a = 0; a < m; ++a)
         lam[a] = 1.3 - 0.4 * a;
     s->type->potential_gradient(s, q, g);
@@ -101,10 +107,9 @@ static void check_affine_constraint(const nh_system *s, const double *q, nh_chec
         return;
     const int n = s->n, m = s->m;
     double u[NH_MAX_DIM], moved[NH_MAX_DIM], here[NH_MAX_CON * NH_MAX_DIM], there[NH_MAX_CON * NH_MAX_DIM];
-    for (int i = 0; i < n; ++i) {
-        u[i] = 0.3 + 0.7 * sin(1.0 + i);
+    contraction_vector(n, u);
+    for (int i = 0; i < n; ++i)
         moved[i] = q[i] + 0.37 * (1.0 + fabs(q[i]));
-    }
     s->type->constraint_jacobian_velocity(s, q, u, here);
     s->type->constraint_jacobian_velocity(s, moved, u, there);
     for (int k = 0; k < m * n; ++k)

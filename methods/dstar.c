@@ -150,67 +150,6 @@ int nh_dstar_basis_at(const dstar_step *c, const double *q, double *x, double *d
     return 0;
 }
 
-/* Keep the basis in w->x (and w->dx when with_dx) at q in the next slot of the step's cache. */
-static int cache_store(const dstar_step *c, const double *q, int with_dx)
-{
-    basis_cache *cache = &c->w->cache;
-    const size_t n = (size_t)c->sys->n, x_size = n * (size_t)c->r;
-    const int k = cache->next;
-    cache->next = (k + 1) % BASIS_CACHE_SLOTS;
-    cache->count += cache->count < BASIS_CACHE_SLOTS;
-    memcpy(cache->q[k], q, n * sizeof *q);
-    memcpy(cache->x[k], c->w->x, x_size * sizeof *q);
-    if (with_dx)
-        memcpy(cache->dx[k], c->w->dx, x_size * n * sizeof *q);
-    cache->with_dx[k] = with_dx;
-    cache->covered_x[k] = cache->covered_dx[k] = 0;
-    return k;
-}
-
-/* The basis at q into w->x (and w->dx when with_dx): for a QR basis from the step's cache when it holds
- * q (with dX if asked), else computed and kept. *slot: the cache slot holding it (-1: not cached). The
- * QR is a function of q and the step's signs only, so a cached basis has the bits of a computed one. */
-static int frame_basis(const dstar_step *c, const double *q, int with_dx, int *slot)
-{
-    dstar_work *w = c->w;
-    const size_t n = (size_t)c->sys->n, x_size = n * (size_t)c->r;
-    *slot = -1;
-    if (c->method->basis == BASIS_SYSTEM)
-        return nh_dstar_basis_at(c, q, w->x, with_dx ? w->dx : NULL);
-    for (int k = 0; k < w->cache.count; ++k)
-        if ((w->cache.with_dx[k] || !with_dx) && !memcmp(w->cache.q[k], q, n * sizeof *q)) {
-            memcpy(w->x, w->cache.x[k], x_size * sizeof *q);
-            if (with_dx)
-                memcpy(w->dx, w->cache.dx[k], x_size * n * sizeof *q);
-            *slot = k;
-            return 0;
-        }
-    if (nh_dstar_basis_at(c, q, w->x, with_dx ? w->dx : NULL))
-        return 1;
-    *slot = cache_store(c, q, with_dx);
-    return 0;
-}
-
-static void patterns_changed(const dstar_step *c);
-static int pattern_cover(pattern *p, const double *a, int n, int r, int derivative);
-
-/* A frame's X (and dX) into the listed patterns, unless its cache slot was covered before (the patterns
- * only grow: a basis once covered stays covered). */
-static void cover_patterns(const dstar_step *c, int with_dx, int slot)
-{
-    basis_cache *cache = &c->w->cache;
-    const int n = c->sys->n;
-    int changed = slot >= 0 && cache->covered_x[slot] ? 0 : pattern_cover(&c->w->x_nz, c->w->x, n, c->r, 0);
-    if (with_dx && !(slot >= 0 && cache->covered_dx[slot]))
-        changed |= pattern_cover(&c->w->dx_nz, c->w->dx, n, c->r, 1);
-    if (changed)
-        patterns_changed(c);
-    if (slot >= 0) {
-        cache->covered_x[slot] = 1;
-        cache->covered_dx[slot] |= with_dx;
-    }
-}
-
 /* The entry list of p from its listed positions, in ascending order. */
 static void pattern_list(pattern *p, int n, int r, int derivative)
 {
@@ -371,6 +310,65 @@ static void patterns_changed(const dstar_step *c)
     list_structure_pairs(c);
 }
 
+/* Keep the basis in w->x (and w->dx when with_dx) at q in the next slot of the step's cache. */
+static int cache_store(const dstar_step *c, const double *q, int with_dx)
+{
+    basis_cache *cache = &c->w->cache;
+    const size_t n = (size_t)c->sys->n, x_size = n * (size_t)c->r;
+    const int k = cache->next;
+    cache->next = (k + 1) % BASIS_CACHE_SLOTS;
+    cache->count += cache->count < BASIS_CACHE_SLOTS;
+    memcpy(cache->q[k], q, n * sizeof *q);
+    memcpy(cache->x[k], c->w->x, x_size * sizeof *q);
+    if (with_dx)
+        memcpy(cache->dx[k], c->w->dx, x_size * n * sizeof *q);
+    cache->with_dx[k] = with_dx;
+    cache->covered_x[k] = cache->covered_dx[k] = 0;
+    return k;
+}
+
+/* The basis at q into w->x (and w->dx when with_dx): for a QR basis from the step's cache when it holds
+ * q (with dX if asked), else computed and kept. *slot: the cache slot holding it (-1: not cached). The
+ * QR is a function of q and the step's signs only, so a cached basis has the bits of a computed one. */
+static inline __attribute__((always_inline)) int frame_basis(const dstar_step *c, const double *q, int with_dx,
+                                                              int *slot)
+{
+    dstar_work *w = c->w;
+    const size_t n = (size_t)c->sys->n, x_size = n * (size_t)c->r;
+    *slot = -1;
+    if (c->method->basis == BASIS_SYSTEM)
+        return nh_dstar_basis_at(c, q, w->x, with_dx ? w->dx : NULL);
+    for (int k = 0; k < w->cache.count; ++k)
+        if ((w->cache.with_dx[k] || !with_dx) && !memcmp(w->cache.q[k], q, n * sizeof *q)) {
+            memcpy(w->x, w->cache.x[k], x_size * sizeof *q);
+            if (with_dx)
+                memcpy(w->dx, w->cache.dx[k], x_size * n * sizeof *q);
+            *slot = k;
+            return 0;
+        }
+    if (nh_dstar_basis_at(c, q, w->x, with_dx ? w->dx : NULL))
+        return 1;
+    *slot = cache_store(c, q, with_dx);
+    return 0;
+}
+
+/* A frame's X (and dX) into the listed patterns, unless its cache slot was covered before (the patterns
+ * only grow: a basis once covered stays covered). */
+static void cover_patterns(const dstar_step *c, int with_dx, int slot)
+{
+    basis_cache *cache = &c->w->cache;
+    const int n = c->sys->n;
+    int changed = slot >= 0 && cache->covered_x[slot] ? 0 : pattern_cover(&c->w->x_nz, c->w->x, n, c->r, 0);
+    if (with_dx && !(slot >= 0 && cache->covered_dx[slot]))
+        changed |= pattern_cover(&c->w->dx_nz, c->w->dx, n, c->r, 1);
+    if (changed)
+        patterns_changed(c);
+    if (slot >= 0) {
+        cache->covered_x[slot] = 1;
+        cache->covered_dx[slot] |= with_dx;
+    }
+}
+
 /* y = g^-1 y, factoring the blocks of g held in w->g_blocks (1 if one is not SPD; nh_dstar_inverse_metric
  * reads the factors). A one-column block is the dense solve's arithmetic, y / d as y * (1 / d), so the
  * blocks do not change the bits. */
@@ -492,9 +490,8 @@ int nh_dstar_frame_at(const dstar_step *c, const double *z, int with_dx, dstar_f
 {
     const nh_system *s = c->sys;
     const int n = s->n;
-    int slot = -1;
-    if (c->method->basis == BASIS_SYSTEM ? nh_dstar_basis_at(c, z, c->w->x, with_dx ? c->w->dx : NULL)
-                                         : frame_basis(c, z, with_dx, &slot))
+    int slot;
+    if (frame_basis(c, z, with_dx, &slot))
         return 1;
     f->z = z;
     if (!c->w->x_nz.head->declared)
