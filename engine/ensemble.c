@@ -65,15 +65,18 @@ typedef struct worker {
     nh_reference_tracker *reference; /* when the global-error observer is recorded, else NULL */
 } worker;
 
-/* Finished blocks wait in slots (block b in slot b % n_slots) until every block before them is merged;
- * whichever thread finishes the next block in order merges all consecutive ready ones. Workers never
- * wait for a merge, only (rarely) for a slot, when a block is slower than 2 x threads others. */
+/* Finished blocks wait in slots (block b in slot b % n_slots) until every block before them is merged.
+ * One thread at a time is the merger: it merges every ready block that continues the prefix, in order,
+ * outside the lock; a thread that finishes a block while another merges leaves it to that merger and
+ * goes back to work. Workers never wait for a merge, only (rarely) for a slot, when a block is slower
+ * than 2 x threads others. */
 typedef struct merge_queue {
     block_stats *slots;
     long *ready;                /* block whose results a slot holds, or -1 */
     int n_slots;
     int stopped;                /* an abandoned block ended the prefix: nothing after it is merged */
-    long next;                  /* the next block to merge (into chunk) */
+    int merging;                /* a thread is merging blocks (it looks for ready ones before it stops) */
+    long next;                  /* the next block to merge (into chunk); set once its merge is done */
     long next_claim;            /* the next block a worker takes (critical nh_claim) */
     int starting;               /* blocks taken whose trajectories are not handed out yet (critical nh_claim) */
     long end;                   /* one past the last block to compute */
@@ -750,41 +753,66 @@ static void chunk_reset(nh_run_result *chunk)
     chunk->solver = (nh_solver_stats){0};
 }
 
-/* The next block in order into its chunk; a chunk's last block makes the chunk part of the run. */
-static void merge_next(const nh_run_config *cfg, merge_queue *q, const block_stats *blk, nh_run_result *res)
+/* Block b, the next in order, into its chunk; a chunk's last block makes the chunk part of the run.
+ * Only the merger calls it, outside the lock: no other thread reads the chunk or what it changes in res. */
+static void merge_next(const nh_run_config *cfg, merge_queue *q, long b, const block_stats *blk, nh_run_result *res)
 {
-    const long c = nh_run_chunk_of_block(cfg, q->next);
-    if (q->next == nh_run_chunk_first_block(cfg, c))
+    const long c = nh_run_chunk_of_block(cfg, b);
+    if (b == nh_run_chunk_first_block(cfg, c))
         chunk_reset(&q->chunk);
     merge_block(&q->chunk, blk);
-    q->next++;
     if (cfg->progress) {
         const long origin = nh_run_trajectories_before(cfg, nh_run_chunk_first_block(cfg, res->first_chunk));
-        cfg->progress(nh_run_trajectories_before(cfg, q->next) - origin,
+        cfg->progress(nh_run_trajectories_before(cfg, b + 1) - origin,
                       nh_run_trajectories_before(cfg, q->end) - origin, cfg->progress_ctx);
     }
-    if (q->next != nh_run_chunk_first_block(cfg, c + 1))
+    if (b + 1 != nh_run_chunk_first_block(cfg, c + 1))
         return;
     chunk_done(res, c, &q->chunk);
-    res->next_block = q->next;
-    res->trajectories_done = nh_run_trajectories_before(cfg, q->next);
+    res->next_block = b + 1;
+    res->trajectories_done = nh_run_trajectories_before(cfg, b + 1);
     if (cfg->merged && !res->chunks)
         cfg->merged(res, res->next_block, cfg->hook_ctx);
 }
 
-/* Block b is finished: merge it and every ready block after it, in order, while they continue the prefix. */
+/* The block to merge next when it is ready and the prefix goes on (else -1, and the caller stops being
+ * the merger), under the lock. */
+static long next_ready_block(merge_queue *q)
+{
+    long next = -1;
+#pragma omp critical(nh_merge)
+    {
+        if (!q->stopped && q->ready[q->next % q->n_slots] == q->next)
+            next = q->next;
+        else
+            q->merging = 0;
+    }
+    return next;
+}
+
+/* Block b is finished. Unless another thread is merging (it will find b ready), merge b and every ready
+ * block after it, in order, while they continue the prefix. A slot is handed back (q->next moves past
+ * its block) only once its block is merged. */
 static void publish(const nh_run_config *cfg, merge_queue *q, long b, nh_run_result *res)
 {
+    int merger;
 #pragma omp critical(nh_merge)
     {
         q->ready[b % q->n_slots] = b;
-        for (long next = q->next; !q->stopped && q->ready[next % q->n_slots] == next; next = q->next) {
-            const block_stats *blk = &q->slots[next % q->n_slots];
-            if (blk->abandoned)
-                q->stopped = 1;
-            else
-                merge_next(cfg, q, blk, res);
+        merger = !q->merging;
+        q->merging = 1;
+    }
+    long next;
+    while (merger && (next = next_ready_block(q)) >= 0) {
+        const block_stats *blk = &q->slots[next % q->n_slots];
+        const int abandoned = blk->abandoned;
+        if (!abandoned)
+            merge_next(cfg, q, next, blk, res);
+#pragma omp critical(nh_merge)
+        {
             q->ready[next % q->n_slots] = -1;
+            q->stopped |= abandoned;
+            q->next = abandoned ? next : next + 1;
         }
     }
 }

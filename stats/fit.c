@@ -64,16 +64,28 @@ int nh_variance_fit_compute(const double *t, const double *var, long n, double w
     return 0;
 }
 
-/* Variance at every output time of all groups but `left_out`, merged in group order. */
-static void variance_without(const nh_accum *groups, int n_groups, long n, int left_out, double *var)
+/* The variance at every output time of all groups but g, for each g (var: n_groups x n): the groups
+ * before g merged in order, then merged with those after g (merged from the last back). 3 n_groups merges
+ * an output time, not n_groups^2. */
+static void leave_one_out_variances(const nh_accum *groups, int n_groups, long n, double *var)
 {
+    nh_accum before[NH_FIT_GROUPS + 1], after[NH_FIT_GROUPS + 1];
     for (long k = 0; k < n; ++k) {
-        nh_accum sum;
-        nh_accum_reset(&sum);
-        for (int g = 0; g < n_groups; ++g)
-            if (g != left_out)
-                nh_accum_merge(&sum, &groups[(long)g * n + k]);
-        var[k] = nh_accum_variance(&sum);
+        nh_accum_reset(&before[0]);
+        for (int g = 0; g < n_groups; ++g) {
+            before[g + 1] = before[g];
+            nh_accum_merge(&before[g + 1], &groups[(long)g * n + k]);
+        }
+        nh_accum_reset(&after[n_groups]);
+        for (int g = n_groups - 1; g >= 0; --g) {
+            after[g] = after[g + 1];
+            nh_accum_merge(&after[g], &groups[(long)g * n + k]);
+        }
+        for (int g = 0; g < n_groups; ++g) {
+            nh_accum rest = before[g];
+            nh_accum_merge(&rest, &after[g + 1]);
+            var[(long)g * n + k] = nh_accum_variance(&rest);
+        }
     }
 }
 
@@ -91,14 +103,17 @@ int nh_variance_fit_jackknife(const double *t, const nh_accum *groups, int n_gro
                               double h, int order, nh_variance_fit *fit)
 {
     double theta[5][NH_FIT_GROUPS];
-    double *var = n > 0 ? malloc((size_t)n * sizeof *var) : NULL;
+    if (n_groups > NH_FIT_GROUPS)
+        n_groups = NH_FIT_GROUPS;
+    double *var = n > 0 ? malloc((size_t)n_groups * (size_t)n * sizeof *var) : NULL;
     int m = 0;
-    for (int g = 0; var && g < n_groups && g < NH_FIT_GROUPS; ++g) {
+    if (var)
+        leave_one_out_variances(groups, n_groups, n, var);
+    for (int g = 0; var && g < n_groups; ++g) {
         if (groups[(long)g * n].count <= 0)
             continue; /* an empty group (fewer blocks than groups) */
         nh_variance_fit part;
-        variance_without(groups, n_groups, n, g, var);
-        nh_variance_fit_compute(t, var, n, window_start, h, order, &part);
+        nh_variance_fit_compute(t, var + (long)g * n, n, window_start, h, order, &part);
         const double values[5] = {part.a, part.C, part.p, part.C_over_h4, part.C_scaled};
         for (int i = 0; i < 5; ++i)
             theta[i][m] = values[i];
