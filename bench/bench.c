@@ -5,7 +5,8 @@
  * The guard: every figure that can regress is also a ratio measured in the same run (a method over a
  * bare C loop of DLA^{0,1} on the quartic written here, KINSOL over the built-in Newton, a composition
  * over its stages of the inner method, 2 threads over 1); --check compares them with a committed
- * baseline and fails when one is worse by more than 2x.
+ * baseline and fails when one is worse by more than 2x. Beside each two-thread speed-up, the speed-up of
+ * copies of the bare loop measured interleaved with it: the machine's ceiling at that moment.
  * usage: nhens_bench [--quick] [--check BASELINE.json] [--write-baseline FILE] */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -339,9 +340,31 @@ static double ensemble_seconds(const bench_settings *b, const char *method, int 
     return dt;
 }
 
-/* T is chosen per method so that a full run's one-thread ensemble lasts about 0.5 s (0.25 s with --quick):
- * shorter runs measure thread start-up. */
-/* The horizon of a scaling run: a one-thread ensemble of about 0.5 s (dla01 ~100 ns a step, dd ~2 us). */
+/* The machine's own two-thread ceiling at the moment of a scaling run: `items` copies of the bare loop
+ * (`steps` steps each from start_state) over `threads` threads, in seconds. The copies share nothing, so
+ * two threads over one is what this machine's two cores give a perfectly parallel kernel (on these
+ * virtual machines 1.6-2.1 from run to run). */
+static double parallel_bare_seconds(const nh_system *quartic, int threads, int items, long steps)
+{
+    double q0[NH_MAX_DIM], v0[NH_MAX_DIM], sum = 0.0;
+    start_state(quartic, 3.06, q0, v0);
+    const double t0 = now_seconds();
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(+ : sum)
+    for (int i = 0; i < items; ++i) {
+        double q[NH_MAX_DIM], v[NH_MAX_DIM];
+        memcpy(q, q0, sizeof q);
+        memcpy(v, v0, sizeof v);
+        bare_dla01_quartic(q, v, 0.1, steps);
+        sum += q[0];
+    }
+    const double seconds = now_seconds() - t0;
+    volatile double sink = sum; /* the results are used: the loops cannot be optimised away */
+    (void)sink;
+    return seconds;
+}
+
+/* The horizon of a scaling run: a one-thread ensemble of about 0.5 s (0.25 s with --quick; dla01 ~100 ns
+ * a step, dd ~2 us); shorter runs measure thread start-up. */
 static double scaling_horizon(const char *method, const bench_settings *b)
 {
     return (strcmp(method, "dla01") == 0 ? 100 : 5) * b->ensemble_T;
@@ -351,13 +374,28 @@ static cJSON *bench_scaling(const char *method, const bench_settings *b)
 {
     const double T = scaling_horizon(method, b);
     const long n = 200;
-    double one[8], two[8];
-    for (int r = 0; r < b->repeats && r < 8; ++r) { /* interleaved, so drift in machine load hits both */
+    nh_system quartic;
+    nh_method_spec m;
+    if (make(b, &quartic, "quartic", "n=3", &m, method))
+        return NULL;
+    /* the bare loop's copies: as many as trajectories, together as long as the first one-thread run */
+    const double bare_ns = time_bare_loop(&quartic, 100000);
+    double one[8], two[8], bare_one[8], bare_two[8];
+    long bare_steps = 0;
+    for (int r = 0; r < b->repeats && r < 8; ++r) { /* interleaved, so drift in machine load hits all four */
         one[r] = ensemble_seconds(b, method, 1, n, T, 10);
         two[r] = ensemble_seconds(b, method, 2, n, T, 10);
+        if (!bare_steps)
+            bare_steps = (long)fmax(1000.0, one[0] / (double)n / (bare_ns * 1e-9));
+        bare_one[r] = parallel_bare_seconds(&quartic, 1, (int)n, bare_steps);
+        bare_two[r] = parallel_bare_seconds(&quartic, 2, (int)n, bare_steps);
     }
     int reps = b->repeats < 8 ? b->repeats : 8;
     double t1 = median(one, reps), t2 = median(two, reps), steps = n * (T / 0.1);
+    double speedups[8];
+    for (int r = 0; r < reps; ++r)
+        speedups[r] = bare_one[r] / bare_two[r];
+    const double ceiling = median(speedups, reps);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "method", method);
     cJSON_AddNumberToObject(o, "trajectories", (double)n);
@@ -365,6 +403,8 @@ static cJSON *bench_scaling(const char *method, const bench_settings *b)
     cJSON_AddNumberToObject(o, "steps_per_second_1_thread", steps / t1);
     cJSON_AddNumberToObject(o, "steps_per_second_2_threads", steps / t2);
     cJSON_AddNumberToObject(o, "speedup_2_threads", t1 / t2);
+    cJSON_AddNumberToObject(o, "bare_loop_speedup_2_threads", ceiling);
+    cJSON_AddNumberToObject(o, "parallel_efficiency", t1 / t2 / ceiling);
     return o;
 }
 
