@@ -151,8 +151,10 @@ int nh_variance_fit_compute(const double *t, const double *var, long n, double w
                             double h, int order, nh_variance_fit *fit);
 /* Standard errors of fit's a, C, p, C/h^4 and C/h^(2r): the fit is repeated on the variance of every
  * group but one (groups[g * n + k]: the fitted observer's accumulator of group g at output time k),
- * se = sqrt((G - 1)/G sum (theta_g - mean theta)^2) over the G non-empty groups. Deterministic: the
- * groups are merged in index order. Returns 1 (errors NAN) with fewer than 2 non-empty groups. */
+ * se = sqrt((G - 1)/G sum (theta_g - mean theta)^2) over the G non-empty groups, of the first
+ * min(n_groups, NH_FIT_GROUPS). Deterministic: for each g, the groups before g merged in index order,
+ * those after g merged from the last back, then the two. Returns 1 (errors NAN) with fewer than 2
+ * non-empty groups. */
 int nh_variance_fit_jackknife(const double *t, const nh_accum *groups, int n_groups, long n, double window_start,
                               double h, int order, nh_variance_fit *fit);
 
