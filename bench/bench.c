@@ -2,11 +2,12 @@
  * (n = 3) and the pendulum CVT, ensemble throughput with 1 and 2 threads, and peak memory for
  * N = 100 and N = 10 000. The machine is noisy: every figure is the median of several repeats, and
  * the ratios compare runs interleaved in the same process.
- * The guard: every figure that can regress is also a ratio measured in the same run (a method over a
- * bare C loop of DLA^{0,1} on the quartic written here, KINSOL over the built-in Newton, a composition
- * over its stages of the inner method, 2 threads over 1); --check compares them with a committed
- * baseline and fails when one is worse by more than 2x. Beside each two-thread speed-up, the speed-up of
- * copies of the bare loop measured interleaved with it: the machine's ceiling at that moment.
+ * The guard: every figure that can regress is also a ratio measured in the same run (an explicit or
+ * linearly implicit method over a bare C loop of its own formulas on the quartic, from bare_loops.c;
+ * KINSOL over the built-in Newton; a composition over its stages of the inner method; 2 threads over 1);
+ * --check compares them with a committed baseline and fails when one is worse by more than 2x. Beside
+ * each two-thread speed-up, the speed-up of copies of DLA^{0,1}'s bare loop measured interleaved with it:
+ * the machine's ceiling at that moment.
  * usage: nhens_bench [--quick] [--check BASELINE.json] [--write-baseline FILE] */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -24,6 +25,8 @@ extern char **environ;
 #include "nhens/ensemble.h"
 #include "nhens/files.h"
 #include "nhens/registry.h"
+
+#include "bare_loops.h"
 
 typedef struct bench_settings {
     int repeats;
@@ -89,18 +92,30 @@ static double time_trajectory(nh_stepper *st, const nh_system *s, double energy,
     return ns;
 }
 
-static double time_bare_loop(const nh_system *quartic, long steps);
+/* ns per step of `loop` from start_state (quartic n = 3, H = 3.06). */
+static double time_bare_loop(const bare_loop *loop, const nh_system *quartic, long steps)
+{
+    double q[NH_MAX_DIM], v[NH_MAX_DIM];
+    start_state(quartic, 3.06, q, v);
+    double t0 = now_seconds();
+    loop->run(q, v, 0.1, steps);
+    const double ns = (now_seconds() - t0) / steps * 1e9;
+    volatile double sink = q[0] + v[0]; /* the result is used: the loop cannot be optimised away */
+    (void)sink;
+    return ns;
+}
 
 /* Median ns per step with each of `kinds` solvers, the repeats interleaved (kind 0, kind 1, kind 0, ...)
- * so that the machine's drift affects both alike; iterations per step of the last repeat. With
- * bare_ns not NULL (the quartic n = 3), the bare loop takes its turn after them in every repeat, for the
- * same number of steps, and *bare_ns is its median. */
+ * so that the machine's drift affects both alike; iterations per step of the last repeat. With a bare
+ * loop (s is the quartic n = 3), it takes its turn after them in every repeat, for the same number of
+ * steps, and *bare_ns is its median. */
 static int ns_per_step(const nh_system *s, const nh_method_spec *m, const nh_solver_kind *kinds, int n_kinds,
-                       double energy, long steps, int repeats, double *ns, double *iterations, double *bare_ns)
+                       double energy, long steps, int repeats, double *ns, double *iterations, const bare_loop *bare,
+                       double *bare_ns)
 {
     nh_error err;
     nh_stepper *st[2] = {NULL, NULL};
-    double times[2][16], bare[16];
+    double times[2][16], bare_times[16];
     for (int k = 0; k < n_kinds; ++k)
         if (!(st[k] = nh_stepper_create(m, s, kinds[k], &err))) {
             nh_stepper_free(st[0]);
@@ -109,15 +124,15 @@ static int ns_per_step(const nh_system *s, const nh_method_spec *m, const nh_sol
     for (int r = 0; r < repeats; ++r) {
         for (int k = 0; k < n_kinds; ++k)
             times[k][r] = time_trajectory(st[k], s, energy, steps, &iterations[k]);
-        if (bare_ns)
-            bare[r] = time_bare_loop(s, steps);
+        if (bare)
+            bare_times[r] = time_bare_loop(bare, s, steps);
     }
     for (int k = 0; k < n_kinds; ++k) {
         ns[k] = median(times[k], repeats);
         nh_stepper_free(st[k]);
     }
-    if (bare_ns)
-        *bare_ns = median(bare, repeats);
+    if (bare)
+        *bare_ns = median(bare_times, repeats);
     return 0;
 }
 
@@ -126,93 +141,59 @@ static long steps_for_budget(const nh_system *s, const nh_method_spec *m, double
 {
     const nh_solver_kind newton = NH_SOLVER_NEWTON;
     double probe = -1, iterations;
-    ns_per_step(s, m, &newton, 1, energy, 50, 1, &probe, &iterations, NULL);
+    ns_per_step(s, m, &newton, 1, energy, 50, 1, &probe, &iterations, NULL, NULL);
     long steps = probe > 0 ? (long)(budget * 1e9 / probe) : cap;
     return steps < 50 ? 50 : steps > cap ? cap : steps;
 }
 
-/* DLA^{0,1} (seed 004 eq. 29) on the quartic n = 3 written out by hand: q = (x, w1..w3, z1..z3), M = I,
- * one constraint x' + sum w_i z_i' = 0 whose row depends on w only, so the multiplier is one division.
- * The practical limit of any implementation of the same formulas. */
-static void bare_dla01_quartic(double *q, double *v, double h, long steps)
+/* The largest difference of q and v between nhens' method and its bare loop after 100 steps from
+ * start_state: the same formulas, so round-off only (a chaotic system: it grows slowly with the steps). */
+static double bare_loop_difference(const bench_settings *b, const bare_loop *loop)
 {
-    enum { K = 3, N = 2 * K + 1 };
-    for (long s = 0; s < steps; ++s) {
-        double qh[N], g[N], w[N], a1[N] = {1}, kick[N] = {0};
-        for (int i = 0; i < N; ++i)
-            qh[i] = q[i] + 0.5 * h * v[i];
-        const double *wq = qh + 1, *z = qh + 1 + K;
-        for (int i = 0; i < N; ++i)
-            g[i] = qh[i];
-        g[1 + K] += z[0] * z[1] * z[1];
-        g[2 + K] += z[1] * z[0] * z[0];
-        for (int i = 0; i < K; ++i) {
-            g[1 + i] += wq[i] * z[i] * z[i];
-            g[1 + K + i] += z[i] * wq[i] * wq[i];
-        }
-        for (int i = 0; i < N; ++i)
-            w[i] = v[i] - h * g[i];
-        kick[0] = h;
-        double num = w[0], den = h;
-        for (int i = 0; i < K; ++i) {
-            kick[1 + K + i] = h * wq[i];                      /* h A(q_half)^T */
-            a1[1 + K + i] = wq[i] + 0.5 * h * w[1 + i];        /* A(q1): w moves without the kick */
-            num += a1[1 + K + i] * w[1 + K + i];
-            den += a1[1 + K + i] * kick[1 + K + i];
-        }
-        const double lam = -num / den;
-        for (int i = 0; i < N; ++i) {
-            v[i] = w[i] + kick[i] * lam;
-            q[i] = qh[i] + 0.5 * h * v[i];
-        }
-    }
+    nh_system s;
+    nh_method_spec m;
+    nh_error err;
+    if (make(b, &s, "quartic", "n=3", &m, loop->method))
+        return NAN;
+    double q[NH_MAX_DIM], v[NH_MAX_DIM], qb[NH_MAX_DIM], vb[NH_MAX_DIM], carried[NH_MAX_UNKNOWNS], diff = 0;
+    start_state(&s, 3.06, q, v);
+    memcpy(qb, q, sizeof qb);
+    memcpy(vb, v, sizeof vb);
+    nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
+    if (!st)
+        return NAN;
+    nh_stepper_start(st, q, v, carried);
+    for (long k = 0; k < 100; ++k)
+        nh_stepper_step(st, 0.1, q, v, carried);
+    nh_stepper_free(st);
+    loop->run(qb, vb, 0.1, 100);
+    for (int i = 0; i < s.n; ++i)
+        diff = fmax(diff, fmax(fabs(q[i] - qb[i]), fabs(v[i] - vb[i])));
+    return diff;
 }
 
-/* ns per step of the bare loop from start_state (quartic n = 3, H = 3.06). */
-static double time_bare_loop(const nh_system *quartic, long steps)
-{
-    double q[NH_MAX_DIM], v[NH_MAX_DIM];
-    start_state(quartic, 3.06, q, v);
-    double t0 = now_seconds();
-    bare_dla01_quartic(q, v, 0.1, steps);
-    const double ns = (now_seconds() - t0) / steps * 1e9;
-    volatile double sink = q[0] + v[0]; /* the result is used: the loop cannot be optimised away */
-    (void)sink;
-    return ns;
-}
-
-/* Median ns per step of the bare loop on its own, and the largest difference from nhens' dla01 after the
- * same steps (the same formulas: round-off only). */
-static cJSON *bench_bare_loop(const bench_settings *b)
+/* Each bare loop on its own (median ns per step) and its difference from nhens' method. */
+static cJSON *bench_bare_loops(const bench_settings *b)
 {
     nh_system s;
     nh_method_spec m;
     if (make(b, &s, "quartic", "n=3", &m, "dla01"))
         return NULL;
-    double times[16], q0[NH_MAX_DIM], v0[NH_MAX_DIM];
-    for (int r = 0; r < b->repeats; ++r)
-        times[r] = time_bare_loop(&s, b->steps_explicit);
-    const double ns = median(times, b->repeats);
-    start_state(&s, 3.06, q0, v0);
-    double q[NH_MAX_DIM], v[NH_MAX_DIM], qb[NH_MAX_DIM], vb[NH_MAX_DIM], carried[NH_MAX_UNKNOWNS], diff = 0;
-    memcpy(q, q0, sizeof q);
-    memcpy(v, v0, sizeof v);
-    memcpy(qb, q0, sizeof qb);
-    memcpy(vb, v0, sizeof vb);
-    nh_error err;
-    nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
-    nh_stepper_start(st, q, v, carried);
-    for (long k = 0; k < 100; ++k)
-        nh_stepper_step(st, 0.1, q, v, carried);
-    nh_stepper_free(st);
-    bare_dla01_quartic(qb, vb, 0.1, 100);
-    for (int i = 0; i < s.n; ++i)
-        diff = fmax(diff, fmax(fabs(q[i] - qb[i]), fabs(v[i] - vb[i])));
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "loop", "DLA^{0,1} on the quartic n = 3, written out in bench/bench.c");
-    cJSON_AddNumberToObject(o, "ns_per_step", ns);
-    cJSON_AddNumberToObject(o, "max_difference_from_dla01_after_100_steps", diff);
-    return o;
+    int count;
+    const bare_loop *loops = bare_loops(&count);
+    cJSON *arr = cJSON_CreateArray();
+    for (int k = 0; k < count; ++k) {
+        double times[16];
+        for (int r = 0; r < b->repeats; ++r)
+            times[r] = time_bare_loop(&loops[k], &s, b->steps_explicit);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "method", loops[k].method);
+        cJSON_AddStringToObject(o, "loop", loops[k].formulas);
+        cJSON_AddNumberToObject(o, "ns_per_step", median(times, b->repeats));
+        cJSON_AddNumberToObject(o, "max_difference_from_nhens_after_100_steps", bare_loop_difference(b, &loops[k]));
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
 }
 
 /* One method's row: ns per step with Newton (and KINSOL, interleaved, for implicit methods), and for an
@@ -225,20 +206,20 @@ static cJSON *bench_method(const char *system, const char *param, double energy,
     if (make(b, &s, system, param, &m, name))
         return NULL;
     const int implicit = (nh_method_spec_flags(&m) & NH_METHOD_IMPLICIT) != 0;
-    const int with_bare = !implicit && strcmp(system, "quartic") == 0 && strcmp(param, "n=3") == 0;
+    const bare_loop *bare = strcmp(system, "quartic") == 0 && strcmp(param, "n=3") == 0 ? bare_loop_for(name) : NULL;
     long steps = steps_for_budget(&s, &m, energy, implicit ? b->steps_implicit : b->steps_explicit,
                                   b->repeats > 3 ? 0.1 : 0.02);
     const nh_solver_kind kinds[2] = {NH_SOLVER_NEWTON, NH_SOLVER_KINSOL};
     double ns[2], iterations[2], bare_ns = 0;
     if (ns_per_step(&s, &m, kinds, implicit ? 2 : 1, energy, steps, b->repeats, ns, iterations,
-                    with_bare ? &bare_ns : NULL))
+                    bare, &bare_ns))
         return NULL;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "method", name);
     cJSON_AddNumberToObject(o, "steps_timed", (double)steps);
     cJSON_AddNumberToObject(o, "ns_per_step", ns[0]);
     cJSON_AddNumberToObject(o, "steps_per_second", 1e9 / ns[0]);
-    if (with_bare) {
+    if (bare) {
         cJSON_AddNumberToObject(o, "bare_loop_ns_per_step_alongside", bare_ns);
         cJSON_AddNumberToObject(o, "over_bare_loop", ns[0] / bare_ns);
     }
@@ -341,10 +322,11 @@ static double ensemble_seconds(const bench_settings *b, const char *method, int 
 }
 
 /* The machine's own two-thread ceiling at the moment of a scaling run: `items` copies of the bare loop
- * (`steps` steps each from start_state) over `threads` threads, in seconds. The copies share nothing, so
+ * `copies` (`steps` steps each from start_state) over `threads` threads, in seconds. The copies share nothing, so
  * two threads over one is what this machine's two cores give a perfectly parallel kernel (on these
  * virtual machines 1.6-2.1 from run to run). */
-static double parallel_bare_seconds(const nh_system *quartic, int threads, int items, long steps)
+static double parallel_bare_seconds(const bare_loop *copies, const nh_system *quartic, int threads, int items,
+                                    long steps)
 {
     double q0[NH_MAX_DIM], v0[NH_MAX_DIM], sum = 0.0;
     start_state(quartic, 3.06, q0, v0);
@@ -354,7 +336,7 @@ static double parallel_bare_seconds(const nh_system *quartic, int threads, int i
         double q[NH_MAX_DIM], v[NH_MAX_DIM];
         memcpy(q, q0, sizeof q);
         memcpy(v, v0, sizeof v);
-        bare_dla01_quartic(q, v, 0.1, steps);
+        copies->run(q, v, 0.1, steps);
         sum += q[0];
     }
     const double seconds = now_seconds() - t0;
@@ -378,8 +360,9 @@ static cJSON *bench_scaling(const char *method, const bench_settings *b)
     nh_method_spec m;
     if (make(b, &quartic, "quartic", "n=3", &m, method))
         return NULL;
-    /* the bare loop's copies: as many as trajectories, together as long as the first one-thread run */
-    const double bare_ns = time_bare_loop(&quartic, 100000);
+    /* DLA^{0,1}'s bare loop's copies: as many as trajectories, together as long as the first one-thread run */
+    const bare_loop *copies = bare_loop_for("dla01");
+    const double bare_ns = time_bare_loop(copies, &quartic, 100000);
     double one[8], two[8], bare_one[8], bare_two[8];
     long bare_steps = 0;
     for (int r = 0; r < b->repeats && r < 8; ++r) { /* interleaved, so drift in machine load hits all four */
@@ -387,8 +370,8 @@ static cJSON *bench_scaling(const char *method, const bench_settings *b)
         two[r] = ensemble_seconds(b, method, 2, n, T, 10);
         if (!bare_steps)
             bare_steps = (long)fmax(1000.0, one[0] / (double)n / (bare_ns * 1e-9));
-        bare_one[r] = parallel_bare_seconds(&quartic, 1, (int)n, bare_steps);
-        bare_two[r] = parallel_bare_seconds(&quartic, 2, (int)n, bare_steps);
+        bare_one[r] = parallel_bare_seconds(copies, &quartic, 1, (int)n, bare_steps);
+        bare_two[r] = parallel_bare_seconds(copies, &quartic, 2, (int)n, bare_steps);
     }
     int reps = b->repeats < 8 ? b->repeats : 8;
     double t1 = median(one, reps), t2 = median(two, reps), steps = n * (T / 0.1);
@@ -659,7 +642,7 @@ int main(int argc, char **argv)
     cJSON_AddStringToObject(root, "statistic", "median of repeats");
     cJSON_AddNumberToObject(root, "repeats", b.repeats);
     cJSON_AddNumberToObject(root, "h", 0.1);
-    cJSON_AddItemToObject(root, "bare_loop", bench_bare_loop(&b));
+    cJSON_AddItemToObject(root, "bare_loops", bench_bare_loops(&b));
     cJSON *quartic = bench_methods("quartic", "n=3", 3.06, &b);
     cJSON_AddItemToObject(root, "quartic_n3_E3.06", quartic);
     cJSON_AddItemToObject(root, "cvt_eps0.1_E6", bench_methods("cvt", "eps=0.1", 6.0, &b));
