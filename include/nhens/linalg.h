@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,12 +53,18 @@ inline double nh_dot(int n, const double *x, const double *y)
 void nh_matvec(int rows, int cols, const double *a, const double *x, double *y);
 /* y = a^T x (a is rows x cols, row-major; y has cols entries) */
 void nh_matvec_t(int rows, int cols, const double *a, const double *x, double *y);
+/* Whether every entry is finite. An inf's or NaN's exponent field is all ones, and adding one to that field
+ * carries into bit 63: an OR over integer lanes that vectorises, where a sum of x - x was a chain of
+ * dependent additions (about 8 % of a DLA^{0,1} step, which checks q and v after every step). */
 inline int nh_all_finite(int n, const double *x)
 {
-    double probe = 0.0;   /* x - x is 0 for a finite x, NaN for an infinite or NaN one: no branch per entry */
-    for (int i = 0; i < n; ++i)
-        probe += x[i] - x[i];
-    return probe == 0.0;
+    unsigned long long top = 0;
+    for (int i = 0; i < n; ++i) {
+        unsigned long long bits;
+        memcpy(&bits, x + i, sizeof bits);
+        top |= (bits & 0x7ff0000000000000ull) + 0x0010000000000000ull;
+    }
+    return !(top >> 63);
 }
 
 #pragma GCC visibility pop
