@@ -1,5 +1,6 @@
 /* Pieces shared by the method files (methods-private): the explicit predictor that warm-starts
- * implicit steps, and residual scales for the solver's round-off test. */
+ * implicit steps, residual scales for the solver's round-off test, and the kick and multiplier of the
+ * linear fast paths. */
 #ifndef NHENS_METHODS_COMMON_H
 #define NHENS_METHODS_COMMON_H
 
