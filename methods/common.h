@@ -147,21 +147,11 @@ static inline int nh_solve_kicked_constraint(int m, int n, const double *a, cons
                                              double *lam)
 {
     if (m == 1) { /* one constraint (the quartic, the CVTs): the 1 x 1 LU below is this division */
-        /* even and odd entries summed apart: two chains of dependent additions of half the length, on
-         * the critical path of a DLA^{0,1} step (8 % of it on the quartic) */
-        double aw_even = 0.0, aw_odd = 0.0, ak_even = 0.0, ak_odd = 0.0;
-        int i = 0;
-        for (; i + 1 < n; i += 2) {
-            aw_even += a[i] * w[i];
-            ak_even += a[i] * kick[i];
-            aw_odd += a[i + 1] * w[i + 1];
-            ak_odd += a[i + 1] * kick[i + 1];
+        double aw = 0.0, ak = 0.0;
+        for (int i = 0; i < n; ++i) {
+            aw += a[i] * w[i];
+            ak += a[i] * kick[i];
         }
-        if (i < n) {
-            aw_even += a[i] * w[i];
-            ak_even += a[i] * kick[i];
-        }
-        const double aw = aw_even + aw_odd, ak = ak_even + ak_odd;
         if (!(fabs(ak) > 0.0) || !isfinite(ak))
             return NH_STEP_SINGULAR;
         lam[0] = -aw / ak;
