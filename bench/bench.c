@@ -322,9 +322,9 @@ static double ensemble_seconds(const bench_settings *b, const char *method, int 
 }
 
 /* The machine's own two-thread ceiling at the moment of a scaling run: `items` copies of the bare loop
- * `copies` (`steps` steps each from start_state) over `threads` threads, in seconds. The copies share nothing, so
- * two threads over one is what this machine's two cores give a perfectly parallel kernel (on these
- * virtual machines 1.6-2.1 from run to run). */
+ * `copies` (`steps` steps each from start_state) over `threads` threads, in seconds. The copies share
+ * nothing, so two threads over one is what this machine's two cores give a perfectly parallel kernel
+ * (on these virtual machines 1.6-2.1 from run to run). */
 static double parallel_bare_seconds(const bare_loop *copies, const nh_system *quartic, int threads, int items,
                                     long steps)
 {
