@@ -183,11 +183,18 @@ static void reduced_force(const nh_system *s, const double *q, const double *v, 
     }
 }
 
+/* Whether grad V is the whole generalized force: a constant M on a configuration space, so there is no
+ * c(q, v) and no Euler-Poincare term. */
+static int force_is_potential_gradient(const nh_system *s)
+{
+    return !nh_has_variable_mass(s) && !nh_is_reduced(s);
+}
+
 /* f += c(q, v) and the Euler-Poincare term of a reduced system: grad V(q) in f becomes the generalized
- * force (nothing to add for a constant M on a configuration space) */
+ * force (nothing to add when force_is_potential_gradient) */
 static void add_velocity_forces(const nh_system *s, const double *q, const double *v, double *f)
 {
-    if (!nh_has_variable_mass(s) && !nh_is_reduced(s))
+    if (force_is_potential_gradient(s))
         return;
     double c[NH_MAX_DIM];
     mass_velocity_force(s, q, v, c);
@@ -200,7 +207,7 @@ static void add_velocity_forces(const nh_system *s, const double *q, const doubl
 int nh_exact_multiplier_from(const nh_system *s, const double *q, const double *v, const double *a,
                              const double *grad, double *lam)
 {
-    if (!nh_has_variable_mass(s) && !nh_is_reduced(s))   /* grad V is the whole force */
+    if (force_is_potential_gradient(s))   /* no copy of grad V to add to */
         return multiplier_from(s, q, v, a, grad, lam);
     double f[NH_MAX_DIM];
     memcpy(f, grad, (size_t)s->n * sizeof *f);
