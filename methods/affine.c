@@ -42,6 +42,6 @@ int nh_affine_newton(nh_solver *solver, const nh_affine_step *c, const double *v
 {
     const double scale = fmax(nh_norm_inf(c->sys->n, v0), 1e-300);
     nh_nonlinear_problem pb = {c->sys->m, affine_residual, affine_jacobian, (void *)c, scale,
-                               NH_JACOBIAN_EACH_ITERATION, 0};
+                               NH_JACOBIAN_EACH_ITERATION, 0, NULL};
     return nh_solver_solve(solver, &pb, lam);
 }

@@ -384,7 +384,7 @@ static int adjoint_step_fn(nh_stepper *st, double h, double *q, double *v, doubl
     memcpy(x + n, v, (size_t)n * sizeof *v);
     adjoint_step a = {c->inner[0], h, q0, v0, c->inner_keeps_constraint, st->workspace};
     double scale = fmax(nh_norm_inf(n, q0), nh_norm_inf(n, v0));
-    nh_nonlinear_problem pb = {2 * n, adjoint_residual, adjoint_jacobian, &a, scale > 0 ? scale : 1.0, NH_JACOBIAN_EACH_SOLVE, 0};
+    nh_nonlinear_problem pb = {2 * n, adjoint_residual, adjoint_jacobian, &a, scale > 0 ? scale : 1.0, NH_JACOBIAN_EACH_SOLVE, 0, NULL};
     rc = nh_solver_solve(st->solver, &pb, x);
     if (rc)
         return rc;

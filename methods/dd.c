@@ -124,7 +124,7 @@ static int dd_step_fn(nh_stepper *st, double h, double *q, double *v, double *ca
                  .work = st->workspace};
     double x[NH_MAX_UNKNOWNS], q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM];
     s->type->potential_gradient(s, q, c.grad0);
-    nh_nonlinear_problem pb = {n + s->m, dd_residual, dd_jacobian, &c, 1.0, NH_JACOBIAN_EACH_ITERATION, 0};
+    nh_nonlinear_problem pb = {n + s->m, dd_residual, dd_jacobian, &c, 1.0, NH_JACOBIAN_EACH_ITERATION, 0, NULL};
     int rc = nh_method_solve(st, &pb, h, q, v, NH_QUADRATIC_POINTS, dd_guess, dd_scale, x);
     if (rc)
         return rc;

@@ -115,7 +115,7 @@ static int dla_advance(nh_stepper *st, double h, double alpha, double *q, double
         c.node[i] = q[i] + (1.0 - c.alpha) * h * v[i];
     s->type->constraint(s, c.node, c.a_node);
     nh_nonlinear_problem pb = {n + s->m, dla_residual, dla_jacobian, &c,
-                               nh_method_momentum_scale(s, h, v, c.grad0), NH_JACOBIAN_EACH_ITERATION, 0};
+                               nh_method_momentum_scale(s, h, v, c.grad0), NH_JACOBIAN_EACH_ITERATION, 0, NULL};
     int rc = nh_method_solve(st, &pb, h, q, v, NH_QUADRATIC_POINTS, dla_guess, NULL, x);
     if (rc)
         return rc;

@@ -809,18 +809,26 @@ static int discrete_gradient(const dstar_step *c, const double *z1, const double
 
 /* ---- the step ---------------------------------------------------------------------------------- */
 
+void nh_dstar_residual_at(const dstar_step *c, const double *z1, const dstar_frame *f, const double *grad,
+                          double *res)
+{
+    double flow[Z];
+    nh_dstar_apply_pi(c, f, c->w->d, grad, flow);
+    for (int i = 0; i < c->dim; ++i)
+        res[i] = (z1[i] - c->z0[i]) / c->h - flow[i];
+}
+
 static int dstar_residual(const double *z1, double *res, void *ctx)
 {
     const dstar_step *c = ctx;
-    double grad[Z], mid[Z], flow[Z];
+    double grad[Z], mid[Z];
     dstar_frame f;
     for (int i = 0; i < c->dim; ++i)
         mid[i] = 0.5 * (c->z0[i] + z1[i]);
     if (discrete_gradient(c, z1, mid, &f, grad))
         return 1;
-    frame_pi_times(c, &f, grad, flow);
-    for (int i = 0; i < c->dim; ++i)
-        res[i] = (z1[i] - c->z0[i]) / c->h - flow[i];
+    nh_dstar_structure_matrix(c, &f, c->w->d);
+    nh_dstar_residual_at(c, z1, &f, grad, res);
     return 0;
 }
 
@@ -828,8 +836,14 @@ static int dstar_jacobian(const double *z1, double *jac, void *ctx)
 {
     const dstar_step *c = ctx;
     if (nh_dstar_has_analytic_jacobian(c))
-        return nh_dstar_analytic_jacobian(c, z1, jac);
+        return nh_dstar_analytic_jacobian(c, z1, jac, NULL);
     return nh_fd_jacobian(c->dim, dstar_residual, ctx, z1, jac, c->w->fd);
+}
+
+/* The residual and the analytic matrix from one discrete gradient and midpoint frame (Newton backend) */
+static int dstar_residual_and_jacobian(const double *z1, double *res, double *jac, void *ctx)
+{
+    return nh_dstar_analytic_jacobian(ctx, z1, jac, res);
 }
 
 /* rho = X(q)^T M v */
@@ -914,7 +928,7 @@ static int dstar_step_fn(nh_stepper *st, double h, double *q, double *v, double 
      * 2-3 iterations); a difference matrix costs dim + 1 residuals and is kept across steps. */
     const int reuse = nh_dstar_has_analytic_jacobian(&c) ? NH_JACOBIAN_EACH_SOLVE : NH_JACOBIAN_ACROSS_SOLVES;
     nh_nonlinear_problem pb = {c.dim, dstar_residual, dstar_jacobian, &c, fmax(nh_norm_inf(c.dim, c.z0) / h, 1e-300),
-                               reuse, h};
+                               reuse, h, nh_dstar_shares_residual(&c) ? dstar_residual_and_jacobian : NULL};
     int rc = nh_method_solve(st, &pb, h, q, v, NH_QUINTIC_POINTS, dstar_guess, NULL, z1);
     if (rc)
         return rc;

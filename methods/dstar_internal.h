@@ -184,7 +184,15 @@ int nh_dstar_itoh_abe_gradient(const dstar_step *c, const double *z1, double *po
  * reduced, and a potential Hessian unless the gradient is Itoh-Abe's, which needs only grad H); the
  * others difference the residual. */
 int nh_dstar_has_analytic_jacobian(const dstar_step *c);
-/* jac (dim dim) = d residual / d z1 of the step (14) at z1; non-zero when a frame fails. */
-int nh_dstar_analytic_jacobian(const dstar_step *c, const double *z1, double *jac);
+/* jac (dim dim) = d residual / d z1 of the step (14) at z1; non-zero when a frame fails. With res not
+ * NULL (Gonzalez and Itoh-Abe only, whose matrix is built from the residual's own discrete gradient and
+ * midpoint frame: nh_dstar_shares_residual), also the residual there, bit for bit. */
+int nh_dstar_analytic_jacobian(const dstar_step *c, const double *z1, double *jac, double *res);
+/* Whether nh_dstar_analytic_jacobian can give the residual with the matrix */
+int nh_dstar_shares_residual(const dstar_step *c);
+/* res = (z1 - z0)/h - Pi(mid) G, the residual of (14), at the midpoint frame f whose structure matrix
+ * nh_dstar_structure_matrix left in the workspace's d */
+void nh_dstar_residual_at(const dstar_step *c, const double *z1, const dstar_frame *f, const double *grad,
+                          double *res);
 
 #endif

@@ -286,7 +286,7 @@ static int avf_jacobian(const dstar_step *c, const double *z1, const double *mid
     return 0;
 }
 
-static int gonzalez_jacobian(const dstar_step *c, const double *z1, const double *mid, double *jac)
+static int gonzalez_jacobian(const dstar_step *c, const double *z1, const double *mid, double *jac, double *res)
 {
     const int dim = c->dim;
     double *dgrad = c->w->dgrad, delta[Z], grad1[Z], grad_mid[Z], g[Z], hess_delta[Z], coef;
@@ -311,6 +311,8 @@ static int gonzalez_jacobian(const dstar_step *c, const double *z1, const double
         nh_gonzalez_correct_jacobian(dim, delta, coef, grad1, grad_mid, hess_delta, dgrad);
     }
     assemble_jacobian(c, &f, jac);
+    if (res)   /* g is the residual's discrete gradient (the same H(z1), grad H(mid) and correction) */
+        nh_dstar_residual_at(c, z1, &f, g, res);
     return 0;
 }
 
@@ -404,7 +406,7 @@ static int itoh_abe_position_rows(const dstar_step *c, const double *z1, const d
 
 /* Itoh-Abe: its gradient G with grad H along the walk, dgrad row by row (above), then d(Pi G)/dz at the
  * midpoint frame as for the others. */
-static int itoh_abe_jacobian(const dstar_step *c, const double *z1, const double *mid, double *jac)
+static int itoh_abe_jacobian(const dstar_step *c, const double *z1, const double *mid, double *jac, double *res)
 {
     dstar_work *w = c->w;
     double point[Z], g[Z];
@@ -420,21 +422,28 @@ static int itoh_abe_jacobian(const dstar_step *c, const double *z1, const double
         frame_second_order(c, &f, 0, g))
         return 1;
     assemble_jacobian(c, &f, jac);
+    if (res)   /* g is the residual's walk (with or without grads, the same frames' energies) */
+        nh_dstar_residual_at(c, z1, &f, g, res);
     return 0;
 }
 
-int nh_dstar_analytic_jacobian(const dstar_step *c, const double *z1, double *jac)
+int nh_dstar_shares_residual(const dstar_step *c)
+{
+    return nh_dstar_has_analytic_jacobian(c) && c->method->gradient != DG_AVF;
+}
+
+int nh_dstar_analytic_jacobian(const dstar_step *c, const double *z1, double *jac, double *res)
 {
     double mid[Z];
     for (int i = 0; i < c->dim; ++i)
         mid[i] = 0.5 * (c->z0[i] + z1[i]);
     switch (c->method->gradient) {
-    case DG_AVF:
-        return avf_jacobian(c, z1, mid, jac);
+    case DG_AVF:   /* its matrix's Gauss points are not the residual's: res is not given */
+        return res != NULL || avf_jacobian(c, z1, mid, jac);
     case DG_ITOH_ABE:
-        return itoh_abe_jacobian(c, z1, mid, jac);
+        return itoh_abe_jacobian(c, z1, mid, jac, res);
     case DG_GONZALEZ:
         break;
     }
-    return gonzalez_jacobian(c, z1, mid, jac);
+    return gonzalez_jacobian(c, z1, mid, jac, res);
 }

@@ -276,7 +276,7 @@ static int genfun_step_fn(nh_stepper *st, double h, double *q, double *v, double
     c.constraint_force = variant != 6, c.work = st->workspace, c.is_at = 0;
     for (int i = 0; i < n; ++i)
         c.p0[i] = s->mass[i] * v[i];
-    nh_nonlinear_problem pb = {n, genfun_residual, genfun_jacobian, &c, fmax(nh_norm_inf(n, c.p0), 1e-300), NH_JACOBIAN_EACH_SOLVE, 0};
+    nh_nonlinear_problem pb = {n, genfun_residual, genfun_jacobian, &c, fmax(nh_norm_inf(n, c.p0), 1e-300), NH_JACOBIAN_EACH_SOLVE, 0, NULL};
     int rc = nh_method_solve(st, &pb, h, q0, v0, NH_QUINTIC_POINTS, genfun_guess, NULL, q1);
     if (rc || genfun_force_at(&c, q1))
         return rc ? rc : NH_STEP_NONFINITE;

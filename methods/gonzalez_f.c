@@ -83,7 +83,7 @@ static int gonzalez_f_step_fn(nh_stepper *st, double h, double *q, double *v, do
         x[n + i] = s->mass[i] * v1[i];
     }
     nh_nonlinear_problem pb = {2 * n + s->m, gonzalez_f_residual, gonzalez_f_jacobian, &c,
-                               fmax(nh_norm_inf(2 * n, c.z0) / h, 1e-300), NH_JACOBIAN_EACH_SOLVE, 0};
+                               fmax(nh_norm_inf(2 * n, c.z0) / h, 1e-300), NH_JACOBIAN_EACH_SOLVE, 0, NULL};
     if ((rc = nh_solver_solve(st->solver, &pb, x)))
         return rc;
     for (int i = 0; i < n; ++i) {

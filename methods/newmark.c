@@ -320,7 +320,7 @@ static int newmark_step_fn(nh_stepper *st, double h, double *q, double *v, doubl
     /* Full Newton: a chord iteration needs more iterations here (2.24 instead of 1.98 at beta = 0.1, 3.81
      * instead of 2.02 at 0.2). */
     nh_nonlinear_problem pb = {n + 2 * m, newmark_residual, newmark_jacobian, &c, scale > 0 ? scale : 1.0,
-                               NH_JACOBIAN_EACH_ITERATION, 0};
+                               NH_JACOBIAN_EACH_ITERATION, 0, NULL};
     int rc = nh_method_solve(st, &pb, h, q0, v, NH_QUADRATIC_POINTS, newmark_guess, NULL, x);
     if (rc)
         return rc;

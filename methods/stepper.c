@@ -163,7 +163,7 @@ int nh_stepper_newton_matrices(nh_stepper *st, double h, const double *q, const 
         return 1;
     memcpy(q1, q, (size_t)n * sizeof *q);
     memcpy(v1, v, (size_t)n * sizeof *v);
-    nh_solver_probe probe = {analytic, differences, 0, 0};
+    nh_solver_probe probe = {analytic, differences, 0, 0, -1};
     if (nh_stepper_start(st, q1, v1, carried) == NH_OK) {
         nh_solver_set_probe(st->solver, &probe);
         st->type->step(st, h, q1, v1, carried);
@@ -171,7 +171,7 @@ int nh_stepper_newton_matrices(nh_stepper *st, double h, const double *q, const 
     }
     free(carried);
     *dim = probe.dim;
-    return !probe.recorded;
+    return !probe.recorded ? 1 : probe.combined == 0 ? 2 : 0;
 }
 
 void nh_stepper_free(nh_stepper *st)

@@ -91,14 +91,31 @@ void nh_solver_set_probe(nh_solver *solver, nh_solver_probe *probe)
     solver->probe = probe;
 }
 
-/* The probed solve: the problem's own Newton matrix at x and forward differences of its residual there;
- * x is left unchanged and the solve reports no convergence, so the step goes no further. */
+/* 1 if the problem's residual_and_jacobian gives at x the bits of its residual and of `jac` (its
+ * jacobian there), else 0; -1 without one. */
+static int combined_call_agrees(const nh_nonlinear_problem *problem, const double *x, const double *jac)
+{
+    if (!problem->residual_and_jacobian)
+        return -1;
+    const size_t dim = (size_t)problem->dim;
+    double residual[NH_MAX_UNKNOWNS], combined[NH_MAX_UNKNOWNS], *matrix = malloc(dim * dim * sizeof *matrix);
+    int agrees = matrix && !problem->residual(x, residual, problem->ctx) &&
+                 !problem->residual_and_jacobian(x, combined, matrix, problem->ctx) &&
+                 !memcmp(residual, combined, dim * sizeof *combined) && !memcmp(jac, matrix, dim * dim * sizeof *jac);
+    free(matrix);
+    return agrees;
+}
+
+/* The probed solve: the problem's own Newton matrix at x and forward differences of its residual there,
+ * and the check of residual_and_jacobian; x is left unchanged and the solve reports no convergence, so
+ * the step goes no further. */
 static int probe_matrices(nh_solver_probe *probe, const nh_nonlinear_problem *problem, const double *x)
 {
     double work[NH_FD_WORK(NH_MAX_UNKNOWNS)];
     probe->dim = problem->dim;
     probe->recorded = !problem->jacobian(x, probe->analytic, problem->ctx) &&
                       !nh_fd_jacobian(problem->dim, problem->residual, problem->ctx, x, probe->differences, work);
+    probe->combined = probe->recorded ? combined_call_agrees(problem, x, probe->analytic) : -1;
     return NH_STEP_NO_CONVERGENCE;
 }
 

@@ -1,5 +1,6 @@
 /* Built-in dense Newton backend: Newton or chord steps with partial-pivoting LU (the matrix policy
- * nh_jacobian_reuse), the convergence rule of include/nhens/solver.h. Workspace is allocated once at
+ * nh_jacobian_reuse), the convergence rule of include/nhens/solver.h; the first matrix of a solve comes
+ * with the guess's residual when the problem has residual_and_jacobian. Workspace is allocated once at
  * creation; a Newton matrix kept across solves lives here until nh_solver_forget. */
 #include "nhens/linalg.h"
 #include "solver_internal.h"
@@ -14,6 +15,7 @@ typedef struct newton_impl {
     int *pivots;
     int have_matrix;      /* jacobian holds a factored Newton matrix ... */
     double matrix_key;    /* ... built for a problem with this jacobian_key */
+    int filled;           /* jacobian holds F' at the solve's guess from residual_and_jacobian, unfactored */
 } newton_impl;
 
 static void newton_destroy(void *p)
@@ -67,11 +69,24 @@ static int lu_solve_step(double *step, void *ctx)
 
 enum { RETRY_FRESH = -1 };   /* a kept matrix converged too slowly: rebuild it and start again */
 
+/* The Newton matrix at x (the first build of a solve without a kept matrix is at its guess, where
+ * residual_at_guess may have filled it already), factored. */
 static int build_matrix(newton_impl *w, const nh_nonlinear_problem *pb, const double *x)
 {
-    w->have_matrix = !pb->jacobian(x, w->jacobian, pb->ctx) && !nh_lu_factor(w->dim, w->jacobian, w->pivots);
+    const int filled = w->filled;
+    w->filled = 0;
+    w->have_matrix = (filled || !pb->jacobian(x, w->jacobian, pb->ctx)) && !nh_lu_factor(w->dim, w->jacobian, w->pivots);
     w->matrix_key = pb->jacobian_key;
     return !w->have_matrix;
+}
+
+/* F at the guess x into w->residual. When the matrix will be built there (no kept matrix: `stale` 0)
+ * and the problem has residual_and_jacobian, F' comes with it; if that call fails, F alone as before. */
+static int residual_at_guess(newton_impl *w, const nh_nonlinear_problem *pb, const double *x, int stale)
+{
+    w->filled = !stale && pb->residual_and_jacobian &&
+                !pb->residual_and_jacobian(x, w->residual, w->jacobian, pb->ctx);
+    return !w->filled && pb->residual(x, w->residual, pb->ctx);
 }
 
 /* Newton or chord iterations from x, whose residual is in w->residual. With a kept matrix (`stale`),
@@ -111,11 +126,11 @@ static int newton_solve(void *p, const nh_nonlinear_problem *pb, double *x, long
 {
     newton_impl *w = p;
     const int n = w->dim;
-    if (pb->residual(x, w->residual, pb->ctx))
+    const int stale = nh_solver_keeps_matrix(pb, w->have_matrix, w->matrix_key);
+    if (residual_at_guess(w, pb, x, stale))
         return NH_STEP_NO_CONVERGENCE;
     if (nh_norm_inf(n, w->residual) <= 0.01 * NH_SOLVER_FTOL * pb->scale)
         return NH_OK;
-    const int stale = nh_solver_keeps_matrix(pb, w->have_matrix, w->matrix_key);
     if (!stale)
         w->have_matrix = 0;
     double guess[NH_MAX_UNKNOWNS], guess_residual[NH_MAX_UNKNOWNS];

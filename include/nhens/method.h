@@ -110,8 +110,9 @@ nh_solver_kind nh_stepper_solver_kind(const nh_stepper *st);
 /* For checking a method's Newton matrix (a plugin's too): the matrix the method gives its solver for the
  * step of size h from (q, v) on D, at the solve's initial guess, and forward differences of the
  * residual there, each *dim x *dim (NH_MAX_UNKNOWNS^2 doubles). The stepper is started at (q, v) and its
- * q and v are not changed. 0, or 1 if the method has no solver of its own (explicit, linearly implicit,
- * a composition) or the step failed before its first solve. */
+ * q and v are not changed. 0; 1 if the method has no solver of its own (explicit, linearly implicit,
+ * a composition) or the step failed before its first solve; 2 if the problem's residual_and_jacobian
+ * (solver.h) does not give the bits of its residual and jacobian there (the matrices are recorded). */
 int nh_stepper_newton_matrices(nh_stepper *st, double h, const double *q, const double *v, double *analytic,
                                double *differences, int *dim);
 /* Doubles carried between steps (size of the `carried` array start and step expect). */

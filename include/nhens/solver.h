@@ -46,6 +46,11 @@ typedef struct nh_nonlinear_problem {
     /* NH_JACOBIAN_ACROSS_SOLVES only: the matrix is kept while this key (e.g. the step size) is the
      * same; a different key, nh_solver_forget or slow convergence rebuild it. */
     double jacobian_key;
+    /* Optional (NULL: unused): r = F(x), bit for bit what `residual` gives, and jac = F'(x) in one call,
+     * for a problem whose matrix reuses the residual's work at the same point. The built-in Newton
+     * backend calls it at the initial guess of a solve that builds its matrix there; a non-zero return
+     * sends it back to `residual` and `jacobian`. KINSOL evaluates them separately. */
+    int (*residual_and_jacobian)(const double *x, double *r, double *jac, void *ctx);
 } nh_nonlinear_problem;
 
 /* NH_JACOBIAN_EACH_ITERATION: full Newton. NH_JACOBIAN_EACH_SOLVE: the matrix of the first iteration
@@ -93,11 +98,14 @@ void nh_solver_free(nh_solver *solver);
 
 /* A probe (nh_stepper_newton_matrices in method.h): while one is set, a solve only records the Newton
  * matrix its problem supplies and forward differences of its residual (nh_fd_jacobian) at the initial
- * guess, leaves the guess unchanged and returns NH_STEP_NO_CONVERGENCE, so the step goes no further. */
+ * guess, checks residual_and_jacobian there against residual and jacobian, leaves the guess unchanged
+ * and returns NH_STEP_NO_CONVERGENCE, so the step goes no further. */
 typedef struct nh_solver_probe {
     double *analytic, *differences;   /* NH_MAX_UNKNOWNS^2 doubles each; dim x dim, row-major */
     int dim;                          /* the problem's dimension, written by the solve */
     int recorded;                     /* 1 once both matrices are written */
+    int combined;                     /* -1: no residual_and_jacobian; 1: it gave the bits of residual and
+                                         jacobian; 0: it did not (or failed where they did not) */
 } nh_solver_probe;
 void nh_solver_set_probe(nh_solver *solver, nh_solver_probe *probe);   /* NULL: solve again */
 

@@ -682,7 +682,8 @@ static const nh_system_type TWISTED = {
 /* max |analytic - differences| / scale of a stepper's Newton matrices at its first solve's guess
  * (nh_stepper_newton_matrices), scale = max(1, max |differences - I/h|): the D* matrices' identity/h part
  * is exact in both and is left out of the scale (minus_identity); -1 if the method has no solver of its
- * own on s. */
+ * own on s. Fails when the method's residual_and_jacobian (if it has one) does not give the bits of its
+ * residual and matrix at that guess. */
 static double newton_matrix_mismatch(const char *method, const nh_system *s, const double *q, const double *v, double h,
                                      int minus_identity)
 {
@@ -698,7 +699,10 @@ static double newton_matrix_mismatch(const char *method, const nh_system *s, con
     nh_stepper_free(st);
     if (!has_solver)
         return -1;
-    cr_assert(eq(int, rc, 0), "%s on %s: no Newton matrix recorded", method, s->type->name);
+    cr_assert(rc != 1, "%s on %s: no Newton matrix recorded", method, s->type->name);
+    cr_assert(rc != 2, "%s on %s: residual_and_jacobian differs from the residual and matrix it stands for", method,
+              s->type->name);
+    cr_assert(eq(int, rc, 0), "%s on %s: nh_stepper_newton_matrices returned %d", method, s->type->name, rc);
     double scale = 1.0, worst = 0.0;
     for (int i = 0; i < dim; ++i)
         for (int j = 0; j < dim; ++j) {

@@ -31,7 +31,7 @@ static void solve_circle(nh_solver_kind kind)
     nh_error err;
     nh_solver *s = nh_solver_create(kind, 2, &err);
     cr_assert(s != NULL, "%s", err.msg);
-    nh_nonlinear_problem pb = {2, circle_residual, circle_jacobian, NULL, 4.0, NH_JACOBIAN_EACH_ITERATION, 0};
+    nh_nonlinear_problem pb = {2, circle_residual, circle_jacobian, NULL, 4.0, NH_JACOBIAN_EACH_ITERATION, 0, NULL};
     double x[2] = {1.0, 1.2};
     cr_assert(eq(int, nh_solver_solve(s, &pb, x), NH_OK));
     /* the convergence test stops at ~1e-15 relative residual: the root to a few ulp */
@@ -72,12 +72,82 @@ Test(solver, both_backends_report_no_convergence)
     for (int kind = 0; kind < 2; ++kind) {
         nh_error err;
         nh_solver *s = nh_solver_create((nh_solver_kind)kind, 1, &err);
-        nh_nonlinear_problem pb = {1, no_root_residual, no_root_jacobian, NULL, 1.0, NH_JACOBIAN_EACH_ITERATION, 0};
+        nh_nonlinear_problem pb = {1, no_root_residual, no_root_jacobian, NULL, 1.0, NH_JACOBIAN_EACH_ITERATION, 0, NULL};
         double x[1] = {0.3};
         cr_assert(eq(int, nh_solver_solve(s, &pb, x), NH_STEP_NO_CONVERGENCE), "backend %d", kind);
         cr_assert(eq(long, nh_solver_get_stats(s).failures, 1L));
         nh_solver_free(s);
     }
+}
+
+/* The circle problem counting its calls; its residual_and_jacobian is the two calls in one (failing
+ * when told to, which must send the Newton backend back to the separate calls). */
+typedef struct counted { int residuals, jacobians, combined, combined_fails; } counted;
+
+static int counted_residual(const double *x, double *r, void *ctx)
+{
+    ((counted *)ctx)->residuals++;
+    return circle_residual(x, r, NULL);
+}
+
+static int counted_jacobian(const double *x, double *j, void *ctx)
+{
+    ((counted *)ctx)->jacobians++;
+    return circle_jacobian(x, j, NULL);
+}
+
+static int counted_combined(const double *x, double *r, double *j, void *ctx)
+{
+    counted *c = ctx;
+    c->combined++;
+    return c->combined_fails || circle_residual(x, r, NULL) || circle_jacobian(x, j, NULL);
+}
+
+static void solve_counted(nh_solver_kind kind, int reuse, int with_combined, int combined_fails, double *x,
+                          counted *calls, long *iterations)
+{
+    nh_error err;
+    nh_solver *s = nh_solver_create(kind, 2, &err);
+    cr_assert(s != NULL, "%s", err.msg);
+    *calls = (counted){.combined_fails = combined_fails};
+    nh_nonlinear_problem pb = {2, counted_residual, counted_jacobian, calls, 4.0, reuse, 0,
+                               with_combined ? counted_combined : NULL};
+    x[0] = 1.40;   /* near the root: the chord iteration (EACH_SOLVE) contracts by ~0.01 per step from here */
+    x[1] = 1.42;
+    cr_assert(eq(int, nh_solver_solve(s, &pb, x), NH_OK), "backend %d, reuse %d", kind, reuse);
+    *iterations = nh_solver_get_stats(s).iterations;
+    nh_solver_free(s);
+}
+
+/* The Newton backend takes the first matrix of a solve (at the guess) from residual_and_jacobian with the
+ * guess's residual, and only there: the same iterates bit for bit and the same iteration count, one
+ * residual and one matrix call fewer. A failing combined call falls back to the separate ones; KINSOL
+ * never makes it. Counts are exact (no tolerance): they are the backend's contract. */
+Test(solver, newton_takes_its_first_matrix_with_the_guess_residual)
+{
+    const int reuses[2] = {NH_JACOBIAN_EACH_ITERATION, NH_JACOBIAN_EACH_SOLVE};
+    for (int k = 0; k < 2; ++k) {
+        double plain[2], joint[2], fallback[2];
+        counted p, j, f;
+        long it_plain, it_joint, it_fallback;
+        solve_counted(NH_SOLVER_NEWTON, reuses[k], 0, 0, plain, &p, &it_plain);
+        solve_counted(NH_SOLVER_NEWTON, reuses[k], 1, 0, joint, &j, &it_joint);
+        solve_counted(NH_SOLVER_NEWTON, reuses[k], 1, 1, fallback, &f, &it_fallback);
+        const int same_bits = !memcmp(plain, joint, sizeof plain) && !memcmp(plain, fallback, sizeof plain);
+        cr_assert(same_bits, "reuse %d", reuses[k]);
+        cr_assert(it_plain == it_joint && it_plain == it_fallback, "reuse %d: iterations %ld %ld %ld", reuses[k],
+                  it_plain, it_joint, it_fallback);
+        cr_assert(p.combined == 0 && j.combined == 1 && f.combined == 1, "reuse %d", reuses[k]);
+        cr_assert(j.residuals == p.residuals - 1 && j.jacobians == p.jacobians - 1,
+                  "reuse %d: residuals %d -> %d, matrices %d -> %d", reuses[k], p.residuals, j.residuals, p.jacobians,
+                  j.jacobians);
+        cr_assert(f.residuals == p.residuals && f.jacobians == p.jacobians, "reuse %d: fallback", reuses[k]);
+    }
+    double x[2];
+    counted calls;
+    long iterations;
+    solve_counted(NH_SOLVER_KINSOL, NH_JACOBIAN_EACH_ITERATION, 1, 0, x, &calls, &iterations);
+    cr_assert(eq(int, calls.combined, 0));
 }
 
 
