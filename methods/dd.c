@@ -29,22 +29,19 @@ static void dd_points(const dd_step *c, const double *v1, double *q1, double *mi
     }
 }
 
-static int dd_residual(const double *x, double *r, void *ctx)
+/* The momentum balance and constraint rows of the residual at v1, lam from the step's points and the
+ * discrete gradient and A at the midpoint. */
+static void dd_residual_rows(const dd_step *c, const double *x, const double *vbar, const double *grad,
+                             const double *a, double *r)
 {
-    const dd_step *c = ctx;
     const nh_system *s = c->sys;
     const int n = nh_dim(s), m = s->m;
     const double *v1 = x, *lam = x + n;
-    double q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM], grad[NH_MAX_DIM], force[NH_MAX_DIM];
-    double a[NH_MAX_CON * NH_MAX_DIM];
-    dd_points(c, v1, q1, mid, vbar);
-    nh_gonzalez_gradient(s, c->q0, c->potential0, q1, grad, NULL);
-    s->type->constraint(s, mid, a);
+    double force[NH_MAX_DIM];
     nh_matvec_t(m, n, a, lam, force);
     for (int i = 0; i < n; ++i)
         r[i] = s->mass[i] * (v1[i] - c->v0[i]) + c->h * (grad[i] - force[i]);
     nh_matvec(m, n, a, vbar, r + n);
-    return 0;
 }
 
 /* The rows of the Newton matrix: momentum balance M + h^2/2 dgrad - h^2/4 d(A^T lam)/dq | -h A(mid)^T,
@@ -73,23 +70,43 @@ static inline __attribute__((always_inline)) void dd_jacobian_rows(const dd_step
     }
 }
 
-static int dd_jacobian(const double *x, double *jac, void *ctx)
+/* The residual (r not NULL) and the Newton matrix (jac not NULL) at x = (v1, lam), from one discrete
+ * gradient (its Hessian part only for the matrix) and one A at the midpoint. */
+static int dd_evaluate(const dd_step *c, const double *x, double *r, double *jac)
 {
-    const dd_step *c = ctx;
     const nh_system *s = c->sys;
     const int n = nh_dim(s);
     const double *v1 = x, *lam = x + n;
     double q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM], grad[NH_MAX_DIM];
     double a[NH_MAX_CON * NH_MAX_DIM], dav[NH_MAX_CON * NH_MAX_DIM];
     dd_points(c, v1, q1, mid, vbar);
-    nh_gonzalez_gradient(s, c->q0, c->potential0, q1, grad, c->work);
+    nh_gonzalez_gradient(s, c->q0, c->potential0, q1, grad, jac ? c->work : NULL);
     s->type->constraint(s, mid, a);
+    if (r)
+        dd_residual_rows(c, x, vbar, grad, a, r);
+    if (!jac)
+        return 0;
     s->type->constraint_jacobian_multiplier(s, mid, lam, c->work + n * n);
     s->type->constraint_jacobian_velocity(s, mid, vbar, dav);
 #define ROWS(m) dd_jacobian_rows(c, m, a, dav, jac)
     NH_WITH_CONSTRAINT_COUNT(s->m, ROWS);
 #undef ROWS
     return 0;
+}
+
+static int dd_residual(const double *x, double *r, void *ctx)
+{
+    return dd_evaluate(ctx, x, r, NULL);
+}
+
+static int dd_jacobian(const double *x, double *jac, void *ctx)
+{
+    return dd_evaluate(ctx, x, NULL, jac);
+}
+
+static int dd_residual_and_jacobian(const double *x, double *r, double *jac, void *ctx)
+{
+    return dd_evaluate(ctx, x, r, jac);
 }
 
 /* Magnitude of the residual's terms: the momentum balance's, and the discrete gradient's correction
@@ -124,7 +141,8 @@ static int dd_step_fn(nh_stepper *st, double h, double *q, double *v, double *ca
                  .work = st->workspace};
     double x[NH_MAX_UNKNOWNS], q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM];
     s->type->potential_gradient(s, q, c.grad0);
-    nh_nonlinear_problem pb = {n + s->m, dd_residual, dd_jacobian, &c, 1.0, NH_JACOBIAN_EACH_ITERATION, 0, NULL};
+    nh_nonlinear_problem pb = {n + s->m, dd_residual, dd_jacobian, &c, 1.0, NH_JACOBIAN_EACH_ITERATION, 0,
+                               dd_residual_and_jacobian};
     int rc = nh_method_solve(st, &pb, h, q, v, NH_QUADRATIC_POINTS, dd_guess, dd_scale, x);
     if (rc)
         return rc;

@@ -31,22 +31,18 @@ static void dla_position(const dla_step *c, const double *v1, double *q1)
         q1[i] = c->node[i] + c->alpha * c->h * v1[i];
 }
 
-static int dla_residual(const double *x, double *r, void *ctx)
+/* The momentum balance and constraint rows of the residual at x = (v1, lam), with grad V and A at q1 */
+static void dla_residual_rows(const dla_step *c, const double *x, const double *g1, const double *a1, double *r)
 {
-    const dla_step *c = ctx;
     const nh_system *s = c->sys;
     const int n = nh_dim(s), m = s->m;
     const double *v1 = x, *lam = x + n;
-    double q1[NH_MAX_DIM], g1[NH_MAX_DIM], force[NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM];
-    dla_position(c, v1, q1);
-    s->type->potential_gradient(s, q1, g1);
+    double force[NH_MAX_DIM];
     nh_matvec_t(m, n, c->a_node, lam, force);
     for (int i = 0; i < n; ++i)
         r[i] = s->mass[i] * (v1[i] - c->v0[i]) + c->h * (c->alpha * c->grad0[i] + (1.0 - c->alpha) * g1[i]) -
                c->h * force[i];
-    s->type->constraint(s, q1, a1);
     nh_matvec(m, n, a1, v1, r + n);
-    return 0;
 }
 
 /* The rows of the Newton matrix: momentum balance M + curvature Hess V | -h A(Q)^T, constraint
@@ -76,21 +72,42 @@ static inline __attribute__((always_inline)) void dla_jacobian_rows(const dla_st
     }
 }
 
-static int dla_jacobian(const double *x, double *jac, void *ctx)
+/* The residual (r not NULL) and the Newton matrix (jac not NULL) at x = (v1, lam), sharing q1 and A(q1) */
+static int dla_evaluate(const dla_step *c, const double *x, double *r, double *jac)
 {
-    const dla_step *c = ctx;
     const nh_system *s = c->sys;
     const double *v1 = x;
-    double q1[NH_MAX_DIM], hess[NH_MAX_DIM * NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM];
+    double q1[NH_MAX_DIM], g1[NH_MAX_DIM], hess[NH_MAX_DIM * NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM];
     double dav[NH_MAX_CON * NH_MAX_DIM];
     dla_position(c, v1, q1);
-    s->type->potential_hessian(s, q1, hess);
     s->type->constraint(s, q1, a1);
+    if (r) {
+        s->type->potential_gradient(s, q1, g1);
+        dla_residual_rows(c, x, g1, a1, r);
+    }
+    if (!jac)
+        return 0;
+    s->type->potential_hessian(s, q1, hess);
     s->type->constraint_jacobian_velocity(s, q1, v1, dav);
 #define ROWS(m) dla_jacobian_rows(c, m, hess, a1, dav, jac)
     NH_WITH_CONSTRAINT_COUNT(s->m, ROWS);
 #undef ROWS
     return 0;
+}
+
+static int dla_residual(const double *x, double *r, void *ctx)
+{
+    return dla_evaluate(ctx, x, r, NULL);
+}
+
+static int dla_jacobian(const double *x, double *jac, void *ctx)
+{
+    return dla_evaluate(ctx, x, NULL, jac);
+}
+
+static int dla_residual_and_jacobian(const double *x, double *r, double *jac, void *ctx)
+{
+    return dla_evaluate(ctx, x, r, jac);
 }
 
 static int dla_guess(void *ctx, double *x, const double *past)
@@ -115,7 +132,8 @@ static int dla_advance(nh_stepper *st, double h, double alpha, double *q, double
         c.node[i] = q[i] + (1.0 - c.alpha) * h * v[i];
     s->type->constraint(s, c.node, c.a_node);
     nh_nonlinear_problem pb = {n + s->m, dla_residual, dla_jacobian, &c,
-                               nh_method_momentum_scale(s, h, v, c.grad0), NH_JACOBIAN_EACH_ITERATION, 0, NULL};
+                               nh_method_momentum_scale(s, h, v, c.grad0), NH_JACOBIAN_EACH_ITERATION, 0,
+                               dla_residual_and_jacobian};
     int rc = nh_method_solve(st, &pb, h, q, v, NH_QUADRATIC_POINTS, dla_guess, NULL, x);
     if (rc)
         return rc;
