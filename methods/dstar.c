@@ -95,6 +95,11 @@ static long dstar_work_layout(double *base, int n, int m, int cached, dstar_work
         pattern_layout(dx_nz, (int)(n * r * n), &w->dx_nz);
     }
     w->qr = (nh_qr_work *)take(base, &used, qr_doubles());
+    w->ends.count = w->ends.next = 0;
+    for (int k = 0; k < END_POINT_SLOTS; ++k) {
+        w->ends.z1[k] = take(base, &used, dim);
+        w->ends.v[k] = take(base, &used, n);
+    }
     w->cache.count = w->cache.next = 0;
     for (int k = 0; k < BASIS_CACHE_SLOTS && cached; ++k) {
         w->cache.q[k] = take(base, &used, n);
@@ -672,14 +677,46 @@ static int pi_times(const dstar_step *c, const double *z, const double *grad, do
 
 /* ---- discrete gradients of H on R^{n+r} -------------------------------------------------------- */
 
+/* Keep the velocity of the frame f at z1 for the step's end point (end_points) */
+static void keep_end_point(const dstar_step *c, const double *z1, const dstar_frame *f)
+{
+    end_points *ends = &c->w->ends;
+    const int k = ends->next;
+    ends->next = (k + 1) % END_POINT_SLOTS;
+    ends->count += ends->count < END_POINT_SLOTS;
+    memcpy(ends->z1[k], z1, (size_t)c->dim * sizeof *z1);
+    memcpy(ends->v[k], f->v, (size_t)c->sys->n * sizeof *z1);
+}
+
+/* The velocity at the step's end point z1 (a frame without dX, or a kept one) */
+static int end_velocity(const dstar_step *c, const double *z1, double *v)
+{
+    const end_points *ends = &c->w->ends;
+    const size_t n = (size_t)c->sys->n;
+    for (int k = 0; k < ends->count; ++k)
+        if (!memcmp(ends->z1[k], z1, (size_t)c->dim * sizeof *z1)) {
+            memcpy(v, ends->v[k], n * sizeof *v);
+            return 0;
+        }
+    dstar_frame f;
+    if (nh_dstar_frame_at(c, z1, 0, &f))
+        return 1;
+    memcpy(v, f.v, n * sizeof *v);
+    return 0;
+}
+
 /* (12) at the midpoint frame f (which the residual reuses for Pi): grad H(mid) plus the correction
  * that makes it a discrete gradient. H(z1) is evaluated first, since the workspace holds one frame. */
 static int gonzalez_gradient(const dstar_step *c, const double *z1, const double *mid, dstar_frame *f, double *out)
 {
-    double delta[Z], h1, coef;
+    double delta[Z], coef;
     for (int i = 0; i < c->dim; ++i)
         delta[i] = z1[i] - c->z0[i];
-    if (nh_dstar_hamiltonian_at(c, z1, &h1) || nh_dstar_frame_at(c, mid, 1, f))
+    if (nh_dstar_frame_at(c, z1, 0, f))
+        return 1;
+    const double h1 = nh_dstar_frame_energy(c, f);
+    keep_end_point(c, z1, f);
+    if (nh_dstar_frame_at(c, mid, 1, f))
         return 1;
     nh_dstar_frame_gradient(c, f, out);
     nh_gonzalez_correct(c->dim, c->energy0, h1, delta, nh_dot(c->dim, mid, mid), out, &coef);
@@ -934,10 +971,8 @@ static int dstar_step_fn(nh_stepper *st, double h, double *q, double *v, double 
         return rc;
     if (nh_is_reduced(s))   /* its q rows read q' = q; keep q bit-exact */
         memcpy(z1, q, (size_t)n * sizeof *q);
-    dstar_frame f;
-    if (nh_dstar_frame_at(&c, z1, 0, &f))
+    if (end_velocity(&c, z1, v))
         return NH_STEP_SINGULAR;
-    memcpy(v, f.v, (size_t)n * sizeof *v);
     memcpy(q, z1, (size_t)n * sizeof *q);
     for (int i = 0; i < c.dim; ++i)
         z1[i] -= c.z0[i];

@@ -103,6 +103,15 @@ typedef struct basis_cache {
     double *q[BASIS_CACHE_SLOTS], *x[BASIS_CACHE_SLOTS], *dx[BASIS_CACHE_SLOTS];   /* n, n r, n r n */
 } basis_cache;
 
+/* The velocity v = X y of the frame at z1 of a step's last two Gonzalez residuals, keyed by z1: the
+ * step's end point is the last residual's z1 (or, after a polishing step that made |F| grow, the one
+ * before), whose frame then need not be computed again. Valid for one step, like the basis cache. */
+enum { END_POINT_SLOTS = 2 };
+typedef struct end_points {
+    int count, next;
+    double *z1[END_POINT_SLOTS], *v[END_POINT_SLOTS];   /* dim, n */
+} end_points;
+
 /* Scratch sized by n and r, carved from one block (the stepper's workspace, allocated once in create).
  * The frame functions (dstar.c) and the Newton matrix (dstar_jacobian.c) use it one after another, never
  * two at once, so one set suffices. */
@@ -127,6 +136,7 @@ typedef struct dstar_work {
     double *dmetric;               /* Itoh-Abe: d(g^-1)/dq_k of one k (r r) */
     pattern x_nz, dx_nz;        /* the nonzero patterns of X and dX */
     basis_cache cache;          /* QR bases only (no slots otherwise) */
+    end_points ends;            /* Gonzalez: v at the residuals' last z1 */
     nh_qr_work *qr;             /* Householder QR with derivatives */
 } dstar_work;
 
