@@ -63,12 +63,10 @@ static inline __attribute__((always_inline)) int lu_factor_size(const int n, dou
 static inline __attribute__((always_inline)) void lu_solve_size(const int n, const double *lu, const int *piv, double *b)
 {
     UNROLL
-    for (int k = 0; k < n; ++k) {
-        if (piv[k] != k) {
-            double t = b[k];
-            b[k] = b[piv[k]];
-            b[piv[k]] = t;
-        }
+    for (int k = 0; k < n; ++k) {   /* every swap made, piv[k] = k too: no data-dependent branch */
+        const double t = b[k];
+        b[k] = b[piv[k]];
+        b[piv[k]] = t;
     }
     UNROLL
     for (int i = 1; i < n; ++i) {
