@@ -75,10 +75,11 @@ static inline __attribute__((always_inline)) void lu_solve_size(const int n, con
             s -= lu[i * n + j] * b[j];
         b[i] = s;
     }
-    UNROLL
+    UNROLL   /* each row sums its newest unknown, x_(i+1), last: the products with the older ones run while
+                x_(i+1) is divided out, instead of the whole row waiting on it (quartic gonzalez -7 %) */
     for (int i = n - 1; i >= 0; --i) {
         double s = b[i];
-        for (int j = i + 1; j < n; ++j)
+        for (int j = n - 1; j > i; --j)
             s -= lu[i * n + j] * b[j];
         b[i] = s / lu[i * n + i];
     }
