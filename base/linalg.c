@@ -1,5 +1,6 @@
 /* Dense kernels for the tiny systems of one integration step (see include/nhens/linalg.h). */
 #include "nhens/linalg.h"
+#include "nhens/core.h"
 
 #include <math.h>
 
@@ -12,9 +13,9 @@
 #endif
 
 /* Step k of Gaussian elimination with partial pivoting on the n x n row-major a: the pivot row
- * swapped in, the multipliers stored below the diagonal, the rows below updated. 1 if column k has no
- * finite non-zero pivot. */
-static inline __attribute__((always_inline)) int lu_eliminate_column(const int n, const int k, double *a, int *piv)
+ * swapped in (and its entry of the row permutation perm), the multipliers stored below the diagonal,
+ * the rows below updated. 1 if column k has no finite non-zero pivot. */
+static inline __attribute__((always_inline)) int lu_eliminate_column(const int n, const int k, double *a, int *perm)
 {
     int p = k;
     double best = fabs(a[k * n + k]);
@@ -25,9 +26,11 @@ static inline __attribute__((always_inline)) int lu_eliminate_column(const int n
             p = i;
         }
     }
-    piv[k] = p;
     if (!(best > 0.0) || !isfinite(best))
         return 1;
+    const int row_k = perm[k];
+    perm[k] = perm[p];
+    perm[p] = row_k;
     if (p != k) {
         for (int j = 0; j < n; ++j) {
             double t = a[k * n + j];
@@ -51,38 +54,43 @@ static inline __attribute__((always_inline)) int lu_eliminate_column(const int n
 
 /* The factorisation, its column steps unrolled: with the size a constant (SMALL_SIZES) every inner loop
  * then has a constant trip count (quartic dla 12 199 -> 10 169 instructions per step). */
-static inline __attribute__((always_inline)) int lu_factor_size(const int n, double *a, int *piv)
+static inline __attribute__((always_inline)) int lu_factor_size(const int n, double *a, int *perm)
 {
     UNROLL
     for (int k = 0; k < n; ++k)
-        if (lu_eliminate_column(n, k, a, piv))
+        perm[k] = k;
+    UNROLL
+    for (int k = 0; k < n; ++k)
+        if (lu_eliminate_column(n, k, a, perm))
             return 1;
     return 0;
 }
 
-static inline __attribute__((always_inline)) void lu_solve_size(const int n, const double *lu, const int *piv, double *b)
+static inline __attribute__((always_inline)) void lu_solve_size(const int n, const double *lu, const int *perm, double *b)
 {
+    double y[NH_MAX_UNKNOWNS];   /* b's rows in the factored order: independent loads, where the swaps of
+                                    b one after the other were a chain of stores and reloads */
     UNROLL
-    for (int k = 0; k < n; ++k) {   /* every swap made, piv[k] = k too: no data-dependent branch */
-        const double t = b[k];
-        b[k] = b[piv[k]];
-        b[piv[k]] = t;
-    }
+    for (int k = 0; k < n; ++k)
+        y[k] = b[perm[k]];
     UNROLL
     for (int i = 1; i < n; ++i) {
-        double s = b[i];
+        double s = y[i];
         for (int j = 0; j < i; ++j)
-            s -= lu[i * n + j] * b[j];
-        b[i] = s;
+            s -= lu[i * n + j] * y[j];
+        y[i] = s;
     }
     UNROLL   /* each row sums its newest unknown, x_(i+1), last: the products with the older ones run while
                 x_(i+1) is divided out, instead of the whole row waiting on it (quartic gonzalez -7 %) */
     for (int i = n - 1; i >= 0; --i) {
-        double s = b[i];
+        double s = y[i];
         for (int j = n - 1; j > i; --j)
-            s -= lu[i * n + j] * b[j];
-        b[i] = s / lu[i * n + i];
+            s -= lu[i * n + j] * y[j];
+        y[i] = s / lu[i * n + i];
     }
+    UNROLL
+    for (int k = 0; k < n; ++k)
+        b[k] = y[k];
 }
 
 /* The kernels above inlined for each size of the implicit steps' systems (n + m, 2n - m, ... up to 16):
