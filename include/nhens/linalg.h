@@ -32,12 +32,13 @@ void nh_spd_inverse_factored(int m, const double *c, double *inv);
 inline double nh_norm_inf(int n, const double *x)   /* a NaN entry gives NaN */
 {
     double r = 0.0;
-    for (int i = 0; i < n; ++i) {
-        double a = fabs(x[i]);
-        if (a > r || a != a)
-            r = a;
+    int nan_seen = 0;
+    for (int i = 0; i < n; ++i) {   /* without a branch: which entry is largest is data, not a pattern */
+        const double a = fabs(x[i]);
+        r = a > r ? a : r;
+        nan_seen |= a != a;
     }
-    return r;
+    return nan_seen ? NAN : r;
 }
 
 inline double nh_dot(int n, const double *x, const double *y)
