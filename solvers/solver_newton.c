@@ -68,6 +68,7 @@ static int lu_solve_step(double *step, void *ctx)
 }
 
 enum { RETRY_FRESH = -1 };   /* a kept matrix converged too slowly: rebuild it and start again */
+#define NH_NEWTON_FAR_STEP 1e-3   /* a relative Newton step after which the solve cannot have converged */
 
 /* The Newton matrix at x (the first build of a solve without a kept matrix is at its guess, where
  * residual_at_guess may have filled it already), factored. */
@@ -89,6 +90,19 @@ static int residual_at_guess(newton_impl *w, const nh_nonlinear_problem *pb, con
     return !w->filled && pb->residual(x, w->residual, pb->ctx);
 }
 
+/* F at the new iterate x of a full Newton iteration whose relative step was `step`. After a step this
+ * large the next iterate's error, O(step^2), is far above round-off: the solve will go on and build its
+ * matrix here, so a problem with residual_and_jacobian gives it with F (the factors in w->jacobian are
+ * spent: full Newton refactors every iteration). Otherwise, or if that call fails, F alone. */
+static int residual_after_step(newton_impl *w, const nh_nonlinear_problem *pb, const double *x, double step)
+{
+    const int matrix_follows = pb->reuse_jacobian == NH_JACOBIAN_EACH_ITERATION && step > NH_NEWTON_FAR_STEP;
+    w->filled = matrix_follows && pb->residual_and_jacobian &&
+                !pb->residual_and_jacobian(x, w->residual, w->jacobian, pb->ctx);
+    w->have_matrix &= !matrix_follows;
+    return !w->filled && pb->residual(x, w->residual, pb->ctx);
+}
+
 /* Newton or chord iterations from x, whose residual is in w->residual. With a kept matrix (`stale`),
  * an iteration that contracts the residual by less than NH_SOLVER_STALE_RATE, or no convergence after
  * NH_SOLVER_STALE_ITERS iterations, returns RETRY_FRESH. */
@@ -105,13 +119,14 @@ static int iterate(newton_impl *w, const nh_nonlinear_problem *pb, double *x, lo
         nh_lu_solve(n, w->jacobian, w->pivots, w->step);
         for (int i = 0; i < n; ++i)
             x[i] += w->step[i];
-        if (pb->residual(x, w->residual, pb->ctx))
+        const double step = relative_step(n, w->step, x);
+        if (residual_after_step(w, pb, x, step))
             return fail;
         const double previous = fnorm;
         fnorm = nh_norm_inf(n, w->residual);
         if (!isfinite(fnorm))
             return fail;
-        if (nh_solver_accepts(pb, fnorm, relative_step(n, w->step, x))) {
+        if (nh_solver_accepts(pb, fnorm, step)) {
             if (pb->reuse_jacobian != NH_JACOBIAN_EACH_ITERATION)   /* chord: to the residual's floor */
                 nh_solver_polish(pb, x, w->residual, w->step, lu_solve_step, w);
             return NH_OK;

@@ -103,6 +103,7 @@ static int counted_combined(const double *x, double *r, double *j, void *ctx)
     return c->combined_fails || circle_residual(x, r, NULL) || circle_jacobian(x, j, NULL);
 }
 
+/* Solve the counted circle from `from` (overwritten by the root) with the given backend and reuse. */
 static void solve_counted(nh_solver_kind kind, int reuse, int with_combined, int combined_fails, double *x,
                           counted *calls, long *iterations)
 {
@@ -112,44 +113,71 @@ static void solve_counted(nh_solver_kind kind, int reuse, int with_combined, int
     *calls = (counted){.combined_fails = combined_fails};
     nh_nonlinear_problem pb = {2, counted_residual, counted_jacobian, calls, 4.0, reuse, 0,
                                with_combined ? counted_combined : NULL};
-    x[0] = 1.40;   /* near the root: the chord iteration (EACH_SOLVE) contracts by ~0.01 per step from here */
-    x[1] = 1.42;
     cr_assert(eq(int, nh_solver_solve(s, &pb, x), NH_OK), "backend %d, reuse %d", kind, reuse);
     *iterations = nh_solver_get_stats(s).iterations;
     nh_solver_free(s);
 }
 
+/* The same solve three ways (separate calls; with residual_and_jacobian; with one that always fails):
+ * the iterates bit for bit and the iteration count must agree, the failing one falls back to exactly the
+ * separate calls, and the counts of the plain and combined solves are returned for the caller's contract. */
+static void solve_three_ways(int reuse, const double *from, counted *plain, counted *joint)
+{
+    double x_plain[2], x_joint[2], x_fallback[2];
+    memcpy(x_plain, from, sizeof x_plain);
+    memcpy(x_joint, from, sizeof x_joint);
+    memcpy(x_fallback, from, sizeof x_fallback);
+    counted fallback;
+    long it_plain, it_joint, it_fallback;
+    solve_counted(NH_SOLVER_NEWTON, reuse, 0, 0, x_plain, plain, &it_plain);
+    solve_counted(NH_SOLVER_NEWTON, reuse, 1, 0, x_joint, joint, &it_joint);
+    solve_counted(NH_SOLVER_NEWTON, reuse, 1, 1, x_fallback, &fallback, &it_fallback);
+    const int same_bits = !memcmp(x_plain, x_joint, sizeof x_plain) && !memcmp(x_plain, x_fallback, sizeof x_plain);
+    cr_assert(same_bits, "reuse %d", reuse);
+    cr_assert(it_plain == it_joint && it_plain == it_fallback, "reuse %d: iterations %ld %ld %ld", reuse, it_plain,
+              it_joint, it_fallback);
+    cr_assert(plain->combined == 0 && fallback.combined == joint->combined, "reuse %d", reuse);
+    cr_assert(fallback.residuals == plain->residuals && fallback.jacobians == plain->jacobians, "reuse %d: fallback",
+              reuse);
+    /* every matrix the combined call gave was used: one residual and one matrix call fewer per call */
+    cr_assert(joint->residuals == plain->residuals - joint->combined &&
+                  joint->jacobians == plain->jacobians - joint->combined,
+              "reuse %d: residuals %d -> %d, matrices %d -> %d, combined %d", reuse, plain->residuals,
+              joint->residuals, plain->jacobians, joint->jacobians, joint->combined);
+}
+
 /* The Newton backend takes the first matrix of a solve (at the guess) from residual_and_jacobian with the
- * guess's residual, and only there: the same iterates bit for bit and the same iteration count, one
- * residual and one matrix call fewer. A failing combined call falls back to the separate ones; KINSOL
- * never makes it. Counts are exact (no tolerance): they are the backend's contract. */
+ * guess's residual. From a guess this near the root (a first step of 2e-4 relative, below
+ * NH_NEWTON_FAR_STEP) that is its only use, full Newton or chord. KINSOL never makes the call. Counts are
+ * exact (no tolerance): they are the backend's contract. */
 Test(solver, newton_takes_its_first_matrix_with_the_guess_residual)
 {
     const int reuses[2] = {NH_JACOBIAN_EACH_ITERATION, NH_JACOBIAN_EACH_SOLVE};
+    const double near_root[2] = {1.4140, 1.4145};
     for (int k = 0; k < 2; ++k) {
-        double plain[2], joint[2], fallback[2];
-        counted p, j, f;
-        long it_plain, it_joint, it_fallback;
-        solve_counted(NH_SOLVER_NEWTON, reuses[k], 0, 0, plain, &p, &it_plain);
-        solve_counted(NH_SOLVER_NEWTON, reuses[k], 1, 0, joint, &j, &it_joint);
-        solve_counted(NH_SOLVER_NEWTON, reuses[k], 1, 1, fallback, &f, &it_fallback);
-        const int same_bits = !memcmp(plain, joint, sizeof plain) && !memcmp(plain, fallback, sizeof plain);
-        cr_assert(same_bits, "reuse %d", reuses[k]);
-        cr_assert(it_plain == it_joint && it_plain == it_fallback, "reuse %d: iterations %ld %ld %ld", reuses[k],
-                  it_plain, it_joint, it_fallback);
-        cr_assert(p.combined == 0 && j.combined == 1 && f.combined == 1, "reuse %d", reuses[k]);
-        cr_assert(j.residuals == p.residuals - 1 && j.jacobians == p.jacobians - 1,
-                  "reuse %d: residuals %d -> %d, matrices %d -> %d", reuses[k], p.residuals, j.residuals, p.jacobians,
-                  j.jacobians);
-        cr_assert(f.residuals == p.residuals && f.jacobians == p.jacobians, "reuse %d: fallback", reuses[k]);
+        counted plain, joint;
+        solve_three_ways(reuses[k], near_root, &plain, &joint);
+        cr_assert(eq(int, joint.combined, 1), "reuse %d", reuses[k]);
     }
-    double x[2];
+    double x[2] = {1.40, 1.42};
     counted calls;
     long iterations;
     solve_counted(NH_SOLVER_KINSOL, NH_JACOBIAN_EACH_ITERATION, 1, 0, x, &calls, &iterations);
     cr_assert(eq(int, calls.combined, 0));
 }
 
+/* Full Newton also takes the matrix of its next iteration with the residual after a step larger than
+ * NH_NEWTON_FAR_STEP, after which it cannot have converged: from (1, 1.2) the relative steps are about
+ * 0.3, 3e-2, 6e-4, 2e-7, so two such steps and the guess give three combined calls, every matrix of them
+ * used (the chord iteration, which builds one matrix per solve, keeps to the guess's call: the test above). */
+Test(solver, full_newton_takes_the_next_matrix_with_the_residual_after_a_far_step)
+{
+    const double far_from_root[2] = {1.0, 1.2};
+    counted plain, joint;
+    solve_three_ways(NH_JACOBIAN_EACH_ITERATION, far_from_root, &plain, &joint);
+    cr_assert(eq(int, joint.combined, 3), "combined calls %d (iterations: %d matrices)", joint.combined,
+              plain.jacobians);
+}
 
 Test(fdjac, matches_the_analytic_jacobian_to_the_forward_difference_error)
 {
