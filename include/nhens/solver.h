@@ -48,8 +48,10 @@ typedef struct nh_nonlinear_problem {
     double jacobian_key;
     /* Optional (NULL: unused): r = F(x), bit for bit what `residual` gives, and jac = F'(x) in one call,
      * for a problem whose matrix reuses the residual's work at the same point. The built-in Newton
-     * backend calls it at the initial guess of a solve that builds its matrix there; a non-zero return
-     * sends it back to `residual` and `jacobian`. KINSOL evaluates them separately. */
+     * backend calls it where it knows a matrix will follow: at the initial guess of a solve that builds
+     * its matrix there, and in full Newton (NH_JACOBIAN_EACH_ITERATION) after a step of relative size
+     * over 1e-3, after which the solve cannot have converged. A non-zero return sends it back to
+     * `residual` and `jacobian`. KINSOL evaluates them separately. */
     int (*residual_and_jacobian)(const double *x, double *r, double *jac, void *ctx);
 } nh_nonlinear_problem;
 
