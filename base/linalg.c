@@ -105,8 +105,8 @@ int nh_lu_factor(int n, double *a, int *piv)
         return lu_factor_size(k, a, piv);
         SMALL_SIZES(FACTOR_CASE)
 #undef FACTOR_CASE
-    default:
-        return lu_factor_size(n, a, piv);
+    default:   /* the solve keeps b's permuted rows in NH_MAX_UNKNOWNS doubles: no factors beyond that size */
+        return n < 1 || n > NH_MAX_UNKNOWNS || lu_factor_size(n, a, piv);
     }
 }
 

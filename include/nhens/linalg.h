@@ -13,7 +13,8 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 /* Factor the n x n row-major matrix a in place; piv receives the row permutation (row k of the factors
- * is row piv[k] of a). Returns 0, or 1 if a pivot is exactly zero or not finite. */
+ * is row piv[k] of a). Returns 0, or 1 if a pivot is exactly zero or not finite, or n is outside
+ * [1, NH_MAX_UNKNOWNS]. */
 int nh_lu_factor(int n, double *a, int *piv);
 /* Solve with a factored matrix; b is overwritten by the solution. */
 void nh_lu_solve(int n, const double *lu, const int *piv, double *b);

@@ -48,6 +48,13 @@ Test(linalg, lu_solves_a_pivoting_system)
         cr_assert(ieee_ulp_eq(dbl, b[i], i + 1.0, 8));
     double singular[4] = {1, 2, 2, 4};
     cr_assert(eq(int, nh_lu_factor(2, singular, piv), 1));
+    /* beyond NH_MAX_UNKNOWNS the solve would have no room for b's permuted rows: refused, not overrun */
+    double too_big[(NH_MAX_UNKNOWNS + 1) * (NH_MAX_UNKNOWNS + 1)] = {0};
+    int too_many_pivots[NH_MAX_UNKNOWNS + 1];
+    for (int i = 0; i <= NH_MAX_UNKNOWNS; ++i)
+        too_big[i * (NH_MAX_UNKNOWNS + 1) + i] = 1.0;
+    cr_assert(eq(int, nh_lu_factor(NH_MAX_UNKNOWNS + 1, too_big, too_many_pivots), 1));
+    cr_assert(eq(int, nh_lu_factor(0, too_big, too_many_pivots), 1));
 }
 
 Test(linalg, spd_solve)

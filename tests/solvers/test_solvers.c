@@ -103,7 +103,7 @@ static int counted_combined(const double *x, double *r, double *j, void *ctx)
     return c->combined_fails || circle_residual(x, r, NULL) || circle_jacobian(x, j, NULL);
 }
 
-/* Solve the counted circle from `from` (overwritten by the root) with the given backend and reuse. */
+/* Solve the counted circle from x (overwritten by the root) with the given backend and reuse. */
 static void solve_counted(nh_solver_kind kind, int reuse, int with_combined, int combined_fails, double *x,
                           counted *calls, long *iterations)
 {
