@@ -175,4 +175,21 @@ static inline int nh_solve_kicked_constraint(int m, int n, const double *a, cons
     return NH_OK;
 }
 
+/* The three callbacks of nh_nonlinear_problem (residual, jacobian, residual_and_jacobian) for a method
+ * whose residual and Newton matrix come from one function evaluate(const STEP *, x, r or NULL, jac or
+ * NULL): the combined call then gives the separate calls' bits by construction (dd, DLA). */
+#define NH_PROBLEM_CALLBACKS(prefix, STEP, evaluate)                                                               \
+    static int prefix##_residual(const double *x, double *r, void *ctx)                                          \
+    {                                                                                                            \
+        return evaluate((const STEP *)ctx, x, r, NULL);                                                          \
+    }                                                                                                            \
+    static int prefix##_jacobian(const double *x, double *jac, void *ctx)                                        \
+    {                                                                                                            \
+        return evaluate((const STEP *)ctx, x, NULL, jac);                                                        \
+    }                                                                                                            \
+    static int prefix##_residual_and_jacobian(const double *x, double *r, double *jac, void *ctx)                \
+    {                                                                                                            \
+        return evaluate((const STEP *)ctx, x, r, jac);                                                           \
+    }
+
 #endif

@@ -94,20 +94,7 @@ static int dd_evaluate(const dd_step *c, const double *x, double *r, double *jac
     return 0;
 }
 
-static int dd_residual(const double *x, double *r, void *ctx)
-{
-    return dd_evaluate(ctx, x, r, NULL);
-}
-
-static int dd_jacobian(const double *x, double *jac, void *ctx)
-{
-    return dd_evaluate(ctx, x, NULL, jac);
-}
-
-static int dd_residual_and_jacobian(const double *x, double *r, double *jac, void *ctx)
-{
-    return dd_evaluate(ctx, x, r, jac);
-}
+NH_PROBLEM_CALLBACKS(dd, dd_step, dd_evaluate)
 
 /* Magnitude of the residual's terms: the momentum balance's, and the discrete gradient's correction
  * h [V(q1) - V(q0) - grad.D] D / |D|^2, whose rounding (eps |V| h / |D|) is the residual's floor when

@@ -95,20 +95,7 @@ static int dla_evaluate(const dla_step *c, const double *x, double *r, double *j
     return 0;
 }
 
-static int dla_residual(const double *x, double *r, void *ctx)
-{
-    return dla_evaluate(ctx, x, r, NULL);
-}
-
-static int dla_jacobian(const double *x, double *jac, void *ctx)
-{
-    return dla_evaluate(ctx, x, NULL, jac);
-}
-
-static int dla_residual_and_jacobian(const double *x, double *r, double *jac, void *ctx)
-{
-    return dla_evaluate(ctx, x, r, jac);
-}
+NH_PROBLEM_CALLBACKS(dla, dla_step, dla_evaluate)
 
 static int dla_guess(void *ctx, double *x, const double *past)
 {

@@ -315,14 +315,22 @@ static void patterns_changed(const dstar_step *c)
     list_structure_pairs(c);
 }
 
+/* The slot a ring of `slots` entries (the basis cache, the end points) overwrites next: the oldest once
+ * all are filled. */
+static int next_ring_slot(int *next, int *count, int slots)
+{
+    const int k = *next;
+    *next = (k + 1) % slots;
+    *count += *count < slots;
+    return k;
+}
+
 /* Keep the basis in w->x (and w->dx when with_dx) at q in the next slot of the step's cache. */
 static int cache_store(const dstar_step *c, const double *q, int with_dx)
 {
     basis_cache *cache = &c->w->cache;
     const size_t n = (size_t)c->sys->n, x_size = n * (size_t)c->r;
-    const int k = cache->next;
-    cache->next = (k + 1) % BASIS_CACHE_SLOTS;
-    cache->count += cache->count < BASIS_CACHE_SLOTS;
+    const int k = next_ring_slot(&cache->next, &cache->count, BASIS_CACHE_SLOTS);
     memcpy(cache->q[k], q, n * sizeof *q);
     memcpy(cache->x[k], c->w->x, x_size * sizeof *q);
     if (with_dx)
@@ -681,9 +689,7 @@ static int pi_times(const dstar_step *c, const double *z, const double *grad, do
 static void keep_end_point(const dstar_step *c, const double *z1, const dstar_frame *f)
 {
     end_points *ends = &c->w->ends;
-    const int k = ends->next;
-    ends->next = (k + 1) % END_POINT_SLOTS;
-    ends->count += ends->count < END_POINT_SLOTS;
+    const int k = next_ring_slot(&ends->next, &ends->count, END_POINT_SLOTS);
     memcpy(ends->z1[k], z1, (size_t)c->dim * sizeof *z1);
     memcpy(ends->v[k], f->v, (size_t)c->sys->n * sizeof *z1);
 }
