@@ -56,7 +56,7 @@ void nh_matvec(int rows, int cols, const double *a, const double *x, double *y);
 /* y = a^T x (a is rows x cols, row-major; y has cols entries) */
 void nh_matvec_t(int rows, int cols, const double *a, const double *x, double *y);
 /* Whether every entry is finite. An inf's or NaN's exponent field is all ones, and adding one to that field
- * carries into bit 63: an OR over integer lanes that vectorises, where a sum of x - x was a chain of
+ * carries into bit 63: independent integer operations ORed together, where a sum of x - x was a chain of
  * dependent additions (about 8 % of a DLA^{0,1} step, which checks q and v after every step). */
 inline int nh_all_finite(int n, const double *x)
 {
