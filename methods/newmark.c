@@ -242,7 +242,7 @@ static int newmark_split_step(nh_stepper *st, double h, double *q, double *v)
     double q0[NH_MAX_DIM], grad[NH_MAX_DIM], a0[NH_MAX_CON * NH_MAX_DIM], gamma0_force[NH_MAX_DIM];
     double lam[NH_MAX_CON], u[NH_MAX_DIM];
     nh_affine_step c; /* not zero-initialised: its max-size arrays are written before they are read */
-    memcpy(q0, q, (size_t)n * sizeof *q);
+    nh_copy(n, q, q0);
     phi_as_affine(s, par, h, q0, a0, &c);
     s->type->potential_gradient(s, q0, grad);
     s->type->constraint(s, q0, a0);
@@ -301,7 +301,7 @@ static int newmark_step_fn(nh_stepper *st, double h, double *q, double *v, doubl
         return newmark_split_step(st, h, q, v);
     const int n = nh_dim(s), m = s->m;
     double x[NH_MAX_UNKNOWNS], q0[NH_MAX_DIM], g0[NH_MAX_DIM], grad[NH_MAX_DIM];
-    memcpy(q0, q, (size_t)n * sizeof *q);
+    nh_copy(n, q, q0);
     newmark_step c; /* not zero-initialised: its max-size arrays are written before they are read */
     c.sys = s;
     c.h = h;
