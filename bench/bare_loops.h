@@ -2,9 +2,16 @@
  * for the quartic n = 3 (q = (x, w1..w3, z1..z3), M = I, one constraint x' + sum w_i z_i' = 0 whose row
  * A = [1, 0, w] depends on w only), the dimension a constant and nothing called. They are the practical
  * limit of any implementation of the same formulas; nhens_bench times each method against its own loop
- * and checks that the two give the same trajectory to round-off. */
+ * and checks that the two give the same trajectory to round-off.
+ * Beside each, the same formulas through the system's interface: every quantity of the system from its
+ * descriptor's callbacks (grad V, the dense row A(q), d(A u)/dq), the dimension read at run time, M^-1
+ * from s->inv_mass, for a system with one constraint. What separates these from the bare loops is the
+ * interface's cost, which any code built on nh_system pays; what separates nhens' methods from these is
+ * the methods' own. */
 #ifndef NHENS_BENCH_BARE_LOOPS_H
 #define NHENS_BENCH_BARE_LOOPS_H
+
+#include "nhens/system.h"
 
 enum { BARE_DIM = 7 };
 
@@ -13,6 +20,8 @@ typedef struct bare_loop {
     const char *formulas;     /* where they come from */
     /* `steps` steps of size h from (q, v), in place; a method carrying a multiplier starts it as nhens does */
     void (*run)(double *q, double *v, double h, long steps);
+    /* the same steps through the interface of s (one constraint) */
+    void (*run_interface)(const nh_system *s, double *q, double *v, double h, long steps);
 } bare_loop;
 
 /* The loop of `method` (its registered name), or NULL when the bench has none. */

@@ -3,8 +3,9 @@
  * N = 100 and N = 10 000. The machine is noisy: every figure is the median of several repeats, and
  * the ratios compare runs interleaved in the same process.
  * The guard: every figure that can regress is also a ratio measured in the same run (an explicit or
- * linearly implicit method over a bare C loop of its own formulas on the quartic, from bare_loops.c;
- * KINSOL over the built-in Newton; a composition over its stages of the inner method; 2 threads over 1);
+ * linearly implicit method over a bare C loop of its own formulas on the quartic, from bare_loops.c, and
+ * over the same formulas through the system's interface; KINSOL over the built-in Newton; a composition
+ * over its stages of the inner method; 2 threads over 1);
  * --check compares them with a committed baseline and fails when one is worse by more than 2x. Beside
  * each two-thread speed-up, the speed-up of copies of DLA^{0,1}'s bare loop measured interleaved with it:
  * the machine's ceiling at that moment.
@@ -92,13 +93,24 @@ static double time_trajectory(nh_stepper *st, const nh_system *s, double energy,
     return ns;
 }
 
-/* ns per step of `loop` from start_state (quartic n = 3, H = 3.06). */
-static double time_bare_loop(const bare_loop *loop, const nh_system *quartic, long steps)
+/* How a reference loop runs: its bare formulas, or the same through the system's interface. */
+enum { BARE = 0, THROUGH_INTERFACE = 1, LOOP_KINDS = 2 };
+
+static void run_loop(const bare_loop *loop, int kind, const nh_system *quartic, double *q, double *v, long steps)
+{
+    if (kind == THROUGH_INTERFACE)
+        loop->run_interface(quartic, q, v, 0.1, steps);
+    else
+        loop->run(q, v, 0.1, steps);
+}
+
+/* ns per step of `loop` run as `kind` from start_state (quartic n = 3, H = 3.06). */
+static double time_bare_loop(const bare_loop *loop, int kind, const nh_system *quartic, long steps)
 {
     double q[NH_MAX_DIM], v[NH_MAX_DIM];
     start_state(quartic, 3.06, q, v);
     double t0 = now_seconds();
-    loop->run(q, v, 0.1, steps);
+    run_loop(loop, kind, quartic, q, v, steps);
     const double ns = (now_seconds() - t0) / steps * 1e9;
     volatile double sink = q[0] + v[0]; /* the result is used: the loop cannot be optimised away */
     (void)sink;
@@ -107,15 +119,16 @@ static double time_bare_loop(const bare_loop *loop, const nh_system *quartic, lo
 
 /* Median ns per step with each of `kinds` solvers, the repeats interleaved (kind 0, kind 1, kind 0, ...)
  * so that the machine's drift affects both alike; iterations per step of the last repeat. With a bare
- * loop (s is the quartic n = 3), it takes its turn after them in every repeat, for the same number of
- * steps, and *bare_ns is its median. */
+ * loop (s is the quartic n = 3), it and then its run through the interface take their turns after them
+ * in every repeat, for the same number of steps, and bare_ns[BARE], bare_ns[THROUGH_INTERFACE] are their
+ * medians. */
 static int ns_per_step(const nh_system *s, const nh_method_spec *m, const nh_solver_kind *kinds, int n_kinds,
                        double energy, long steps, int repeats, double *ns, double *iterations, const bare_loop *bare,
-                       double *bare_ns)
+                       double bare_ns[LOOP_KINDS])
 {
     nh_error err;
     nh_stepper *st[2] = {NULL, NULL};
-    double times[2][16], bare_times[16];
+    double times[2][16], bare_times[LOOP_KINDS][16];
     for (int k = 0; k < n_kinds; ++k)
         if (!(st[k] = nh_stepper_create(m, s, kinds[k], &err))) {
             nh_stepper_free(st[0]);
@@ -124,15 +137,15 @@ static int ns_per_step(const nh_system *s, const nh_method_spec *m, const nh_sol
     for (int r = 0; r < repeats; ++r) {
         for (int k = 0; k < n_kinds; ++k)
             times[k][r] = time_trajectory(st[k], s, energy, steps, &iterations[k]);
-        if (bare)
-            bare_times[r] = time_bare_loop(bare, s, steps);
+        for (int kind = 0; bare && kind < LOOP_KINDS; ++kind)
+            bare_times[kind][r] = time_bare_loop(bare, kind, s, steps);
     }
     for (int k = 0; k < n_kinds; ++k) {
         ns[k] = median(times[k], repeats);
         nh_stepper_free(st[k]);
     }
-    if (bare)
-        *bare_ns = median(bare_times, repeats);
+    for (int kind = 0; bare && kind < LOOP_KINDS; ++kind)
+        bare_ns[kind] = median(bare_times[kind], repeats);
     return 0;
 }
 
@@ -146,9 +159,9 @@ static long steps_for_budget(const nh_system *s, const nh_method_spec *m, double
     return steps < 50 ? 50 : steps > cap ? cap : steps;
 }
 
-/* The largest difference of q and v between nhens' method and its bare loop after 100 steps from
- * start_state: the same formulas, so round-off only (a chaotic system: it grows slowly with the steps). */
-static double bare_loop_difference(const bench_settings *b, const bare_loop *loop)
+/* The largest difference of q and v between nhens' method and its loop run as `kind` after 100 steps
+ * from start_state: the same formulas, so round-off only (a chaotic system: it grows slowly with the steps). */
+static double bare_loop_difference(const bench_settings *b, const bare_loop *loop, int kind)
 {
     nh_system s;
     nh_method_spec m;
@@ -166,13 +179,14 @@ static double bare_loop_difference(const bench_settings *b, const bare_loop *loo
     for (long k = 0; k < 100; ++k)
         nh_stepper_step(st, 0.1, q, v, carried);
     nh_stepper_free(st);
-    loop->run(qb, vb, 0.1, 100);
+    run_loop(loop, kind, &s, qb, vb, 100);
     for (int i = 0; i < s.n; ++i)
         diff = fmax(diff, fmax(fabs(q[i] - qb[i]), fabs(v[i] - vb[i])));
     return diff;
 }
 
-/* Each bare loop on its own (median ns per step) and its difference from nhens' method. */
+/* Each bare loop on its own (median ns per step), the same formulas through the system's interface
+ * (interleaved with it) and each one's difference from nhens' method. */
 static cJSON *bench_bare_loops(const bench_settings *b)
 {
     nh_system s;
@@ -183,21 +197,28 @@ static cJSON *bench_bare_loops(const bench_settings *b)
     const bare_loop *loops = bare_loops(&count);
     cJSON *arr = cJSON_CreateArray();
     for (int k = 0; k < count; ++k) {
-        double times[16];
+        double times[LOOP_KINDS][16];
         for (int r = 0; r < b->repeats; ++r)
-            times[r] = time_bare_loop(&loops[k], &s, b->steps_explicit);
+            for (int kind = 0; kind < LOOP_KINDS; ++kind)
+                times[kind][r] = time_bare_loop(&loops[k], kind, &s, b->steps_explicit);
+        const double bare_ns = median(times[BARE], b->repeats), interface_ns = median(times[THROUGH_INTERFACE], b->repeats);
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "method", loops[k].method);
         cJSON_AddStringToObject(o, "loop", loops[k].formulas);
-        cJSON_AddNumberToObject(o, "ns_per_step", median(times, b->repeats));
-        cJSON_AddNumberToObject(o, "max_difference_from_nhens_after_100_steps", bare_loop_difference(b, &loops[k]));
+        cJSON_AddNumberToObject(o, "ns_per_step", bare_ns);
+        cJSON_AddNumberToObject(o, "max_difference_from_nhens_after_100_steps", bare_loop_difference(b, &loops[k], BARE));
+        cJSON_AddNumberToObject(o, "through_interface_ns_per_step", interface_ns);
+        cJSON_AddNumberToObject(o, "interface_over_bare", interface_ns / bare_ns);
+        cJSON_AddNumberToObject(o, "through_interface_max_difference_from_nhens_after_100_steps",
+                                bare_loop_difference(b, &loops[k], THROUGH_INTERFACE));
         cJSON_AddItemToArray(arr, o);
     }
     return arr;
 }
 
 /* One method's row: ns per step with Newton (and KINSOL, interleaved, for implicit methods), and for an
- * explicit or linearly implicit method on the quartic the bare loop interleaved with it and their ratio. */
+ * explicit or linearly implicit method on the quartic its bare loop and the same through the system's
+ * interface, interleaved with it, and the method's ratios to both. */
 static cJSON *bench_method(const char *system, const char *param, double energy, const char *name,
                            const bench_settings *b)
 {
@@ -210,9 +231,9 @@ static cJSON *bench_method(const char *system, const char *param, double energy,
     long steps = steps_for_budget(&s, &m, energy, implicit ? b->steps_implicit : b->steps_explicit,
                                   b->repeats > 3 ? 0.1 : 0.02);
     const nh_solver_kind kinds[2] = {NH_SOLVER_NEWTON, NH_SOLVER_KINSOL};
-    double ns[2], iterations[2], bare_ns = 0;
+    double ns[2], iterations[2], bare_ns[LOOP_KINDS] = {0};
     if (ns_per_step(&s, &m, kinds, implicit ? 2 : 1, energy, steps, b->repeats, ns, iterations,
-                    bare, &bare_ns))
+                    bare, bare_ns))
         return NULL;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "method", name);
@@ -220,8 +241,10 @@ static cJSON *bench_method(const char *system, const char *param, double energy,
     cJSON_AddNumberToObject(o, "ns_per_step", ns[0]);
     cJSON_AddNumberToObject(o, "steps_per_second", 1e9 / ns[0]);
     if (bare) {
-        cJSON_AddNumberToObject(o, "bare_loop_ns_per_step_alongside", bare_ns);
-        cJSON_AddNumberToObject(o, "over_bare_loop", ns[0] / bare_ns);
+        cJSON_AddNumberToObject(o, "bare_loop_ns_per_step_alongside", bare_ns[BARE]);
+        cJSON_AddNumberToObject(o, "over_bare_loop", ns[0] / bare_ns[BARE]);
+        cJSON_AddNumberToObject(o, "interface_loop_ns_per_step_alongside", bare_ns[THROUGH_INTERFACE]);
+        cJSON_AddNumberToObject(o, "over_interface_loop", ns[0] / bare_ns[THROUGH_INTERFACE]);
     }
     if (implicit) {
         cJSON_AddStringToObject(o, "solver_of_ns_per_step", "newton");
@@ -362,7 +385,7 @@ static cJSON *bench_scaling(const char *method, const bench_settings *b)
         return NULL;
     /* DLA^{0,1}'s bare loop's copies: as many as trajectories, together as long as the first one-thread run */
     const bare_loop *copies = bare_loop_for("dla01");
-    const double bare_ns = time_bare_loop(copies, &quartic, 100000);
+    const double bare_ns = time_bare_loop(copies, BARE, &quartic, 100000);
     double one[8], two[8], bare_one[8], bare_two[8];
     long bare_steps = 0;
     for (int r = 0; r < b->repeats && r < 8; ++r) { /* interleaved, so drift in machine load hits all four */
@@ -441,7 +464,8 @@ static void add_row_ratios(cJSON *r, const cJSON *rows)
     char key[160];
     for (const cJSON *o = rows->child; o; o = o->next) {
         const char *name = cJSON_GetObjectItem(o, "method")->valuestring;
-        for (const char *const *ratio = (const char *const[]){"kinsol_over_newton", "over_bare_loop", "over_stages", NULL};
+        for (const char *const *ratio = (const char *const[]){"kinsol_over_newton", "over_bare_loop", "over_interface_loop",
+                                                                        "over_stages", NULL};
              *ratio; ++ratio) {
             const cJSON *value = cJSON_GetObjectItem(o, *ratio);
             snprintf(key, sizeof key, "%s:%s", *ratio, name);
@@ -508,23 +532,27 @@ static int regressed(int speedup, double got, double baseline)
     return !(speedup ? got >= 0.5 * baseline : got <= 2.0 * baseline);
 }
 
-/* A bare loop differing from its method by more than round-off is not the same formulas, and its ratio
- * means nothing. After 100 steps of h = 0.1 on the chaotic quartic the loops differ by 0 to 1.1e-15
+/* A bare loop (or its run through the interface) differing from its method by more than round-off is not
+ * the same formulas, and its ratio means nothing. After 100 steps of h = 0.1 on the chaotic quartic the loops differ by 0 to 1.1e-15
  * (round-off amplified over t = 10); a wrong term differs by about h^2 = 1e-2. */
 static const double BARE_LOOP_TOLERANCE = 1e-10;
 
 static void check_bare_loops(const cJSON *loops, cJSON *failures)
 {
+    static const char *const field[LOOP_KINDS] = {"max_difference_from_nhens_after_100_steps",
+                                                  "through_interface_max_difference_from_nhens_after_100_steps"};
+    static const char *const name[LOOP_KINDS] = {"bare loop", "loop through the system's interface"};
     char line[256];
-    for (const cJSON *o = loops ? loops->child : NULL; o; o = o->next) {
-        const double diff = cJSON_GetObjectItem(o, "max_difference_from_nhens_after_100_steps")->valuedouble;
-        if (diff <= BARE_LOOP_TOLERANCE)
-            continue;
-        snprintf(line, sizeof line, "bare loop of %s: differs from nhens by %.3g after 100 steps (allowed %.0e: round-off)",
-                 cJSON_GetObjectItem(o, "method")->valuestring, diff, BARE_LOOP_TOLERANCE);
-        cJSON_AddItemToArray(failures, cJSON_CreateString(line));
-        fprintf(stderr, "nhens_bench: %s\n", line);
-    }
+    for (const cJSON *o = loops ? loops->child : NULL; o; o = o->next)
+        for (int kind = 0; kind < LOOP_KINDS; ++kind) {
+            const double diff = cJSON_GetObjectItem(o, field[kind])->valuedouble;
+            if (diff <= BARE_LOOP_TOLERANCE)
+                continue;
+            snprintf(line, sizeof line, "%s of %s: differs from nhens by %.3g after 100 steps (allowed %.0e: round-off)",
+                     name[kind], cJSON_GetObjectItem(o, "method")->valuestring, diff, BARE_LOOP_TOLERANCE);
+            cJSON_AddItemToArray(failures, cJSON_CreateString(line));
+            fprintf(stderr, "nhens_bench: %s\n", line);
+        }
 }
 
 /* Every ratio of the baseline against this run's: a cost ratio may grow, a speed-up shrink, by 2x at most.
