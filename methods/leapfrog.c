@@ -53,32 +53,48 @@ static void keep_end_point(const nh_system *s, double *kept, const double *q, co
     memcpy(kept + 1 + 2 * n, a, (size_t)(s->m * n) * sizeof *a);
 }
 
-static int lf_step(nh_stepper *st, double h, double *q, double *v, double *lam)
+/* The step with the m multipliers' loops inlined for a constant m (NH_WITH_CONSTRAINT_COUNT); A^T lam is
+ * summed in each coordinate's loop as nh_matvec_t sums it (from 0, row by row), so the bits are those of
+ * the separate products. lf requires a constant mass (no NH_METHOD_GENERAL_MASS): M^-1 is s->inv_mass. */
+static inline __attribute__((always_inline)) int lf_step_for(nh_stepper *st, const int m, double h, double *q,
+                                                             double *v, double *lam)
 {
     const nh_system *s = st->sys;
-    const int n = s->n, m = s->m;
-    double grad[NH_MAX_DIM], a[NH_MAX_CON * NH_MAX_DIM], force[NH_MAX_DIM], c[NH_MAX_CON * NH_MAX_CON];
+    const int n = s->n;
+    const double *restrict inv_mass = s->inv_mass;
+    double grad[NH_MAX_DIM], a[NH_MAX_CON * NH_MAX_DIM], c[NH_MAX_CON * NH_MAX_CON];
     start_point(s, st->workspace, q, grad, a);
-    nh_matvec_t(m, n, a, lam, force);
     for (int i = 0; i < n; ++i) {
-        v[i] += 0.5 * h * s->inv_mass[i] * (force[i] - grad[i]);
+        double force = 0.0;
+        for (int k = 0; k < m; ++k)
+            force += a[k * n + i] * lam[k];
+        v[i] += 0.5 * h * inv_mass[i] * (force - grad[i]);
         q[i] += h * v[i];
     }
     s->type->potential_gradient(s, q, grad);
     for (int i = 0; i < n; ++i)
-        v[i] -= 0.5 * h * s->inv_mass[i] * grad[i];
+        v[i] -= 0.5 * h * inv_mass[i] * grad[i];
     s->type->constraint(s, q, a);
     keep_end_point(s, st->workspace, q, grad, a);
     nh_constraint_gram(s, q, a, c);
-    nh_matvec(m, n, a, v, lam);
     for (int k = 0; k < m; ++k)
-        lam[k] *= -2.0 / h;
+        lam[k] = nh_dot(n, a + k * n, v) * (-2.0 / h);
     if (nh_spd_solve(m, c, lam))
         return NH_STEP_SINGULAR;
-    nh_matvec_t(m, n, a, lam, force);
-    for (int i = 0; i < n; ++i)
-        v[i] += 0.5 * h * s->inv_mass[i] * force[i];
+    for (int i = 0; i < n; ++i) {
+        double force = 0.0;
+        for (int k = 0; k < m; ++k)
+            force += a[k * n + i] * lam[k];
+        v[i] += 0.5 * h * inv_mass[i] * force;
+    }
     return NH_OK;
+}
+
+static int lf_step(nh_stepper *st, double h, double *q, double *v, double *lam)
+{
+#define LF_STEP(m) lf_step_for(st, m, h, q, v, lam)
+    return NH_WITH_CONSTRAINT_COUNT(st->sys->m, LF_STEP);
+#undef LF_STEP
 }
 
 const nh_method_type nh_method_leapfrog = {
