@@ -20,11 +20,6 @@ static inline void nh_copy(int n, const double *restrict from, double *restrict 
         to[i] = from[i];
 }
 
-/* The loops over the m constraints, inlined with m a constant 1 (the quartic, the CVTs, the knife edge)
- * or m: the same operations, without a loop of one iteration per coordinate. `call` is a macro of m
- * that expands to a call of an always-inline function. */
-#define NH_WITH_CONSTRAINT_COUNT(m, call) ((m) == 1 ? call(1) : call(m))
-
 /* Explicit Euler on the index-1 ODE: v1 = v0 + h a(q0, v0), lam = lambda*(q0, v0). The warm start of a
  * one-step implicit method without a history (O(h^2) from the solution, so Newton needs 2-3 steps). */
 static inline int nh_method_predict(const nh_system *s, double h, const double *q0, const double *v0,

@@ -132,31 +132,48 @@ int nh_project_velocity(const nh_system *s, const double *q, const double *w, do
     return NH_OK;
 }
 
-/* multiplier_from for a constant diagonal M: the same products summed in the same order, without the
- * calls (it runs in every residual of genfun and in every explicit predictor). */
-static int constant_mass_multiplier(const nh_system *s, const double *q, const double *restrict v,
-                                    const double *restrict a, const double *restrict grad, double *restrict lam)
+/* multiplier_from for a constant diagonal M: the same products summed in the same order (each sum over
+ * the coordinates in turn), in one loop over the coordinates with m a constant (NH_WITH_CONSTRAINT_COUNT),
+ * without the calls (it runs in every residual of genfun, every stage of rk4 and every explicit
+ * predictor). */
+static inline __attribute__((always_inline)) int constant_mass_multiplier_for(const nh_system *s, const int m,
+                                                                              const double *q,
+                                                                              const double *restrict v,
+                                                                              const double *restrict a,
+                                                                              const double *restrict grad,
+                                                                              double *restrict lam)
 {
-    const int n = s->n, m = s->m;
+    const int n = s->n;
     const double *restrict inv_mass = s->inv_mass;
-    double dav[NH_MAX_CON * NH_MAX_DIM], c[NH_MAX_CON * NH_MAX_CON];
+    double dav[NH_MAX_CON * NH_MAX_DIM], c[NH_MAX_CON * NH_MAX_CON], curvature[NH_MAX_CON];
     s->type->constraint_jacobian_velocity(s, q, v, dav);
     for (int k = 0; k < m; ++k) {
-        const double *restrict ak = a + k * n, *restrict dk = dav + k * n;
-        double force = 0.0, curvature = 0.0;
-        for (int i = 0; i < n; ++i)
-            force += ak[i] * (inv_mass[i] * grad[i]);
-        for (int i = 0; i < n; ++i)
-            curvature += dk[i] * v[i];
-        lam[k] = force - curvature;
-        for (int j = 0; j <= k; ++j) {
-            double sum = 0.0;
-            for (int i = 0; i < n; ++i)
-                sum += a[j * n + i] * (inv_mass[i] * ak[i]);
-            c[k * m + j] = c[j * m + k] = sum;
+        lam[k] = curvature[k] = 0.0;   /* lam: the force term A M^-1 grad V, until the solve */
+        for (int j = 0; j <= k; ++j)
+            c[k * m + j] = 0.0;
+    }
+    for (int i = 0; i < n; ++i)
+        for (int k = 0; k < m; ++k) {
+            const double ak = a[k * n + i];
+            lam[k] += ak * (inv_mass[i] * grad[i]);
+            curvature[k] += dav[k * n + i] * v[i];
+            for (int j = 0; j <= k; ++j)
+                c[k * m + j] += a[j * n + i] * (inv_mass[i] * ak);
         }
+    for (int k = 0; k < m; ++k) {
+        lam[k] -= curvature[k];
+        for (int j = 0; j < k; ++j)
+            c[j * m + k] = c[k * m + j];
     }
     return nh_spd_solve(m, c, lam) ? NH_STEP_SINGULAR : NH_OK;
+}
+
+static int constant_mass_multiplier(const nh_system *s, const double *q, const double *v, const double *a,
+                                    const double *grad, double *lam)
+{
+#define MULTIPLIER(m) constant_mass_multiplier_for(s, m, q, v, a, grad, lam)
+    return NH_WITH_CONSTRAINT_COUNT(s->m, MULTIPLIER);
+#undef MULTIPLIER
 }
 
 /* lambda* from A(q) and the force term grad V + c(q, v) already at hand. */
@@ -255,23 +272,44 @@ int nh_driver_state(const nh_system *s, const double *q, const double *v, double
     return 1;
 }
 
+/* dv = M^-1 (A^T lam - f), A^T lam summed as nh_matvec_t sums it (from 0, row by row) with m a constant
+ * (NH_WITH_CONSTRAINT_COUNT); M^-1 a product for a constant mass, else nh_mass_solve. 1 if M is singular. */
+static inline __attribute__((always_inline)) int constrained_acceleration_for(const nh_system *s, const int m,
+                                                                              const double *q,
+                                                                              const double *restrict a,
+                                                                              const double *restrict lam,
+                                                                              const double *restrict f,
+                                                                              double *restrict dv)
+{
+    const int n = s->n, constant_mass = !nh_has_variable_mass(s);
+    double force[NH_MAX_DIM];
+    for (int i = 0; i < n; ++i) {
+        double sum = 0.0;
+        for (int k = 0; k < m; ++k)
+            sum += a[k * n + i] * lam[k];
+        force[i] = sum - f[i];
+        if (constant_mass)
+            dv[i] = s->inv_mass[i] * force[i];
+    }
+    return constant_mass ? 0 : nh_mass_solve(s, q, force, dv);
+}
+
 int nh_index1_rhs(const nh_system *s, const double *q, const double *v, double *dq, double *dv, double *lam_out)
 {
     const int n = nh_dim(s), m = s->m;
-    double a[NH_MAX_CON * NH_MAX_DIM], grad[NH_MAX_DIM], lam[NH_MAX_CON], force[NH_MAX_DIM];
+    double a[NH_MAX_CON * NH_MAX_DIM], grad[NH_MAX_DIM], lam[NH_MAX_CON];
     s->type->constraint(s, q, a);
     s->type->potential_gradient(s, q, grad);
     add_velocity_forces(s, q, v, grad);
     int rc = multiplier_from(s, q, v, a, grad, lam);
     if (rc)
         return rc;
-    nh_matvec_t(m, n, a, lam, force);
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; i < n; ++i)
         dq[i] = nh_is_reduced(s) ? 0.0 : v[i];   /* a reduced system has no configuration: q never moves */
-        force[i] -= grad[i];
-    }
-    if (nh_mass_solve(s, q, force, dv))
+#define ACCELERATION(m) constrained_acceleration_for(s, m, q, a, lam, grad, dv)
+    if (NH_WITH_CONSTRAINT_COUNT(m, ACCELERATION))
         return NH_STEP_SINGULAR;
+#undef ACCELERATION
     if (lam_out)
         for (int k = 0; k < m; ++k)
             lam_out[k] = lam[k];

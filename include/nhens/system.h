@@ -141,6 +141,11 @@ static inline int nh_is_reduced(const nh_system *s)
     return s->type->lie_bracket != NULL;
 }
 
+/* The loops over the m constraints, inlined with m a constant 1 (the quartic, the CVTs, the knife edge)
+ * or m: the same operations, without a loop of one iteration per coordinate. `call` is a macro of m
+ * that expands to a call of an always-inline function. */
+#define NH_WITH_CONSTRAINT_COUNT(m, call) ((m) == 1 ? call(1) : call(m))
+
 /* Mechanics shared by every method and observer (systems/mechanics.c). */
 double nh_energy(const nh_system *s, const double *q, const double *v);
 double nh_kinetic_energy(const nh_system *s, const double *q, const double *v);
