@@ -46,17 +46,19 @@ static double quartic_potential(const nh_system *s, const double *q)
     return 0.5 * v;
 }
 
+/* grad V = q + (0, w_i z_i^2, z_i w_i^2) + the z_1^2 z_2^2 term's (z_1 z_2^2, z_2 z_1^2), each entry written
+ * once: q's entry, then the coupling term (z_1 and z_2 only), then the pair's term, in that order. */
 static void quartic_gradient(const nh_system *s, const double *restrict q, double *restrict g)
 {
-    const int n = s->n, k = pairs(s);
+    const int k = pairs(s);
     const double *w = q + 1, *z = q + 1 + k;
-    for (int i = 0; i < n; ++i)
-        g[i] = q[i];
-    g[1 + k] += z[0] * z[1] * z[1];
-    g[2 + k] += z[1] * z[0] * z[0];
+    g[0] = q[0];
     for (int i = 0; i < k; ++i) {
-        g[1 + i] += w[i] * z[i] * z[i];
-        g[1 + k + i] += z[i] * w[i] * w[i];
+        double gz = z[i];
+        if (i < 2)
+            gz += z[i] * z[1 - i] * z[1 - i];
+        g[1 + i] = w[i] + w[i] * z[i] * z[i];
+        g[1 + k + i] = gz + z[i] * w[i] * w[i];
     }
 }
 
@@ -81,14 +83,15 @@ static void quartic_hessian(const nh_system *s, const double *q, double *h)
     }
 }
 
+/* A = [1, 0 (k entries), w], each entry written once */
 static void quartic_constraint(const nh_system *s, const double *q, double *a)
 {
     const int k = pairs(s);
-    for (int i = 0; i < s->n; ++i) /* a loop, not memset: n is at most 31 and this runs twice a step */
-        a[i] = 0.0;
     a[0] = 1.0;
-    for (int i = 0; i < k; ++i)
+    for (int i = 0; i < k; ++i) {
+        a[1 + i] = 0.0;
         a[1 + k + i] = q[1 + i];
+    }
 }
 
 /* A = [1, 0, w]: d(A u)/dw_i = u_{z_i}, d(A^T lam)_{z_i}/dw_i = lam */
