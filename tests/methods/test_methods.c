@@ -1135,3 +1135,55 @@ Test(structure, step_history_falls_back_to_the_own_guess_when_its_solve_fails)
         nh_stepper_free(st);
     }
 }
+
+/* `steps` lf steps of h = 0.1 from (q, v, lam) in place; with `start`, nh_stepper_start first (lam = lambda*). */
+static void lf_steps(nh_stepper *st, int start, int steps, double *q, double *v, double *lam)
+{
+    if (start)
+        cr_assert(nh_stepper_start(st, q, v, lam) == NH_OK);
+    for (int k = 0; k < steps; ++k)
+        cr_assert(nh_stepper_step(st, 0.1, q, v, lam) == NH_OK, "step %d", k);
+}
+
+Test(structure, lf_reuses_its_end_point_only_at_that_point)
+{
+    /* lf keeps grad V and A of each end point for the next step, keyed on q's bits. Another trajectory, an
+     * edited position or a step that fails must give the bits of a stepper that never saw the old point. */
+    nh_system s;
+    nh_method_spec m;
+    nh_error err;
+    double qa[NH_MAX_DIM], va[NH_MAX_DIM], qb[NH_MAX_DIM], vb[NH_MAX_DIM], lam[NH_MAX_CON];
+    shell_state(&s, "quartic", "n=3", 3.06, 1, qa, va);
+    shell_state(&s, "quartic", "n=3", 3.06, 2, qb, vb);
+    make_method(&m, "lf");
+    nh_stepper *used = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err), *fresh = NULL;
+    cr_assert(used != NULL, "%s", err.msg);
+    const size_t bytes = (size_t)s.n * sizeof(double);
+    double q[2][NH_MAX_DIM], v[2][NH_MAX_DIM], l[2][NH_MAX_CON];
+    for (int change = 0; change < 2; ++change) {
+        lf_steps(used, 1, 5, qa, va, lam);   /* the kept point is A's end point */
+        memcpy(q[0], change == 0 ? qb : qa, bytes);
+        memcpy(v[0], change == 0 ? vb : va, bytes);
+        memcpy(l[0], lam, sizeof lam);
+        if (change == 1)
+            q[0][0] += 1e-9;   /* x: grad V reads it, A does not */
+        memcpy(q[1], q[0], bytes);
+        memcpy(v[1], v[0], bytes);
+        memcpy(l[1], l[0], sizeof lam);
+        fresh = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
+        lf_steps(used, change == 0, 3, q[0], v[0], l[0]);
+        lf_steps(fresh, change == 0, 3, q[1], v[1], l[1]);
+        nh_stepper_free(fresh);
+        const int same = memcmp(q[0], q[1], bytes) == 0 && memcmp(v[0], v[1], bytes) == 0;
+        cr_expect(same, "change %d: lf stepped with a kept end point of another q", change);
+    }
+    /* a step whose multiplier solve fails (a NaN lam gives a NaN state) leaves no kept point behind */
+    lf_steps(used, 1, 2, qa, va, lam);
+    memcpy(q[0], qa, bytes), memcpy(v[0], va, bytes);
+    l[0][0] = NAN;
+    cr_expect(nh_stepper_step(used, 0.1, q[0], v[0], l[0]) != NH_OK, "a NaN multiplier gave a finite step");
+    const double *kept = nh_stepper_workspace(used);
+    cr_expect(kept[0] == 0.0 || memcmp(kept + 1, q[0], bytes) == 0,
+              "the failed step kept an end point under a key that is not its q");
+    nh_stepper_free(used);
+}
