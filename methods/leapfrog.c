@@ -46,7 +46,6 @@ static void start_point(const nh_system *s, const kept_point *kept, const double
 {
     if (*kept->key != 0.0 && memcmp(kept->q, q, (size_t)s->n * sizeof *q) == 0)
         return;
-    *kept->key = 0.0;
     s->type->potential_gradient(s, q, kept->grad);
     s->type->constraint(s, q, kept->a);
 }
@@ -70,8 +69,8 @@ static inline __attribute__((always_inline)) int lf_step_for(nh_stepper *st, con
         v[i] += 0.5 * h * inv_mass[i] * (force - grad[i]);
         q[i] += h * v[i];
     }
-    *kept.key = 0.0;   /* the slots move to the end point (a failed step leaves them unkept) */
-    s->type->potential_gradient(s, q, grad);
+    s->type->potential_gradient(s, q, grad);   /* the slots move to the end point, and its q becomes the key:
+                                                  nothing in between can fail */
     for (int i = 0; i < n; ++i)
         v[i] -= 0.5 * h * inv_mass[i] * grad[i];
     s->type->constraint(s, q, a);

@@ -1177,13 +1177,14 @@ Test(structure, lf_reuses_its_end_point_only_at_that_point)
         const int same = memcmp(q[0], q[1], bytes) == 0 && memcmp(v[0], v[1], bytes) == 0;
         cr_expect(same, "change %d: lf stepped with a kept end point of another q", change);
     }
-    /* a step whose multiplier solve fails (a NaN lam gives a NaN state) leaves no kept point behind */
+    /* after a step whose multiplier solve fails (a NaN lam gives a NaN end point) the key still names the
+     * point whose grad V and A the slots hold */
     lf_steps(used, 1, 2, qa, va, lam);
     memcpy(q[0], qa, bytes), memcpy(v[0], va, bytes);
     l[0][0] = NAN;
     cr_expect(nh_stepper_step(used, 0.1, q[0], v[0], l[0]) != NH_OK, "a NaN multiplier gave a finite step");
     const double *kept = nh_stepper_workspace(used);
     cr_expect(kept[0] == 0.0 || memcmp(kept + 1, q[0], bytes) == 0,
-              "the failed step kept an end point under a key that is not its q");
+              "the failed step left a key that is not the point of the kept values");
     nh_stepper_free(used);
 }
