@@ -24,6 +24,12 @@ typedef struct bare_loop {
     void (*run_interface)(const nh_system *s, double *q, double *v, double h, long steps);
 } bare_loop;
 
+/* The loops through the interface (interface_loops.c). */
+void interface_dla01(const nh_system *s, double *q, double *v, double h, long steps);
+void interface_lf(const nh_system *s, double *q, double *v, double h, long steps);
+void interface_spark2(const nh_system *s, double *q, double *v, double h, long steps);
+void interface_rk4(const nh_system *s, double *q, double *v, double h, long steps);
+
 /* The loop of `method` (its registered name), or NULL when the bench has none. */
 const bare_loop *bare_loop_for(const char *method);
 
