@@ -51,8 +51,8 @@ static void start_point(const nh_system *s, const kept_point *kept, const double
 }
 
 /* The step with the m multipliers' loops inlined for a constant m (NH_WITH_CONSTRAINT_COUNT); A^T lam is
- * summed in each coordinate's loop as nh_matvec_t sums it (from 0, row by row), so the bits are those of
- * the separate products. lf requires a constant mass (no NH_METHOD_GENERAL_MASS): M^-1 is s->inv_mass. */
+ * summed in each coordinate's loop (nh_matvec_t_entry), so the bits are those of the separate products.
+ * lf requires a constant mass (no NH_METHOD_GENERAL_MASS): M^-1 is s->inv_mass. */
 static inline __attribute__((always_inline)) int lf_step_for(nh_stepper *st, const int m, double h, double *q,
                                                              double *v, double *lam)
 {
@@ -63,10 +63,7 @@ static inline __attribute__((always_inline)) int lf_step_for(nh_stepper *st, con
     double *restrict grad = kept.grad, *restrict a = kept.a, c[NH_MAX_CON * NH_MAX_CON];
     start_point(s, &kept, q);
     for (int i = 0; i < n; ++i) {
-        double force = 0.0;
-        for (int k = 0; k < m; ++k)
-            force += a[k * n + i] * lam[k];
-        v[i] += 0.5 * h * inv_mass[i] * (force - grad[i]);
+        v[i] += 0.5 * h * inv_mass[i] * (nh_matvec_t_entry(m, n, a, lam, i) - grad[i]);
         q[i] += h * v[i];
     }
     s->type->potential_gradient(s, q, grad);   /* the slots move to the end point, and its q becomes the key:
@@ -81,12 +78,8 @@ static inline __attribute__((always_inline)) int lf_step_for(nh_stepper *st, con
         lam[k] = nh_dot(n, a + k * n, v) * (-2.0 / h);
     if (nh_spd_solve(m, c, lam))
         return NH_STEP_SINGULAR;
-    for (int i = 0; i < n; ++i) {
-        double force = 0.0;
-        for (int k = 0; k < m; ++k)
-            force += a[k * n + i] * lam[k];
-        v[i] += 0.5 * h * inv_mass[i] * force;
-    }
+    for (int i = 0; i < n; ++i)
+        v[i] += 0.5 * h * inv_mass[i] * nh_matvec_t_entry(m, n, a, lam, i);
     return NH_OK;
 }
 

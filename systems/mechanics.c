@@ -128,7 +128,7 @@ void nh_constraint_curvature(const nh_system *s, const double *q, const double *
 }
 
 /* nh_project_velocity for a constant mass with m a constant: out = w - M^-1 A^T mu, A^T mu summed as
- * nh_matvec_t sums it (from 0, row by row) in the loop that writes out (w and out may be one array). */
+ * nh_matvec_t sums it in the loop that writes out (w and out may be one array). */
 static inline __attribute__((always_inline)) int project_constant_mass_for(const nh_system *s, const int m,
                                                                            const double *q, const double *a,
                                                                            const double *w, double *out)
@@ -140,12 +140,8 @@ static inline __attribute__((always_inline)) int project_constant_mass_for(const
         mu[k] = nh_dot(n, a + k * n, w);
     if (nh_spd_solve(m, c, mu))
         return NH_STEP_SINGULAR;
-    for (int i = 0; i < n; ++i) {
-        double sum = 0.0;
-        for (int k = 0; k < m; ++k)
-            sum += a[k * n + i] * mu[k];
-        out[i] = w[i] - s->inv_mass[i] * sum;
-    }
+    for (int i = 0; i < n; ++i)
+        out[i] = w[i] - s->inv_mass[i] * nh_matvec_t_entry(m, n, a, mu, i);
     return NH_OK;
 }
 
@@ -311,31 +307,35 @@ int nh_driver_state(const nh_system *s, const double *q, const double *v, double
     return 1;
 }
 
-/* dv = M^-1 (A^T lam - f), A^T lam summed as nh_matvec_t sums it (from 0, row by row) with m a constant
- * (NH_WITH_CONSTRAINT_COUNT); M^-1 a product for a constant mass, else nh_mass_solve. 1 if M is singular. */
-static inline __attribute__((always_inline)) int constrained_acceleration_for(const nh_system *s, const int m,
-                                                                              const double *q,
-                                                                              const double *restrict a,
-                                                                              const double *restrict lam,
-                                                                              const double *restrict f,
-                                                                              double *restrict dv)
+/* dq = v (0 for a reduced system, whose q never moves) and dv = M^-1 (A^T lam - f), with m a constant
+ * (NH_WITH_CONSTRAINT_COUNT) and A^T lam summed as nh_matvec_t sums it; M^-1 a product for a constant
+ * mass, else nh_mass_solve. 1 if M is singular. */
+static inline __attribute__((always_inline)) int index1_derivatives_for(const nh_system *s, const int m,
+                                                                        const double *q, const double *v,
+                                                                        const double *restrict a,
+                                                                        const double *restrict lam,
+                                                                        const double *restrict f, double *dq,
+                                                                        double *dv)
 {
-    const int n = s->n, constant_mass = !nh_has_variable_mass(s);
+    const int n = s->n, moves = !nh_is_reduced(s);
+    if (!nh_has_variable_mass(s)) {
+        for (int i = 0; i < n; ++i) {
+            dq[i] = moves ? v[i] : 0.0;
+            dv[i] = s->inv_mass[i] * (nh_matvec_t_entry(m, n, a, lam, i) - f[i]);
+        }
+        return 0;
+    }
     double force[NH_MAX_DIM];
     for (int i = 0; i < n; ++i) {
-        double sum = 0.0;
-        for (int k = 0; k < m; ++k)
-            sum += a[k * n + i] * lam[k];
-        force[i] = sum - f[i];
-        if (constant_mass)
-            dv[i] = s->inv_mass[i] * force[i];
+        dq[i] = moves ? v[i] : 0.0;
+        force[i] = nh_matvec_t_entry(m, n, a, lam, i) - f[i];
     }
-    return constant_mass ? 0 : nh_mass_solve(s, q, force, dv);
+    return nh_mass_solve(s, q, force, dv);
 }
 
 int nh_index1_rhs(const nh_system *s, const double *q, const double *v, double *dq, double *dv, double *lam_out)
 {
-    const int n = nh_dim(s), m = s->m;
+    const int m = s->m;
     double a[NH_MAX_CON * NH_MAX_DIM], grad[NH_MAX_DIM], lam[NH_MAX_CON];
     s->type->constraint(s, q, a);
     s->type->potential_gradient(s, q, grad);
@@ -343,12 +343,10 @@ int nh_index1_rhs(const nh_system *s, const double *q, const double *v, double *
     int rc = multiplier_from(s, q, v, a, grad, lam);
     if (rc)
         return rc;
-    for (int i = 0; i < n; ++i)
-        dq[i] = nh_is_reduced(s) ? 0.0 : v[i];   /* a reduced system has no configuration: q never moves */
-#define ACCELERATION(m) constrained_acceleration_for(s, m, q, a, lam, grad, dv)
-    if (NH_WITH_CONSTRAINT_COUNT(m, ACCELERATION))
+#define DERIVATIVES(m) index1_derivatives_for(s, m, q, v, a, lam, grad, dq, dv)
+    if (NH_WITH_CONSTRAINT_COUNT(m, DERIVATIVES))
         return NH_STEP_SINGULAR;
-#undef ACCELERATION
+#undef DERIVATIVES
     if (lam_out)
         for (int k = 0; k < m; ++k)
             lam_out[k] = lam[k];

@@ -55,6 +55,15 @@ inline double nh_dot(int n, const double *x, const double *y)
 void nh_matvec(int rows, int cols, const double *a, const double *x, double *y);
 /* y = a^T x (a is rows x cols, row-major; y has cols entries) */
 void nh_matvec_t(int rows, int cols, const double *a, const double *x, double *y);
+/* Entry j of a^T x, summed as nh_matvec_t sums it (from 0, row by row): for a loop over j that uses a^T x
+ * where it computes it (inlined with `rows` a constant, one multiply-add per constraint). */
+static inline double nh_matvec_t_entry(int rows, int cols, const double *a, const double *x, int j)
+{
+    double sum = 0.0;
+    for (int i = 0; i < rows; ++i)
+        sum += a[i * cols + j] * x[i];
+    return sum;
+}
 /* Whether every entry is finite. An inf's or NaN's exponent field is all ones, and adding one to that field
  * carries into bit 63: independent integer operations ORed together, where a sum of x - x was a chain of
  * dependent additions (about 8 % of a DLA^{0,1} step, which checks q and v after every step). */
