@@ -533,8 +533,8 @@ static int regressed(int speedup, double got, double baseline)
 }
 
 /* A bare loop (or its run through the interface) differing from its method by more than round-off is not
- * the same formulas, and its ratio means nothing. After 100 steps of h = 0.1 on the chaotic quartic the loops differ by 0 to 1.1e-15
- * (round-off amplified over t = 10); a wrong term differs by about h^2 = 1e-2. */
+ * the same formulas, and its ratio means nothing. After 100 steps of h = 0.1 on the chaotic quartic the
+ * loops differ by 0 to 1.1e-15 (round-off amplified over t = 10); a wrong term differs by about h^2 = 1e-2. */
 static const double BARE_LOOP_TOLERANCE = 1e-10;
 
 static void check_bare_loops(const cJSON *loops, cJSON *failures)

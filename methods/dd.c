@@ -30,17 +30,16 @@ static void dd_points(const dd_step *c, const double *v1, double *q1, double *mi
 }
 
 /* The momentum balance and constraint rows of the residual at v1, lam from the step's points and the
- * discrete gradient and A at the midpoint. */
-static void dd_residual_rows(const dd_step *c, const double *x, const double *vbar, const double *grad,
-                             const double *a, double *r)
+ * discrete gradient and A at the midpoint; A^T lam summed in the row loop with m a constant. */
+static inline __attribute__((always_inline)) void dd_residual_rows(const dd_step *c, const int m, const double *x,
+                                                                   const double *vbar, const double *grad,
+                                                                   const double *a, double *r)
 {
     const nh_system *s = c->sys;
-    const int n = nh_dim(s), m = s->m;
+    const int n = nh_dim(s);
     const double *v1 = x, *lam = x + n;
-    double force[NH_MAX_DIM];
-    nh_matvec_t(m, n, a, lam, force);
     for (int i = 0; i < n; ++i)
-        r[i] = s->mass[i] * (v1[i] - c->v0[i]) + c->h * (grad[i] - force[i]);
+        r[i] = s->mass[i] * (v1[i] - c->v0[i]) + c->h * (grad[i] - nh_matvec_t_entry(m, n, a, lam, i));
     nh_matvec(m, n, a, vbar, r + n);
 }
 
@@ -82,8 +81,11 @@ static int dd_evaluate(const dd_step *c, const double *x, double *r, double *jac
     dd_points(c, v1, q1, mid, vbar);
     nh_gonzalez_gradient(s, c->q0, c->potential0, q1, grad, jac ? c->work : NULL);
     s->type->constraint(s, mid, a);
-    if (r)
-        dd_residual_rows(c, x, vbar, grad, a, r);
+    if (r) {
+#define RESIDUAL(m) dd_residual_rows(c, m, x, vbar, grad, a, r)
+        NH_WITH_CONSTRAINT_COUNT(s->m, RESIDUAL);
+#undef RESIDUAL
+    }
     if (!jac)
         return 0;
     s->type->constraint_jacobian_multiplier(s, mid, lam, c->work + n * n);

@@ -31,17 +31,17 @@ static void dla_position(const dla_step *c, const double *v1, double *q1)
         q1[i] = c->node[i] + c->alpha * c->h * v1[i];
 }
 
-/* The momentum balance and constraint rows of the residual at x = (v1, lam), with grad V and A at q1 */
-static void dla_residual_rows(const dla_step *c, const double *x, const double *g1, const double *a1, double *r)
+/* The momentum balance and constraint rows of the residual at x = (v1, lam), with grad V and A at q1;
+ * A(Q)^T lam summed in the row loop with m a constant. */
+static inline __attribute__((always_inline)) void dla_residual_rows(const dla_step *c, const int m, const double *x,
+                                                                    const double *g1, const double *a1, double *r)
 {
     const nh_system *s = c->sys;
-    const int n = nh_dim(s), m = s->m;
+    const int n = nh_dim(s);
     const double *v1 = x, *lam = x + n;
-    double force[NH_MAX_DIM];
-    nh_matvec_t(m, n, c->a_node, lam, force);
     for (int i = 0; i < n; ++i)
         r[i] = s->mass[i] * (v1[i] - c->v0[i]) + c->h * (c->alpha * c->grad0[i] + (1.0 - c->alpha) * g1[i]) -
-               c->h * force[i];
+               c->h * nh_matvec_t_entry(m, n, c->a_node, lam, i);
     nh_matvec(m, n, a1, v1, r + n);
 }
 
@@ -83,7 +83,9 @@ static int dla_evaluate(const dla_step *c, const double *x, double *r, double *j
     s->type->constraint(s, q1, a1);
     if (r) {
         s->type->potential_gradient(s, q1, g1);
-        dla_residual_rows(c, x, g1, a1, r);
+#define RESIDUAL(m) dla_residual_rows(c, m, x, g1, a1, r)
+        NH_WITH_CONSTRAINT_COUNT(s->m, RESIDUAL);
+#undef RESIDUAL
     }
     if (!jac)
         return 0;
