@@ -34,23 +34,34 @@ static void quartic_dimensions(const double *par, int *n, int *m)
     *m = 1;
 }
 
-static double quartic_potential(const nh_system *s, const double *q)
+/* Each formula below is an always-inline function of the pair count k, and its callback calls it with k a
+ * constant for the papers' sizes (n = 3 of seed 000, n = 2 of seed 001) or with k read at run time: the
+ * same operations in the same order, with the loops over the pairs unrolled where k is known. */
+#define QUARTIC_WITH_PAIRS(k, call) ((k) == 3 ? call(3) : (k) == 2 ? call(2) : call(k))
+#define QUARTIC_INLINE static inline __attribute__((always_inline))
+
+QUARTIC_INLINE double potential_of(int k, const double *q)
 {
-    const int k = pairs(s);
     const double *w = q + 1, *z = q + 1 + k;
     double v = z[0] * z[0] * z[1] * z[1];
-    for (int i = 0; i < s->n; ++i)
+    for (int i = 0; i < 2 * k + 1; ++i)
         v += q[i] * q[i];
     for (int i = 0; i < k; ++i)
         v += w[i] * w[i] * z[i] * z[i];
     return 0.5 * v;
 }
 
+static double quartic_potential(const nh_system *s, const double *q)
+{
+#define POTENTIAL(k) potential_of(k, q)
+    return QUARTIC_WITH_PAIRS(pairs(s), POTENTIAL);
+#undef POTENTIAL
+}
+
 /* grad V = q + (0, w_i z_i^2, z_i w_i^2) + the z_1^2 z_2^2 term's (z_1 z_2^2, z_2 z_1^2), each entry written
  * once: q's entry, then the coupling term (z_1 and z_2 only), then the pair's term, in that order. */
-static void quartic_gradient(const nh_system *s, const double *restrict q, double *restrict g)
+QUARTIC_INLINE void gradient_of(int k, const double *restrict q, double *restrict g)
 {
-    const int k = pairs(s);
     const double *w = q + 1, *z = q + 1 + k;
     g[0] = q[0];
     for (int i = 0; i < k; ++i) {
@@ -62,9 +73,16 @@ static void quartic_gradient(const nh_system *s, const double *restrict q, doubl
     }
 }
 
-static void quartic_hessian(const nh_system *s, const double *q, double *h)
+static void quartic_gradient(const nh_system *s, const double *restrict q, double *restrict g)
 {
-    const int n = s->n, k = pairs(s);
+#define GRADIENT(k) gradient_of(k, q, g)
+    QUARTIC_WITH_PAIRS(pairs(s), GRADIENT);
+#undef GRADIENT
+}
+
+QUARTIC_INLINE void hessian_of(int k, const double *q, double *h)
+{
+    const int n = 2 * k + 1;
     const double *w = q + 1, *z = q + 1 + k;
     memset(h, 0, (size_t)n * n * sizeof *h);
     for (int i = 0; i < n; ++i)
@@ -83,10 +101,16 @@ static void quartic_hessian(const nh_system *s, const double *q, double *h)
     }
 }
 
-/* A = [1, 0 (k entries), w], each entry written once */
-static void quartic_constraint(const nh_system *s, const double *q, double *a)
+static void quartic_hessian(const nh_system *s, const double *q, double *h)
 {
-    const int k = pairs(s);
+#define HESSIAN(k) hessian_of(k, q, h)
+    QUARTIC_WITH_PAIRS(pairs(s), HESSIAN);
+#undef HESSIAN
+}
+
+/* A = [1, 0 (k entries), w], each entry written once */
+QUARTIC_INLINE void constraint_of(int k, const double *q, double *a)
+{
     a[0] = 1.0;
     for (int i = 0; i < k; ++i) {
         a[1 + i] = 0.0;
@@ -94,26 +118,47 @@ static void quartic_constraint(const nh_system *s, const double *q, double *a)
     }
 }
 
-/* A = [1, 0, w]: d(A u)/dw_i = u_{z_i}, d(A^T lam)_{z_i}/dw_i = lam */
-static void quartic_constraint_jacobian_velocity(const nh_system *s, const double *q, const double *restrict u,
-                                                 double *restrict out)
+static void quartic_constraint(const nh_system *s, const double *q, double *a)
 {
-    (void)q;
-    const int k = pairs(s);
-    out[0] = 0.0;   /* every entry written once: no memset call for a few entries */
+#define CONSTRAINT(k) constraint_of(k, q, a)
+    QUARTIC_WITH_PAIRS(pairs(s), CONSTRAINT);
+#undef CONSTRAINT
+}
+
+/* A = [1, 0, w]: d(A u)/dw_i = u_{z_i}, every entry written once (no memset call for a few entries) */
+QUARTIC_INLINE void constraint_jacobian_velocity_of(int k, const double *restrict u, double *restrict out)
+{
+    out[0] = 0.0;
     for (int i = 0; i < k; ++i) {
         out[1 + i] = u[1 + k + i];
         out[1 + k + i] = 0.0;
     }
 }
 
+static void quartic_constraint_jacobian_velocity(const nh_system *s, const double *q, const double *restrict u,
+                                                 double *restrict out)
+{
+    (void)q;
+#define JACOBIAN_VELOCITY(k) constraint_jacobian_velocity_of(k, u, out)
+    QUARTIC_WITH_PAIRS(pairs(s), JACOBIAN_VELOCITY);
+#undef JACOBIAN_VELOCITY
+}
+
+/* d(A^T lam)_{z_i}/dw_i = lam */
+QUARTIC_INLINE void constraint_jacobian_multiplier_of(int k, double lam, double *out)
+{
+    const int n = 2 * k + 1;
+    memset(out, 0, (size_t)n * n * sizeof *out);
+    for (int i = 0; i < k; ++i)
+        out[(1 + k + i) * n + (1 + i)] = lam;
+}
+
 static void quartic_constraint_jacobian_multiplier(const nh_system *s, const double *q, const double *lam, double *out)
 {
     (void)q;
-    const int n = s->n, k = pairs(s);
-    memset(out, 0, (size_t)n * n * sizeof *out);
-    for (int i = 0; i < k; ++i)
-        out[(1 + k + i) * n + (1 + i)] = lam[0];
+#define JACOBIAN_MULTIPLIER(k) constraint_jacobian_multiplier_of(k, lam[0], out)
+    QUARTIC_WITH_PAIRS(pairs(s), JACOBIAN_MULTIPLIER);
+#undef JACOBIAN_MULTIPLIER
 }
 
 /* X_i = d/dw_i, X_{k+i} = w_i d/dx - d/dz_i (seed 000 Sect. 4.1.1): pair i owns four entries, X_i^{w_i},
