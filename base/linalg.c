@@ -260,6 +260,8 @@ int nh_spd_solve(int m, double *c, double *b)
 extern inline double nh_norm_inf(int n, const double *x);
 extern inline double nh_dot(int n, const double *x, const double *y);
 extern inline int nh_all_finite(int n, const double *x);
+extern inline unsigned long long nh_nonfinite_bit(double x);
+extern inline int nh_all_finite_pair(int n, const double *x, const double *y);
 
 void nh_matvec(int rows, int cols, const double *restrict a, const double *restrict x, double *restrict y)
 {

@@ -95,7 +95,7 @@ int nh_stepper_start(nh_stepper *st, const double *q, const double *v, double *c
 int nh_stepper_step(nh_stepper *st, double h, double *q, double *v, double *carried)
 {
     int rc = st->type->step(st, h, q, v, carried);
-    if (rc == NH_OK && !(nh_all_finite(st->sys->n, q) && nh_all_finite(st->sys->n, v)))
+    if (rc == NH_OK && !nh_all_finite_pair(st->sys->n, q, v))
         rc = NH_STEP_NONFINITE;
     return rc;
 }

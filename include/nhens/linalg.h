@@ -28,7 +28,7 @@ void nh_spd_solve_factored(int m, const double *c, double *b);
  * nh_spd_solve_factored of e_i, the same sums without their terms in the zeros above e_i's 1. */
 void nh_spd_inverse_factored(int m, const double *c, double *inv);
 
-/* nh_norm_inf, nh_dot and nh_all_finite are inline here (the hot loops of every step call them on a few
+/* nh_norm_inf, nh_dot and the finiteness tests are inline here (the hot loops of every step call them on a few
  * entries) and exported from the library as well. */
 inline double nh_norm_inf(int n, const double *x)   /* a NaN entry gives NaN */
 {
@@ -64,17 +64,32 @@ static inline double nh_matvec_t_entry(int rows, int cols, const double *a, cons
         sum += a[i * cols + j] * x[i];
     return sum;
 }
-/* Whether every entry is finite. An inf's or NaN's exponent field is all ones, and adding one to that field
- * carries into bit 63: independent integer operations ORed together, where a sum of x - x was a chain of
- * dependent additions (about 8 % of a DLA^{0,1} step, which checks q and v after every step). */
+/* The finiteness test of one entry: an inf's or NaN's exponent field is all ones, and adding one to that
+ * field carries into bit 63. Independent integer operations ORed together over the entries, where a sum of
+ * x - x was a chain of dependent additions (about 8 % of a DLA^{0,1} step, which checks q and v after every
+ * step). */
+inline unsigned long long nh_nonfinite_bit(double x)
+{
+    unsigned long long bits;
+    memcpy(&bits, &x, sizeof bits);
+    return (bits & 0x7ff0000000000000ull) + 0x0010000000000000ull;
+}
+
+/* Whether every entry is finite. */
 inline int nh_all_finite(int n, const double *x)
 {
     unsigned long long top = 0;
-    for (int i = 0; i < n; ++i) {
-        unsigned long long bits;
-        memcpy(&bits, x + i, sizeof bits);
-        top |= (bits & 0x7ff0000000000000ull) + 0x0010000000000000ull;
-    }
+    for (int i = 0; i < n; ++i)
+        top |= nh_nonfinite_bit(x[i]);
+    return !(top >> 63);
+}
+
+/* Whether every entry of x and of y (n each) is finite, in one loop: a step's q and v. */
+inline int nh_all_finite_pair(int n, const double *x, const double *y)
+{
+    unsigned long long top = 0;
+    for (int i = 0; i < n; ++i)
+        top |= nh_nonfinite_bit(x[i]) | nh_nonfinite_bit(y[i]);
     return !(top >> 63);
 }
 

@@ -104,17 +104,24 @@ Test(linalg, spd_inverse_is_the_solves_of_the_unit_vectors)
 
 Test(linalg, all_finite_finds_every_non_finite_entry)
 {
-    /* x - x is 0 for the largest finite values too (no overflow), and NaN for +-inf and NaN at any position */
-    double x[5] = {1.0, -DBL_MAX, DBL_MAX, 4.9e-324, -0.0};
+    /* the largest finite values, the smallest subnormal and -0 are finite; +-inf and NaN at any position of
+     * x, or of either array of a pair, are not (the exponent test of nh_nonfinite_bit) */
+    double x[5] = {1.0, -DBL_MAX, DBL_MAX, 4.9e-324, -0.0}, y[5] = {-1.0, DBL_MAX, 4.9e-324, -0.0, 2.0};
     cr_assert(nh_all_finite(5, x));
     cr_assert(nh_all_finite(0, x));
+    const int pair_finite = nh_all_finite_pair(5, x, y);
+    cr_assert(pair_finite);
     const double bad[3] = {INFINITY, -INFINITY, NAN};
     for (int k = 0; k < 3; ++k)
         for (int i = 0; i < 5; ++i) {
-            const double kept = x[i];
+            const double kept_x = x[i], kept_y = y[i];
             x[i] = bad[k];
-            cr_assert(nh_all_finite(5, x) == 0, "entry %d = %g", i, bad[k]);
-            x[i] = kept;
+            const int single = nh_all_finite(5, x), pair_with_bad_x = nh_all_finite_pair(5, x, y);
+            x[i] = kept_x;
+            y[i] = bad[k];
+            const int pair_with_bad_y = nh_all_finite_pair(5, x, y);
+            y[i] = kept_y;
+            cr_assert(single == 0 && pair_with_bad_x == 0 && pair_with_bad_y == 0, "entry %d = %g", i, bad[k]);
         }
 }
 
