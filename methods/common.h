@@ -148,20 +148,30 @@ static inline void nh_kicked_velocity(const nh_system *s, const double *base, co
 /* The linear multiplier solve of the CVT-type fast paths (DLA^{0,1}, SPARK): with velocities
  * w + K lam (K = kick, n x m) and a constraint matrix a (m x n) known beforehand, a (w + K lam) = 0
  * gives (a K) lam = -a w, a non-symmetric m x m system. */
+/* One constraint (the quartic, the CVTs): the 1 x 1 LU of nh_solve_kicked_constraint is a division. Its row
+ * is a, or (averaged, with a_fixed) (1 - weight) a_fixed + weight a, formed entry by entry in the loop of
+ * the two dot products. */
+static inline __attribute__((always_inline)) int nh_solve_kicked_row(int n, const double *a_fixed, double weight,
+                                                                     const double *a, const double *kick,
+                                                                     const double *w, double *lam)
+{
+    double aw = 0.0, ak = 0.0;
+    for (int i = 0; i < n; ++i) {
+        const double row = a_fixed ? (1 - weight) * a_fixed[i] + weight * a[i] : a[i];
+        aw += row * w[i];
+        ak += row * kick[i];
+    }
+    if (!(fabs(ak) > 0.0) || !isfinite(ak))
+        return NH_STEP_SINGULAR;
+    lam[0] = -aw / ak;
+    return NH_OK;
+}
+
 static inline int nh_solve_kicked_constraint(int m, int n, const double *a, const double *kick, const double *w,
                                              double *lam)
 {
-    if (m == 1) { /* one constraint (the quartic, the CVTs): the 1 x 1 LU below is this division */
-        double aw = 0.0, ak = 0.0;
-        for (int i = 0; i < n; ++i) {
-            aw += a[i] * w[i];
-            ak += a[i] * kick[i];
-        }
-        if (!(fabs(ak) > 0.0) || !isfinite(ak))
-            return NH_STEP_SINGULAR;
-        lam[0] = -aw / ak;
-        return NH_OK;
-    }
+    if (m == 1)
+        return nh_solve_kicked_row(n, NULL, 0.0, a, kick, w, lam);
     double mat[NH_MAX_CON * NH_MAX_CON];
     int piv[NH_MAX_CON];
     nh_matvec(m, n, a, w, lam);
