@@ -130,12 +130,12 @@ void nh_constraint_curvature(const nh_system *s, const double *q, const double *
 /* nh_project_velocity for a constant mass with m a constant: out = w - M^-1 A^T mu, A^T mu summed as
  * nh_matvec_t sums it in the loop that writes out (w and out may be one array). */
 static inline __attribute__((always_inline)) int project_constant_mass_for(const nh_system *s, const int m,
-                                                                           const double *q, const double *a,
-                                                                           const double *w, double *out)
+                                                                           const double *a, const double *w,
+                                                                           double *out)
 {
     const int n = s->n;
     double c[NH_MAX_CON * NH_MAX_CON], mu[NH_MAX_CON];
-    nh_constraint_gram(s, q, a, c);
+    constant_mass_gram_for(s, m, a, c);
     for (int k = 0; k < m; ++k)
         mu[k] = nh_dot(n, a + k * n, w);
     if (nh_spd_solve(m, c, mu))
@@ -151,7 +151,7 @@ int nh_project_velocity(const nh_system *s, const double *q, const double *w, do
     double a[NH_MAX_CON * NH_MAX_DIM], c[NH_MAX_CON * NH_MAX_CON], mu[NH_MAX_CON], corr[NH_MAX_DIM];
     s->type->constraint(s, q, a);
     if (!nh_has_variable_mass(s)) {
-#define PROJECT(m) project_constant_mass_for(s, m, q, a, w, out)
+#define PROJECT(m) project_constant_mass_for(s, m, a, w, out)
         return NH_WITH_CONSTRAINT_COUNT(m, PROJECT);
 #undef PROJECT
     }
