@@ -657,20 +657,35 @@ static int write_baseline(const cJSON *ratios, const char *path)
     return bad;
 }
 
+static const char USAGE[] = "usage: nhens_bench [--quick] [--check BASELINE.json] [--write-baseline FILE]";
+
+static const char HELP[] =
+    "Times every method on the quartic (n = 3, H = 3.06) and the CVT (eps = 0.1, H = 6) with both solvers,\n"
+    "the bare and interface loops, the compositions, 1- and 2-thread ensembles and peak memory, and prints\n"
+    "one JSON document on stdout (medians of interleaved repeats; README, \"Benchmarks (bench/)\").\n"
+    "  --quick                 fewer steps and repeats (under a minute)\n"
+    "  --check BASELINE.json   compare the run's ratios with the baseline's; exit 1 when one regresses by\n"
+    "                          more than 2x (exit 2 at once for a baseline that cannot be read)\n"
+    "  --write-baseline FILE   write the run's ratios as a baseline (whole or not at all)\n"
+    "  --help                  this text\n";
+
 int main(int argc, char **argv)
 {
     int quick = 0;
     const char *check = NULL, *baseline_out = NULL;
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--quick"))
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("%s\n%s", USAGE, HELP);
+            return 0;
+        } else if (!strcmp(argv[i], "--quick"))
             quick = 1;
         else if (!strcmp(argv[i], "--check") && i + 1 < argc)
             check = argv[++i];
         else if (!strcmp(argv[i], "--write-baseline") && i + 1 < argc)
             baseline_out = argv[++i];
         else {
-            fprintf(stderr, "nhens_bench: unknown argument '%s'; usage: nhens_bench [--quick] [--check BASELINE.json] "
-                            "[--write-baseline FILE]\n", argv[i]);
+            fprintf(stderr, "nhens_bench: unknown argument '%s' (or a missing value); %s; --help explains them\n",
+                    argv[i], USAGE);
             return 2;
         }
     }
