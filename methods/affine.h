@@ -33,9 +33,9 @@ static inline void nh_affine_velocity(const nh_affine_step *c, const double *lam
 static inline void nh_affine_point_constraint(const nh_affine_step *c, const double *u, double *a, double *point)
 {
     const nh_system *s = c->sys;
-    for (int i = 0; i < s->n; ++i)
+    for (int i = 0; i < nh_dim(s); ++i)
         point[i] = c->base[i] + c->reach * u[i];
-    s->type->constraint(s, point, a);
+    nh_type(s)->constraint(s, point, a);
 }
 
 /* A_* for the velocity u, and the point where A is read */
@@ -43,7 +43,7 @@ static inline void nh_affine_constraint_matrix(const nh_affine_step *c, const do
                                                double *point)
 {
     const nh_system *s = c->sys;
-    const int n = nh_dim(s), m = s->m;
+    const int n = nh_dim(s), m = nh_constraint_count(s);
     nh_affine_point_constraint(c, u, a_star, point);
     if (c->a_fixed)
         for (int k = 0; k < m * n; ++k)
@@ -62,12 +62,12 @@ static inline int nh_affine_multiplier(nh_solver *solver, const nh_affine_step *
     const nh_system *s = c->sys;
     double point[NH_MAX_DIM], a_star[NH_MAX_CON * NH_MAX_DIM];
     int rc;
-    if (s->m == 1) { /* A at the point, averaged with a_fixed inside the division's loop */
+    if (nh_constraint_count(s) == 1) { /* A at the point, averaged with a_fixed inside the division's loop */
         nh_affine_point_constraint(c, c->w, a_star, point);
-        rc = nh_solve_kicked_row(s->n, c->a_fixed, c->weight, a_star, c->kick, c->w, lam);
+        rc = nh_solve_kicked_row(nh_dim(s), c->a_fixed, c->weight, a_star, c->kick, c->w, lam);
     } else {
         nh_affine_constraint_matrix(c, c->w, a_star, point);
-        rc = nh_solve_kicked_constraint(s->m, s->n, a_star, c->kick, c->w, lam);
+        rc = nh_solve_kicked_constraint(nh_constraint_count(s), nh_dim(s), a_star, c->kick, c->w, lam);
     }
     return rc == NH_OK && solver ? nh_affine_newton(solver, c, v0, lam) : rc;
 }

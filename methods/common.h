@@ -29,7 +29,7 @@ static inline int nh_method_predict(const nh_system *s, double h, const double *
     int rc = nh_index1_rhs(s, q0, v0, dq, dv, lam);
     if (rc)
         return rc;
-    for (int i = 0; i < s->n; ++i)
+    for (int i = 0; i < nh_dim(s); ++i)
         v1[i] = v0[i] + h * dv[i];
     return NH_OK;
 }
@@ -64,8 +64,8 @@ static inline int nh_method_guess_velocity(const nh_system *s, double h, const d
                                            const double *past, double *x)
 {
     if (!past)
-        return nh_method_predict(s, h, q0, v0, x, x + s->n);
-    nh_history_quadratic(s->n + s->m, past, x);
+        return nh_method_predict(s, h, q0, v0, x, x + nh_dim(s));
+    nh_history_quadratic(nh_dim(s) + nh_constraint_count(s), past, x);
     return NH_OK;
 }
 
@@ -99,7 +99,7 @@ static inline int nh_method_solve(nh_stepper *st, nh_nonlinear_problem *pb, doub
 static inline double nh_method_momentum_scale(const nh_system *s, double h, const double *v0, const double *grad)
 {
     double scale = 0.0;
-    for (int i = 0; i < s->n; ++i) {   /* comparisons, not libm's fmax calls: a NaN term is skipped either way */
+    for (int i = 0; i < nh_dim(s); ++i) {   /* comparisons, not libm's fmax calls: a NaN term is skipped either way */
         const double a = fabs(s->mass[i] * v0[i]), b = fabs(h * grad[i]);
         scale = a > scale ? a : scale;
         scale = b > scale ? b : scale;
@@ -112,15 +112,15 @@ static inline double nh_method_momentum_scale(const nh_system *s, double h, cons
 static inline __attribute__((always_inline)) void nh_kick_matrix_for(const nh_system *s, const int m, double scale,
                                                                      const double *restrict a, double *restrict kick)
 {
-    for (int i = 0; i < s->n; ++i)
+    for (int i = 0; i < nh_dim(s); ++i)
         for (int k = 0; k < m; ++k)
-            kick[i * m + k] = scale * s->inv_mass[i] * a[k * s->n + i];
+            kick[i * m + k] = scale * s->inv_mass[i] * a[k * nh_dim(s) + i];
 }
 
 static inline void nh_kick_matrix(const nh_system *s, double scale, const double *a, double *kick)
 {
 #define NH_KICK(m) nh_kick_matrix_for(s, m, scale, a, kick)
-    NH_WITH_CONSTRAINT_COUNT(s->m, NH_KICK);
+    NH_WITH_CONSTRAINT_COUNT(nh_constraint_count(s), NH_KICK);
 #undef NH_KICK
 }
 
@@ -140,8 +140,8 @@ static inline __attribute__((always_inline)) void nh_kicked_velocity_for(int n, 
 static inline void nh_kicked_velocity(const nh_system *s, const double *base, const double *kick, const double *lam,
                                       double *out)
 {
-#define NH_KICKED(m) nh_kicked_velocity_for(s->n, m, base, kick, lam, out)
-    NH_WITH_CONSTRAINT_COUNT(s->m, NH_KICKED);
+#define NH_KICKED(m) nh_kicked_velocity_for(nh_dim(s), m, base, kick, lam, out)
+    NH_WITH_CONSTRAINT_COUNT(nh_constraint_count(s), NH_KICKED);
 #undef NH_KICKED
 }
 

@@ -22,8 +22,8 @@ static int dla01_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     c.base = q_half;
     c.reach = 0.5 * h;
     c.a_fixed = NULL;
-    s->type->potential_gradient(s, q_half, grad);
-    s->type->constraint(s, q_half, a_half);
+    nh_type(s)->potential_gradient(s, q_half, grad);
+    nh_type(s)->constraint(s, q_half, a_half);
     for (int i = 0; i < n; ++i)
         c.w[i] = v[i] - h * s->inv_mass[i] * grad[i];
     nh_kick_matrix(s, h, a_half, c.kick);

@@ -38,16 +38,16 @@ typedef struct kept_point {
 
 static kept_point kept_slots(const nh_system *s, double *workspace)
 {
-    return (kept_point){workspace, workspace + 1, workspace + 1 + s->n, workspace + 1 + 2 * s->n};
+    return (kept_point){workspace, workspace + 1, workspace + 1 + nh_dim(s), workspace + 1 + 2 * nh_dim(s)};
 }
 
 /* grad V(q) and A(q) in the slots: kept when q is the last end point, else computed */
 static void start_point(const nh_system *s, const kept_point *kept, const double *q)
 {
-    if (*kept->key != 0.0 && memcmp(kept->q, q, (size_t)s->n * sizeof *q) == 0)
+    if (*kept->key != 0.0 && memcmp(kept->q, q, (size_t)nh_dim(s) * sizeof *q) == 0)
         return;
-    s->type->potential_gradient(s, q, kept->grad);
-    s->type->constraint(s, q, kept->a);
+    nh_type(s)->potential_gradient(s, q, kept->grad);
+    nh_type(s)->constraint(s, q, kept->a);
 }
 
 /* The step with the m multipliers' loops inlined for a constant m (NH_WITH_CONSTRAINT_COUNT); A^T lam is
@@ -57,7 +57,7 @@ static inline __attribute__((always_inline)) int lf_step_for(nh_stepper *st, con
                                                              double *v, double *lam)
 {
     const nh_system *s = st->sys;
-    const int n = s->n;
+    const int n = nh_dim(s);
     const double *restrict inv_mass = s->inv_mass;
     const kept_point kept = kept_slots(s, st->workspace);
     double *restrict grad = kept.grad, *restrict a = kept.a, c[NH_MAX_CON * NH_MAX_CON];
@@ -66,11 +66,11 @@ static inline __attribute__((always_inline)) int lf_step_for(nh_stepper *st, con
         v[i] += 0.5 * h * inv_mass[i] * (nh_matvec_t_entry(m, n, a, lam, i) - grad[i]);
         q[i] += h * v[i];
     }
-    s->type->potential_gradient(s, q, grad);   /* the slots move to the end point, and its q becomes the key:
+    nh_type(s)->potential_gradient(s, q, grad);   /* the slots move to the end point, and its q becomes the key:
                                                   nothing in between can fail */
     for (int i = 0; i < n; ++i)
         v[i] -= 0.5 * h * inv_mass[i] * grad[i];
-    s->type->constraint(s, q, a);
+    nh_type(s)->constraint(s, q, a);
     memcpy(kept.q, q, (size_t)n * sizeof *q);
     *kept.key = 1.0;
     nh_constraint_gram(s, q, a, c);
@@ -86,7 +86,7 @@ static inline __attribute__((always_inline)) int lf_step_for(nh_stepper *st, con
 static int lf_step(nh_stepper *st, double h, double *q, double *v, double *lam)
 {
 #define LF_STEP(m) lf_step_for(st, m, h, q, v, lam)
-    return NH_WITH_CONSTRAINT_COUNT(st->sys->m, LF_STEP);
+    return NH_WITH_CONSTRAINT_COUNT(nh_constraint_count(st->sys), LF_STEP);
 #undef LF_STEP
 }
 

@@ -7,7 +7,7 @@ static int rk4_stage(const nh_system *s, const double *q, const double *v, doubl
                      const double *dv, double *kq, double *kv)
 {
     double qs[NH_MAX_DIM], vs[NH_MAX_DIM];
-    for (int i = 0; i < s->n; ++i) {
+    for (int i = 0; i < nh_dim(s); ++i) {
         qs[i] = q[i] + c * dq[i];
         vs[i] = v[i] + c * dv[i];
     }
@@ -29,7 +29,7 @@ static int rk4_step(nh_stepper *st, double h, double *q, double *v, double *carr
         rc = rk4_stage(s, q, v, h, k3q, k3v, k4q, k4v);
     if (rc)
         return rc;
-    for (int i = 0; i < s->n; ++i) {
+    for (int i = 0; i < nh_dim(s); ++i) {
         q[i] += h / 6.0 * (k1q[i] + 2.0 * k2q[i] + 2.0 * k3q[i] + k4q[i]);
         v[i] += h / 6.0 * (k1v[i] + 2.0 * k2v[i] + 2.0 * k3v[i] + k4v[i]);
     }

@@ -26,8 +26,8 @@ static int spark_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     c.reach = h;
     c.a_fixed = a0;
     c.weight = 0.5;
-    s->type->potential_gradient(s, q0, grad);
-    s->type->constraint(s, q0, a0);
+    nh_type(s)->potential_gradient(s, q0, grad);
+    nh_type(s)->constraint(s, q0, a0);
     for (int i = 0; i < n; ++i)
         c.w[i] = v[i] - 0.5 * h * s->inv_mass[i] * grad[i];
     nh_kick_matrix(s, 0.5 * h, a0, c.kick);
@@ -38,7 +38,7 @@ static int spark_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     nh_affine_velocity(&c, l1, vs);
     for (int i = 0; i < n; ++i)
         q[i] = q0[i] + h * vs[i];
-    s->type->potential_gradient(s, q, grad);
+    nh_type(s)->potential_gradient(s, q, grad);
     for (int i = 0; i < n; ++i)
         vs[i] -= 0.5 * h * s->inv_mass[i] * grad[i];
     return nh_project_velocity(s, q, vs, v) ? NH_STEP_SINGULAR : NH_OK;

@@ -1,7 +1,8 @@
 /* Mechanics of a constrained system that every method and observer shares: energy, constraint
- * residual, Gram matrix, projection onto D_q and the continuous (index-1) multiplier. */
-#include "nhens/linalg.h"
-#include "nhens/system.h"
+ * residual, Gram matrix, projection onto D_q and the continuous (index-1) multiplier. The parts on a
+ * step's path are in mechanics_inline.h; here they are exported, with what a variable mass or a reduced
+ * system adds. */
+#include "mechanics_inline.h"
 
 #include <math.h>
 #include <string.h>
@@ -87,31 +88,14 @@ double nh_constraint_residual(const nh_system *s, const double *q, const double 
     return sqrt(nh_dot(s->m, r, r));
 }
 
-/* nh_constraint_gram for a constant mass with m a constant: the products of the general case, without
- * storing M^-1 A^T (lf: 175 -> 36 instructions) */
-static inline __attribute__((always_inline)) void constant_mass_gram_for(const nh_system *s, const int m,
-                                                                         const double *restrict a,
-                                                                         double *restrict c)
-{
-    const int n = s->n;
-    for (int i = 0; i < m; ++i)
-        for (int j = 0; j <= i; ++j) {
-            double sum = 0.0;
-            for (int k = 0; k < n; ++k)
-                sum += a[j * n + k] * (s->inv_mass[k] * a[i * n + k]);
-            c[i * m + j] = c[j * m + i] = sum;
-        }
-}
-
 void nh_constraint_gram(const nh_system *s, const double *q, const double *a, double *c)
 {
+    nh_constraint_gram_inline(s, q, a, c);
+}
+
+void nh_constraint_gram_variable_mass(const nh_system *s, const double *q, const double *a, double *c)
+{
     const int n = s->n, m = s->m;
-    if (!nh_has_variable_mass(s)) {
-#define GRAM(m) constant_mass_gram_for(s, m, a, c)
-        NH_WITH_CONSTRAINT_COUNT(m, GRAM);
-#undef GRAM
-        return;
-    }
     double minv_at[NH_MAX_CON * NH_MAX_DIM];   /* row i: M^-1 A_i^T */
     for (int i = 0; i < m; ++i)
         nh_mass_solve(s, q, a + i * n, minv_at + i * n);
@@ -127,34 +111,16 @@ void nh_constraint_curvature(const nh_system *s, const double *q, const double *
     nh_matvec(s->m, s->n, dav, v, out);
 }
 
-/* nh_project_velocity for a constant mass with m a constant: out = w - M^-1 A^T mu, A^T mu summed as
- * nh_matvec_t sums it in the loop that writes out (w and out may be one array). */
-static inline __attribute__((always_inline)) int project_constant_mass_for(const nh_system *s, const int m,
-                                                                           const double *a, const double *w,
-                                                                           double *out)
-{
-    const int n = s->n;
-    double c[NH_MAX_CON * NH_MAX_CON], mu[NH_MAX_CON];
-    constant_mass_gram_for(s, m, a, c);
-    for (int k = 0; k < m; ++k)
-        mu[k] = nh_dot(n, a + k * n, w);
-    if (nh_spd_solve(m, c, mu))
-        return NH_STEP_SINGULAR;
-    for (int i = 0; i < n; ++i)
-        out[i] = w[i] - s->inv_mass[i] * nh_matvec_t_entry(m, n, a, mu, i);
-    return NH_OK;
-}
-
 int nh_project_velocity(const nh_system *s, const double *q, const double *w, double *out)
 {
+    return nh_project_velocity_inline(s, q, w, out);
+}
+
+int nh_project_velocity_variable_mass(const nh_system *s, const double *q, const double *a, const double *w,
+                                      double *out)
+{
     const int n = s->n, m = s->m;
-    double a[NH_MAX_CON * NH_MAX_DIM], c[NH_MAX_CON * NH_MAX_CON], mu[NH_MAX_CON], corr[NH_MAX_DIM];
-    s->type->constraint(s, q, a);
-    if (!nh_has_variable_mass(s)) {
-#define PROJECT(m) project_constant_mass_for(s, m, a, w, out)
-        return NH_WITH_CONSTRAINT_COUNT(m, PROJECT);
-#undef PROJECT
-    }
+    double c[NH_MAX_CON * NH_MAX_CON], mu[NH_MAX_CON], corr[NH_MAX_DIM];
     nh_constraint_gram(s, q, a, c);
     nh_matvec(m, n, a, w, mu);
     if (nh_spd_solve(m, c, mu))
@@ -167,56 +133,9 @@ int nh_project_velocity(const nh_system *s, const double *q, const double *w, do
     return NH_OK;
 }
 
-/* multiplier_from for a constant diagonal M: the same products summed in the same order (each sum over
- * the coordinates in turn), in one loop over the coordinates with m a constant (NH_WITH_CONSTRAINT_COUNT),
- * without the calls (it runs in every residual of genfun, every stage of rk4 and every explicit
- * predictor). */
-static inline __attribute__((always_inline)) int constant_mass_multiplier_for(const nh_system *s, const int m,
-                                                                              const double *q,
-                                                                              const double *restrict v,
-                                                                              const double *restrict a,
-                                                                              const double *restrict grad,
-                                                                              double *restrict lam)
+int nh_multiplier_variable_mass(const nh_system *s, const double *q, const double *v, const double *a,
+                                const double *grad, double *lam)
 {
-    const int n = s->n;
-    const double *restrict inv_mass = s->inv_mass;
-    double dav[NH_MAX_CON * NH_MAX_DIM], c[NH_MAX_CON * NH_MAX_CON], curvature[NH_MAX_CON];
-    s->type->constraint_jacobian_velocity(s, q, v, dav);
-    for (int k = 0; k < m; ++k) {
-        lam[k] = curvature[k] = 0.0;   /* lam: the force term A M^-1 grad V, until the solve */
-        for (int j = 0; j <= k; ++j)
-            c[k * m + j] = 0.0;
-    }
-    for (int i = 0; i < n; ++i)
-        for (int k = 0; k < m; ++k) {
-            const double ak = a[k * n + i];
-            lam[k] += ak * (inv_mass[i] * grad[i]);
-            curvature[k] += dav[k * n + i] * v[i];
-            for (int j = 0; j <= k; ++j)
-                c[k * m + j] += a[j * n + i] * (inv_mass[i] * ak);
-        }
-    for (int k = 0; k < m; ++k) {
-        lam[k] -= curvature[k];
-        for (int j = 0; j < k; ++j)
-            c[j * m + k] = c[k * m + j];
-    }
-    return nh_spd_solve(m, c, lam) ? NH_STEP_SINGULAR : NH_OK;
-}
-
-static int constant_mass_multiplier(const nh_system *s, const double *q, const double *v, const double *a,
-                                    const double *grad, double *lam)
-{
-#define MULTIPLIER(m) constant_mass_multiplier_for(s, m, q, v, a, grad, lam)
-    return NH_WITH_CONSTRAINT_COUNT(s->m, MULTIPLIER);
-#undef MULTIPLIER
-}
-
-/* lambda* from A(q) and the force term grad V + c(q, v) already at hand. */
-static int multiplier_from(const nh_system *s, const double *q, const double *v, const double *a, const double *grad,
-                           double *lam)
-{
-    if (!nh_has_variable_mass(s))
-        return constant_mass_multiplier(s, q, v, a, grad, lam);
     const int n = s->n, m = s->m;
     double c[NH_MAX_CON * NH_MAX_CON], g[NH_MAX_DIM], curv[NH_MAX_CON];
     if (nh_mass_solve(s, q, grad, g))
@@ -245,18 +164,9 @@ static void reduced_force(const nh_system *s, const double *q, const double *v, 
     }
 }
 
-/* Whether grad V is the whole generalized force: a constant M on a configuration space, so there is no
- * c(q, v) and no Euler-Poincare term. */
-static int force_is_potential_gradient(const nh_system *s)
+void nh_add_velocity_forces(const nh_system *s, const double *q, const double *v, double *f)
 {
-    return !nh_has_variable_mass(s) && !nh_is_reduced(s);
-}
-
-/* f += c(q, v) and the Euler-Poincare term of a reduced system: grad V(q) in f becomes the generalized
- * force (nothing to add when force_is_potential_gradient) */
-static void add_velocity_forces(const nh_system *s, const double *q, const double *v, double *f)
-{
-    if (force_is_potential_gradient(s))
+    if (nh_force_is_potential_gradient(s))
         return;
     double c[NH_MAX_DIM];
     mass_velocity_force(s, q, v, c);
@@ -269,12 +179,12 @@ static void add_velocity_forces(const nh_system *s, const double *q, const doubl
 int nh_exact_multiplier_from(const nh_system *s, const double *q, const double *v, const double *a,
                              const double *grad, double *lam)
 {
-    if (force_is_potential_gradient(s))   /* no copy of grad V to add to */
-        return multiplier_from(s, q, v, a, grad, lam);
+    if (nh_force_is_potential_gradient(s))   /* no copy of grad V to add to */
+        return nh_multiplier_from_inline(s, q, v, a, grad, lam);
     double f[NH_MAX_DIM];
     memcpy(f, grad, (size_t)s->n * sizeof *f);
-    add_velocity_forces(s, q, v, f);
-    return multiplier_from(s, q, v, a, f, lam);
+    nh_add_velocity_forces(s, q, v, f);
+    return nh_multiplier_from_inline(s, q, v, a, f, lam);
 }
 
 int nh_exact_multiplier(const nh_system *s, const double *q, const double *v, double *lam)
@@ -307,48 +217,7 @@ int nh_driver_state(const nh_system *s, const double *q, const double *v, double
     return 1;
 }
 
-/* dq = v (0 for a reduced system, whose q never moves) and dv = M^-1 (A^T lam - f), with m a constant
- * (NH_WITH_CONSTRAINT_COUNT) and A^T lam summed as nh_matvec_t sums it; M^-1 a product for a constant
- * mass, else nh_mass_solve. 1 if M is singular. */
-static inline __attribute__((always_inline)) int index1_derivatives_for(const nh_system *s, const int m,
-                                                                        const double *q, const double *v,
-                                                                        const double *restrict a,
-                                                                        const double *restrict lam,
-                                                                        const double *restrict f, double *dq,
-                                                                        double *dv)
-{
-    const int n = s->n, moves = !nh_is_reduced(s);
-    if (!nh_has_variable_mass(s)) {
-        for (int i = 0; i < n; ++i) {
-            dq[i] = moves ? v[i] : 0.0;
-            dv[i] = s->inv_mass[i] * (nh_matvec_t_entry(m, n, a, lam, i) - f[i]);
-        }
-        return 0;
-    }
-    double force[NH_MAX_DIM];
-    for (int i = 0; i < n; ++i) {
-        dq[i] = moves ? v[i] : 0.0;
-        force[i] = nh_matvec_t_entry(m, n, a, lam, i) - f[i];
-    }
-    return nh_mass_solve(s, q, force, dv);
-}
-
 int nh_index1_rhs(const nh_system *s, const double *q, const double *v, double *dq, double *dv, double *lam_out)
 {
-    const int m = s->m;
-    double a[NH_MAX_CON * NH_MAX_DIM], grad[NH_MAX_DIM], lam[NH_MAX_CON];
-    s->type->constraint(s, q, a);
-    s->type->potential_gradient(s, q, grad);
-    add_velocity_forces(s, q, v, grad);
-    int rc = multiplier_from(s, q, v, a, grad, lam);
-    if (rc)
-        return rc;
-#define DERIVATIVES(m) index1_derivatives_for(s, m, q, v, a, lam, grad, dq, dv)
-    if (NH_WITH_CONSTRAINT_COUNT(m, DERIVATIVES))
-        return NH_STEP_SINGULAR;
-#undef DERIVATIVES
-    if (lam_out)
-        for (int k = 0; k < m; ++k)
-            lam_out[k] = lam[k];
-    return NH_OK;
+    return nh_index1_rhs_inline(s, q, v, dq, dv, lam_out);
 }

@@ -111,13 +111,25 @@ struct nh_system {
     void *data;     /* the user's state for the callbacks (NULL after nh_system_init; never freed by nhens) */
 };
 
-/* n and m of an instance, with the invariant 1 <= n <= NH_MAX_DIM stated to the compiler (it lets
- * gcc see that fixed-size work arrays filled in loops over n are written). */
+/* What a step reads of its system: n, m and the callbacks, with the invariant 1 <= n <= NH_MAX_DIM stated
+ * to the compiler (it lets gcc see that fixed-size work arrays filled in loops over n are written). The
+ * step kernels (methods/kernels.c) compile the explicit steps again with these five made constants of one
+ * built-in system; code on a step's path reads the system through them. */
 static inline int nh_dim(const nh_system *s)
 {
     if (s->n < 1 || s->n > NH_MAX_DIM)
         __builtin_unreachable();
     return s->n;
+}
+
+static inline int nh_constraint_count(const nh_system *s)
+{
+    return s->m;
+}
+
+static inline const nh_system_type *nh_type(const nh_system *s)
+{
+    return s->type;
 }
 
 /* The built-in systems (the registry, registry.h, starts with these). */
@@ -133,12 +145,12 @@ double nh_system_param(const nh_system *s, int index);
 
 static inline int nh_has_variable_mass(const nh_system *s)
 {
-    return s->type->mass_matrix != NULL;
+    return nh_type(s)->mass_matrix != NULL;
 }
 
 static inline int nh_is_reduced(const nh_system *s)
 {
-    return s->type->lie_bracket != NULL;
+    return nh_type(s)->lie_bracket != NULL;
 }
 
 /* The loops over the m constraints, inlined with m a constant 1 (the quartic, the CVTs, the knife edge)
