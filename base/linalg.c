@@ -242,10 +242,7 @@ int nh_spd_solve(int m, double *c, double *b)
 {
     switch (m) {
     case 1:
-        if (!(c[0] > 0.0))
-            return 1;
-        b[0] /= c[0];
-        return 0;
+        return nh_spd_solve_scalar(c, b);
 #define SPD_CASE(k)                                                                                                \
     case k:                                                                                                        \
         return spd_solve_size(k, c, b);

@@ -114,7 +114,7 @@ static inline __attribute__((always_inline)) void nh_kick_matrix_for(const nh_sy
 {
     for (int i = 0; i < nh_dim(s); ++i)
         for (int k = 0; k < m; ++k)
-            kick[i * m + k] = scale * s->inv_mass[i] * a[k * nh_dim(s) + i];
+            kick[i * m + k] = scale * nh_inv_mass(s)[i] * a[k * nh_dim(s) + i];
 }
 
 static inline void nh_kick_matrix(const nh_system *s, double scale, const double *a, double *kick)

@@ -25,7 +25,7 @@ static int dla01_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     nh_type(s)->potential_gradient(s, q_half, grad);
     nh_type(s)->constraint(s, q_half, a_half);
     for (int i = 0; i < n; ++i)
-        c.w[i] = v[i] - h * s->inv_mass[i] * grad[i];
+        c.w[i] = v[i] - h * nh_inv_mass(s)[i] * grad[i];
     nh_kick_matrix(s, h, a_half, c.kick);
     int rc = nh_affine_multiplier(st->solver, &c, v, lam);
     if (rc)
@@ -36,6 +36,7 @@ static int dla01_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     return NH_OK;
 }
 
+#ifndef NH_STEP_KERNEL /* the method's registration: compiled once, not again in a step kernel (kernels.h) */
 static int dla01_solver_dim(const nh_method_spec *self, const nh_system *sys)
 {
     (void)self;
@@ -51,3 +52,4 @@ const nh_method_type nh_method_dla01 = {
     .solver_dim = dla01_solver_dim,
     .step = dla01_step_fn,
 };
+#endif

@@ -10,28 +10,11 @@
 
 #include <string.h>
 
-static int lf_carried_dim(const nh_method_spec *self, const nh_system *sys)
-{
-    (void)self;
-    return sys->m;
-}
-
-static int lf_start(nh_stepper *st, const double *q, const double *v, double *lam)
-{
-    return nh_exact_multiplier(st->sys, q, v, lam);
-}
-
 /* grad V and A at a step's end point, kept in the stepper's workspace for the next step, whose first
  * half-kick reads them at the same q: [key, q (n), grad (n), A (m x n)]. The step computes them straight
  * into their slots. Keyed on q's bits, so a step from any other q (a new trajectory, a composition's other
  * stage, a resumed run) computes them afresh; the values are the same bits either way. 12 % of a step on
  * the quartic; writing them in place instead of copying them saves another 8 %. */
-static long lf_workspace_size(const nh_method_spec *self, const nh_system *sys)
-{
-    (void)self;
-    return 1L + 2L * sys->n + (long)sys->m * sys->n;
-}
-
 typedef struct kept_point {
     double *key, *q, *grad, *a;   /* key: 1 when q, grad and a belong together */
 } kept_point;
@@ -52,13 +35,13 @@ static void start_point(const nh_system *s, const kept_point *kept, const double
 
 /* The step with the m multipliers' loops inlined for a constant m (NH_WITH_CONSTRAINT_COUNT); A^T lam is
  * summed in each coordinate's loop (nh_matvec_t_entry), so the bits are those of the separate products.
- * lf requires a constant mass (no NH_METHOD_GENERAL_MASS): M^-1 is s->inv_mass. */
+ * lf requires a constant mass (no NH_METHOD_GENERAL_MASS): M^-1 is nh_inv_mass(s). */
 static inline __attribute__((always_inline)) int lf_step_for(nh_stepper *st, const int m, double h, double *q,
                                                              double *v, double *lam)
 {
     const nh_system *s = st->sys;
     const int n = nh_dim(s);
-    const double *restrict inv_mass = s->inv_mass;
+    const double *restrict inv_mass = nh_inv_mass(s);
     const kept_point kept = kept_slots(s, st->workspace);
     double *restrict grad = kept.grad, *restrict a = kept.a, c[NH_MAX_CON * NH_MAX_CON];
     start_point(s, &kept, q);
@@ -90,6 +73,25 @@ static int lf_step(nh_stepper *st, double h, double *q, double *v, double *lam)
 #undef LF_STEP
 }
 
+#ifndef NH_STEP_KERNEL /* the method's registration: compiled once, not again in a step kernel (kernels.h) */
+static int lf_carried_dim(const nh_method_spec *self, const nh_system *sys)
+{
+    (void)self;
+    return sys->m;
+}
+
+static int lf_start(nh_stepper *st, const double *q, const double *v, double *lam)
+{
+    return nh_exact_multiplier(st->sys, q, v, lam);
+}
+
+/* the slots of kept_point */
+static long lf_workspace_size(const nh_method_spec *self, const nh_system *sys)
+{
+    (void)self;
+    return 1L + 2L * sys->n + (long)sys->m * sys->n;
+}
+
 const nh_method_type nh_method_leapfrog = {
     .name = "lf",
     .summary = "nonholonomic leap-frog, velocity-Verlet form (seed 004 eq. 30, corrected)",
@@ -102,3 +104,4 @@ const nh_method_type nh_method_leapfrog = {
     .start = lf_start,
     .step = lf_step,
 };
+#endif

@@ -36,6 +36,7 @@ static int rk4_step(nh_stepper *st, double h, double *q, double *v, double *carr
     return NH_OK;
 }
 
+#ifndef NH_STEP_KERNEL /* the method's registration: compiled once, not again in a step kernel (kernels.h) */
 const nh_method_type nh_method_rk4 = {
     .name = "rk4",
     .summary = "classical RK4 on the index-1 ODE (multiplier eliminated); baseline",
@@ -44,3 +45,4 @@ const nh_method_type nh_method_rk4 = {
     .fixed_order = 4,
     .step = rk4_step,
 };
+#endif

@@ -29,7 +29,7 @@ static int spark_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     nh_type(s)->potential_gradient(s, q0, grad);
     nh_type(s)->constraint(s, q0, a0);
     for (int i = 0; i < n; ++i)
-        c.w[i] = v[i] - 0.5 * h * s->inv_mass[i] * grad[i];
+        c.w[i] = v[i] - 0.5 * h * nh_inv_mass(s)[i] * grad[i];
     nh_kick_matrix(s, 0.5 * h, a0, c.kick);
     int rc = nh_affine_multiplier(st->solver, &c, v, l1);
     if (rc)
@@ -40,10 +40,11 @@ static int spark_step_fn(nh_stepper *st, double h, double *q, double *v, double 
         q[i] = q0[i] + h * vs[i];
     nh_type(s)->potential_gradient(s, q, grad);
     for (int i = 0; i < n; ++i)
-        vs[i] -= 0.5 * h * s->inv_mass[i] * grad[i];
+        vs[i] -= 0.5 * h * nh_inv_mass(s)[i] * grad[i];
     return nh_project_velocity(s, q, vs, v) ? NH_STEP_SINGULAR : NH_OK;
 }
 
+#ifndef NH_STEP_KERNEL /* the method's registration: compiled once, not again in a step kernel (kernels.h) */
 static int spark_solver_dim(const nh_method_spec *self, const nh_system *sys)
 {
     (void)self;
@@ -59,3 +60,4 @@ const nh_method_type nh_method_spark2 = {
     .solver_dim = spark_solver_dim,
     .step = spark_step_fn,
 };
+#endif

@@ -2,6 +2,8 @@
  * summed over inner steppers (include/nhens/method.h). */
 #include "stepper.h"
 
+#include "kernels.h"
+
 #include "nhens/linalg.h"
 
 #include <stdlib.h>
@@ -16,6 +18,9 @@ static nh_stepper *stepper_alloc(const nh_method_spec *spec, const nh_system *sy
         return NULL;
     }
     st->type = spec->type;
+    st->step = nh_step_kernel_for(spec->type, sys);
+    if (!st->step)
+        st->step = spec->type->step;
     st->method = *spec;
     st->params = spec->params;
     st->sys = sys;
@@ -94,7 +99,7 @@ int nh_stepper_start(nh_stepper *st, const double *q, const double *v, double *c
 
 int nh_stepper_step(nh_stepper *st, double h, double *q, double *v, double *carried)
 {
-    int rc = st->type->step(st, h, q, v, carried);
+    int rc = st->step(st, h, q, v, carried);
     if (rc == NH_OK && !nh_all_finite_pair(st->sys->n, q, v))
         rc = NH_STEP_NONFINITE;
     return rc;
@@ -166,7 +171,7 @@ int nh_stepper_newton_matrices(nh_stepper *st, double h, const double *q, const 
     nh_solver_probe probe = {analytic, differences, 0, 0, -1};
     if (nh_stepper_start(st, q1, v1, carried) == NH_OK) {
         nh_solver_set_probe(st->solver, &probe);
-        st->type->step(st, h, q1, v1, carried);
+        st->step(st, h, q1, v1, carried);
         nh_solver_set_probe(st->solver, NULL);
     }
     free(carried);

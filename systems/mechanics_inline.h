@@ -39,7 +39,7 @@ NH_MECHANICS_INLINE void constant_mass_gram_for(const nh_system *s, const int m,
         for (int j = 0; j <= i; ++j) {
             double sum = 0.0;
             for (int k = 0; k < n; ++k)
-                sum += a[j * n + k] * (s->inv_mass[k] * a[i * n + k]);
+                sum += a[j * n + k] * (nh_inv_mass(s)[k] * a[i * n + k]);
             c[i * m + j] = c[j * m + i] = sum;
         }
 }
@@ -69,7 +69,7 @@ NH_MECHANICS_INLINE int project_constant_mass_for(const nh_system *s, const int 
     if (nh_spd_solve(m, c, mu))
         return NH_STEP_SINGULAR;
     for (int i = 0; i < n; ++i)
-        out[i] = w[i] - s->inv_mass[i] * nh_matvec_t_entry(m, n, a, mu, i);
+        out[i] = w[i] - nh_inv_mass(s)[i] * nh_matvec_t_entry(m, n, a, mu, i);
     return NH_OK;
 }
 
@@ -96,7 +96,7 @@ NH_MECHANICS_INLINE int constant_mass_multiplier_for(const nh_system *s, const i
                                                                               double *restrict lam)
 {
     const int n = nh_dim(s);
-    const double *restrict inv_mass = s->inv_mass;
+    const double *restrict inv_mass = nh_inv_mass(s);
     double dav[NH_MAX_CON * NH_MAX_DIM], c[NH_MAX_CON * NH_MAX_CON], curvature[NH_MAX_CON];
     nh_type(s)->constraint_jacobian_velocity(s, q, v, dav);
     for (int k = 0; k < m; ++k) {
@@ -145,7 +145,7 @@ NH_MECHANICS_INLINE int index1_derivatives_for(const nh_system *s, const int m,
     if (!nh_has_variable_mass(s)) {
         for (int i = 0; i < n; ++i) {
             dq[i] = moves ? v[i] : 0.0;
-            dv[i] = s->inv_mass[i] * (nh_matvec_t_entry(m, n, a, lam, i) - f[i]);
+            dv[i] = nh_inv_mass(s)[i] * (nh_matvec_t_entry(m, n, a, lam, i) - f[i]);
         }
         return 0;
     }

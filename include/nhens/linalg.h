@@ -22,6 +22,14 @@ void nh_lu_solve(int n, const double *lu, const int *piv, double *b);
 /* Solve the SPD system c x = b (c is m x m; its lower triangle is read, and c is overwritten by the factors
  * of c = L D L^T: L below the diagonal, 1/D_jj on it, D L^T above). 1 if not SPD. */
 int nh_spd_solve(int m, double *c, double *b);
+/* nh_spd_solve for m = 1 (one division), inline */
+static inline int nh_spd_solve_scalar(double *c, double *b)
+{
+    if (!(c[0] > 0.0))
+        return 1;
+    b[0] /= c[0];
+    return 0;
+}
 /* Solve c x = b again with the c that a successful nh_spd_solve left factored. */
 void nh_spd_solve_factored(int m, const double *c, double *b);
 /* inv (m x m, row-major) = c^-1 from the c that a successful nh_spd_solve left factored: column i is

@@ -113,7 +113,7 @@ struct nh_system {
 
 /* What a step reads of its system: n, m and the callbacks, with the invariant 1 <= n <= NH_MAX_DIM stated
  * to the compiler (it lets gcc see that fixed-size work arrays filled in loops over n are written). The
- * step kernels (methods/kernels.c) compile the explicit steps again with these five made constants of one
+ * step kernels (methods/kernels.c) compile the explicit steps again with these made constants of one
  * built-in system; code on a step's path reads the system through them. */
 static inline int nh_dim(const nh_system *s)
 {
@@ -130,6 +130,12 @@ static inline int nh_constraint_count(const nh_system *s)
 static inline const nh_system_type *nh_type(const nh_system *s)
 {
     return s->type;
+}
+
+/* M^-1's diagonal for a constant mass (NULL `mass`: the identity) */
+static inline const double *nh_inv_mass(const nh_system *s)
+{
+    return s->inv_mass;
 }
 
 /* The built-in systems (the registry, registry.h, starts with these). */
