@@ -10,6 +10,7 @@
 #include "nhens/ensemble.h"
 #include "nhens/linalg.h"
 #include "nhens/reference.h"
+#include "kernels.h"
 #include "qrdiff.h"
 #include "stepper.h"
 
@@ -1187,4 +1188,78 @@ Test(structure, lf_reuses_its_end_point_only_at_that_point)
     cr_expect(kept[0] == 0.0 || memcmp(kept + 1, q[0], bytes) == 0,
               "the failed step left a key that is not the point of the kept values");
     nh_stepper_free(used);
+}
+
+/* Steps `steps` with both steppers from the same state and counts the steps whose status, q, v or carried
+ * state differ in any bit; a failing step ends the run after it is compared. *status: a's last status. */
+static int steps_that_differ(nh_stepper *a, nh_stepper *b, int n, const double *q0, const double *v0, int steps,
+                             int *status)
+{
+    const size_t bytes = (size_t)n * sizeof(double);
+    double q[2][NH_MAX_DIM], v[2][NH_MAX_DIM], carried[2][NH_MAX_UNKNOWNS] = {{0}};
+    nh_stepper *st[2] = {a, b};
+    int rc[2], differ = 0;
+    for (int i = 0; i < 2; ++i) {
+        memcpy(q[i], q0, bytes);
+        memcpy(v[i], v0, bytes);
+        cr_assert(eq(int, nh_stepper_start(st[i], q[i], v[i], carried[i]), NH_OK));
+    }
+    for (int k = 0; k < steps; ++k) {
+        for (int i = 0; i < 2; ++i)
+            rc[i] = nh_stepper_step(st[i], 0.1, q[i], v[i], carried[i]);
+        differ += rc[0] != rc[1] || memcmp(q[0], q[1], bytes) != 0 || memcmp(v[0], v[1], bytes) != 0 ||
+                  memcmp(carried[0], carried[1], sizeof carried[0]) != 0;
+        if (rc[0] || rc[1])
+            break;
+    }
+    *status = rc[0];
+    return differ;
+}
+
+Test(structure, step_kernels_give_the_bits_of_the_methods_steps)
+{
+    /* The step kernels (methods/kernels.h) compile dla01, lf, spark2 and rk4 again for the quartic with 2
+     * and 3 pairs. A kernel must be the method's step: the same bits at each of 400 steps and the same status
+     * when a step fails (a velocity of 1e150 overflows the quartic's forces), chosen exactly where it
+     * matches (not for 5 pairs, another system or a mass other than the quartic's M = I). */
+    static const char *const methods[] = {"dla01", "lf", "spark2", "rk4"};
+    static const struct {
+        const char *over;
+        double energy;
+        int has_kernel;
+    } sizes[] = {{"n=3", 3.06, 1}, {"n=2", 1.535, 1}, {"n=5", 5.0, 0}};
+    nh_error err;
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; ++z)
+        for (size_t i = 0; i < sizeof methods / sizeof methods[0]; ++i) {
+            nh_system s;
+            nh_method_spec m;
+            double q0[NH_MAX_DIM], v0[NH_MAX_DIM];
+            shell_state(&s, "quartic", sizes[z].over, sizes[z].energy, 7, q0, v0);
+            make_method(&m, methods[i]);
+            nh_stepper *kernel = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
+            nh_stepper *generic = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
+            cr_assert(kernel && generic, "%s", err.msg);
+            const int has_kernel = kernel->step != kernel->type->step;
+            cr_expect(eq(int, has_kernel, sizes[z].has_kernel), "%s on the quartic %s", methods[i], sizes[z].over);
+            generic->step = generic->type->step;
+            int status;
+            const int differ = steps_that_differ(kernel, generic, s.n, q0, v0, 400, &status);
+            cr_expect(eq(int, differ, 0), "%s, quartic %s: %d steps differ", methods[i], sizes[z].over, differ);
+            cr_expect(eq(int, status, NH_OK), "%s, quartic %s: a step failed", methods[i], sizes[z].over);
+            v0[0] = 1e150;
+            const int failing = steps_that_differ(kernel, generic, s.n, q0, v0, 3, &status);
+            cr_expect(eq(int, failing, 0), "%s, quartic %s: the failing step differs", methods[i], sizes[z].over);
+            cr_expect(ne(int, status, NH_OK), "%s, quartic %s: v = 1e150 gave a finite step", methods[i],
+                      sizes[z].over);
+            nh_system heavier = s;
+            heavier.inv_mass[0] = 0.5;
+            cr_expect(nh_step_kernel_for(m.type, &heavier) == NULL, "%s: a kernel for M != I", methods[i]);
+            nh_stepper_free(kernel);
+            nh_stepper_free(generic);
+        }
+    nh_system cvt;
+    nh_method_spec m;
+    make_system(&cvt, "cvt", NULL, NULL);
+    make_method(&m, "dla01");
+    cr_expect(nh_step_kernel_for(m.type, &cvt) == NULL, "a quartic kernel for the CVT");
 }
