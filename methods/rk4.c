@@ -3,8 +3,10 @@
  * order 4, explicit, neither constraint nor energy preserving, not reversible. */
 #include "common.h"
 
-static int rk4_stage(const nh_system *s, const double *q, const double *v, double c, const double *dq,
-                     const double *dv, double *kq, double *kv)
+/* inline: a call per stage costs rk4 8 % on the quartic's kernel */
+static inline __attribute__((always_inline)) int rk4_stage(const nh_system *s, const double *q, const double *v,
+                                                          double c, const double *dq, const double *dv,
+                                                          double *kq, double *kv)
 {
     double qs[NH_MAX_DIM], vs[NH_MAX_DIM];
     for (int i = 0; i < nh_dim(s); ++i) {
