@@ -20,8 +20,8 @@ typedef struct nh_step_history {
 
 struct nh_stepper {
     const nh_method_type *type;
-    int (*step)(nh_stepper *st, double h, double *q, double *v, double *carried); /* type's, or its kernel
-                                                                                  for sys (kernels.h) */
+    /* type->step, or the step kernel of type for sys (kernels.h) */
+    int (*step)(nh_stepper *st, double h, double *q, double *v, double *carried);
     nh_method_spec method;
     nh_param_set params;        /* = method.params, kept beside type for the method files */
     const nh_system *sys;

@@ -111,10 +111,10 @@ struct nh_system {
     void *data;     /* the user's state for the callbacks (NULL after nh_system_init; never freed by nhens) */
 };
 
-/* What a step reads of its system: n, m and the callbacks, with the invariant 1 <= n <= NH_MAX_DIM stated
- * to the compiler (it lets gcc see that fixed-size work arrays filled in loops over n are written). The
- * step kernels (methods/kernels.c) compile the explicit steps again with these made constants of one
- * built-in system; code on a step's path reads the system through them. */
+/* What a step reads of its system: n, m, the callbacks and M^-1, with the invariant 1 <= n <= NH_MAX_DIM
+ * stated to the compiler (it lets gcc see that fixed-size work arrays filled in loops over n are written).
+ * Code on a step's path reads the system through these accessors: the step kernels (methods/kernels.h)
+ * compile the explicit steps again with each of them defined as one built-in system's constant. */
 static inline int nh_dim(const nh_system *s)
 {
     if (s->n < 1 || s->n > NH_MAX_DIM)
