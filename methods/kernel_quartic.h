@@ -1,10 +1,10 @@
 /* The template of the quartic's step kernels (kernels.h), instantiated by kernel_quartic2.c and
- * kernel_quartic3.c with QUARTIC_KERNEL_PAIRS, the pair count k (n = 2k + 1, m = 1). It defines the five
- * accessors of system.h (nh_dim, nh_constraint_count, nh_type, nh_has_variable_mass, nh_is_reduced) as
- * the quartic's constants, and the mechanics a step calls as their inline forms, then includes the
- * methods' sources: their steps compile with the quartic's formulas inline, and their registrations are
- * left out (NH_STEP_KERNEL). Only a stepper whose system is the built-in quartic with k pairs runs them
- * (kernels.c); its mass is still read from the instance. */
+ * kernel_quartic3.c with QUARTIC_KERNEL_PAIRS, the pair count k (n = 2k + 1, m = 1). It defines the
+ * accessors of system.h (nh_dim, nh_constraint_count, nh_type, nh_inv_mass, nh_has_variable_mass,
+ * nh_is_reduced) as the quartic's constants (M = I), the mechanics a step calls and the 1 x 1 SPD solve as
+ * their inline forms, then includes the methods' sources: their steps compile with the quartic's formulas
+ * inline, and their registrations are left out (NH_STEP_KERNEL). Only a stepper whose system is the
+ * built-in quartic with k pairs and unit mass runs them (kernels.c). */
 #ifndef QUARTIC_KERNEL_PAIRS
 #error "define QUARTIC_KERNEL_PAIRS before including kernel_quartic.h"
 #endif

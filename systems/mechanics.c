@@ -166,8 +166,6 @@ static void reduced_force(const nh_system *s, const double *q, const double *v, 
 
 void nh_add_velocity_forces(const nh_system *s, const double *q, const double *v, double *f)
 {
-    if (nh_force_is_potential_gradient(s))
-        return;
     double c[NH_MAX_DIM];
     mass_velocity_force(s, q, v, c);
     for (int i = 0; i < s->n; ++i)

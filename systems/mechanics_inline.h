@@ -12,8 +12,8 @@
 #define NH_MECHANICS_INLINE static inline __attribute__((always_inline))
 
 /* mechanics.c: the same quantities for a configuration-dependent mass (the Gram matrix, the projection with
- * a = A(q) at hand, the multiplier), and f += c(q, v) and the Euler-Poincare term (nothing to add when
- * nh_force_is_potential_gradient). */
+ * a = A(q) at hand, the multiplier), and f += c(q, v) and the Euler-Poincare term (its callers test
+ * nh_force_is_potential_gradient first: then there is nothing to add). */
 void nh_constraint_gram_variable_mass(const nh_system *s, const double *q, const double *a, double *c);
 int nh_project_velocity_variable_mass(const nh_system *s, const double *q, const double *a, const double *w,
                                       double *out);
