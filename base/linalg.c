@@ -273,10 +273,10 @@ void nh_matvec_t(int rows, int cols, const double *restrict a, const double *res
             y[j] = 0.0;
         return;
     }
-    /* 0 + the first row's terms (the sum from 0, with its signed zeros), then the other rows' */
+    /* the first row's products, then the other rows' added in turn */
     const double x0 = x[0];
     for (int j = 0; j < cols; ++j)
-        y[j] = 0.0 + a[j] * x0;
+        y[j] = a[j] * x0;
     for (int i = 1; i < rows; ++i) {
         const double xi = x[i], *restrict row = a + (size_t)i * cols;
         for (int j = 0; j < cols; ++j)

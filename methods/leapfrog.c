@@ -8,6 +8,8 @@
  *   lam1 = -(2/h) C(q1)^-1 A(q1) w,   v1 = w + h/2 M^-1 A(q1)^T lam1 */
 #include "common.h"
 
+#include "../systems/mechanics_inline.h"
+
 #include <string.h>
 
 /* grad V and A at a step's end point, kept in the stepper's workspace for the next step, whose first
@@ -58,7 +60,7 @@ static inline __attribute__((always_inline)) int lf_step_for(nh_stepper *st, con
     *kept.key = 1.0;
     nh_constraint_gram(s, q, a, c);
     for (int k = 0; k < m; ++k)
-        lam[k] = nh_dot(n, a + k * n, v) * (-2.0 / h);
+        lam[k] = nh_constraint_row_dot(s, a + k * n, v) * (-2.0 / h);
     if (nh_spd_solve(m, c, lam))
         return NH_STEP_SINGULAR;
     for (int i = 0; i < n; ++i)

@@ -11,6 +11,12 @@
 
 #define NH_MECHANICS_INLINE static inline __attribute__((always_inline))
 
+/* A row of A(q) (n entries) dotted with v, summed as nh_dot sums it. A step kernel whose system knows its
+ * row's structural zeros defines it first, with the same bits (kernel_quartic.h). */
+#ifndef nh_constraint_row_dot
+#define nh_constraint_row_dot(s, row, v) nh_dot(nh_dim(s), row, v)
+#endif
+
 /* mechanics.c: the same quantities for a configuration-dependent mass (the Gram matrix, the projection with
  * a = A(q) at hand, the multiplier), and f += c(q, v) and the Euler-Poincare term (its callers test
  * nh_force_is_potential_gradient first: then there is nothing to add). */
@@ -65,7 +71,7 @@ NH_MECHANICS_INLINE int project_constant_mass_for(const nh_system *s, const int 
     double c[NH_MAX_CON * NH_MAX_CON], mu[NH_MAX_CON];
     constant_mass_gram_for(s, m, a, c);
     for (int k = 0; k < m; ++k)
-        mu[k] = nh_dot(n, a + k * n, w);
+        mu[k] = nh_constraint_row_dot(s, a + k * n, w);
     if (nh_spd_solve(m, c, mu))
         return NH_STEP_SINGULAR;
     for (int i = 0; i < n; ++i)

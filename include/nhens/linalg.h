@@ -63,12 +63,15 @@ inline double nh_dot(int n, const double *x, const double *y)
 void nh_matvec(int rows, int cols, const double *a, const double *x, double *y);
 /* y = a^T x (a is rows x cols, row-major; y has cols entries) */
 void nh_matvec_t(int rows, int cols, const double *a, const double *x, double *y);
-/* Entry j of a^T x, summed as nh_matvec_t sums it (from 0, row by row): for a loop over j that uses a^T x
- * where it computes it (inlined with `rows` a constant, one multiply-add per constraint). */
+/* Entry j of a^T x, summed as nh_matvec_t sums it (row by row, from the first row's product): for a loop
+ * over j that uses a^T x where it computes it (inlined with `rows` a constant, one multiply-add per
+ * constraint after the first). */
 static inline double nh_matvec_t_entry(int rows, int cols, const double *a, const double *x, int j)
 {
-    double sum = 0.0;
-    for (int i = 0; i < rows; ++i)
+    if (rows < 1)
+        return 0.0;
+    double sum = a[j] * x[0];
+    for (int i = 1; i < rows; ++i)
         sum += a[i * cols + j] * x[i];
     return sum;
 }
