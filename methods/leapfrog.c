@@ -13,13 +13,24 @@
 #include <string.h>
 
 /* grad V and A at a step's end point, kept in the stepper's workspace for the next step, whose first
- * half-kick reads them at the same q: [key, q (n), grad (n), A (m x n)]. The step computes them straight
- * into their slots. Keyed on q's bits, so a step from any other q (a new trajectory, a composition's other
- * stage, a resumed run) computes them afresh; the values are the same bits either way. 12 % of a step on
- * the quartic; writing them in place instead of copying them saves another 8 %. */
+ * half-kick reads them at the same q: [key, q (n), grad (n), A (m x n)]. Keyed on q's bits, so a step from
+ * any other q (a new trajectory, a composition's other stage, a resumed run) computes them afresh; the
+ * values are the same bits either way. 12 % of a step on the quartic. */
 typedef struct kept_point {
     double *key, *q, *grad, *a;   /* key: 1 when q, grad and a belong together */
 } kept_point;
+
+/* Where the step computes the end point's grad V and A. Through the system's callbacks: straight into the
+ * slots (a copy costs knife's and disk's steps 2-6 %), and the key moves to the end point as soon as they
+ * are there (nothing in between can fail; later, after the SPD solve, costs knife 3 %). In a step kernel
+ * (kernels.h), where the formulas are inline: into locals, which stay in registers while the step uses
+ * them, copied to the slots after the step has succeeded (lf on the quartic 34.7 -> 28 ns: the slots'
+ * stores and reloads were on the step's chain of dependent operations; copied before the solve, 31 ns). */
+#ifdef NH_STEP_KERNEL
+enum { LF_END_POINT_IN_REGISTERS = 1 };
+#else
+enum { LF_END_POINT_IN_REGISTERS = 0 };
+#endif
 
 static kept_point kept_slots(const nh_system *s, double *workspace)
 {
@@ -35,6 +46,24 @@ static void start_point(const nh_system *s, const kept_point *kept, const double
     nh_type(s)->constraint(s, q, kept->a);
 }
 
+/* The slots take the end point q1 as their key, with its grad V and A (copied when the step computed them
+ * in locals). */
+static inline __attribute__((always_inline)) void keep_end_point(const nh_system *s, const int m,
+                                                                 const kept_point *kept, const double *q,
+                                                                 const double *grad, const double *a)
+{
+    const int n = nh_dim(s);
+    for (int i = 0; i < n; ++i) {
+        kept->q[i] = q[i];
+        if (LF_END_POINT_IN_REGISTERS) {
+            kept->grad[i] = grad[i];
+            for (int k = 0; k < m; ++k)
+                kept->a[k * n + i] = a[k * n + i];
+        }
+    }
+    *kept->key = 1.0;
+}
+
 /* The step with the m multipliers' loops inlined for a constant m (NH_WITH_CONSTRAINT_COUNT); A^T lam is
  * summed in each coordinate's loop (nh_matvec_t_entry), so the bits are those of the separate products.
  * lf requires a constant mass (no NH_METHOD_GENERAL_MASS): M^-1 is nh_inv_mass(s). */
@@ -45,19 +74,20 @@ static inline __attribute__((always_inline)) int lf_step_for(nh_stepper *st, con
     const int n = nh_dim(s);
     const double *restrict inv_mass = nh_inv_mass(s);
     const kept_point kept = kept_slots(s, st->workspace);
-    double *restrict grad = kept.grad, *restrict a = kept.a, c[NH_MAX_CON * NH_MAX_CON];
+    double local_grad[NH_MAX_DIM], local_a[NH_MAX_CON * NH_MAX_DIM], c[NH_MAX_CON * NH_MAX_CON];
+    double *restrict grad = LF_END_POINT_IN_REGISTERS ? local_grad : kept.grad;
+    double *restrict a = LF_END_POINT_IN_REGISTERS ? local_a : kept.a;
     start_point(s, &kept, q);
     for (int i = 0; i < n; ++i) {
-        v[i] += 0.5 * h * inv_mass[i] * (nh_matvec_t_entry(m, n, a, lam, i) - grad[i]);
+        v[i] += 0.5 * h * inv_mass[i] * (nh_matvec_t_entry(m, n, kept.a, lam, i) - kept.grad[i]);
         q[i] += h * v[i];
     }
-    nh_type(s)->potential_gradient(s, q, grad);   /* the slots move to the end point, and its q becomes the key:
-                                                  nothing in between can fail */
+    nh_type(s)->potential_gradient(s, q, grad);
     for (int i = 0; i < n; ++i)
         v[i] -= 0.5 * h * inv_mass[i] * grad[i];
     nh_type(s)->constraint(s, q, a);
-    memcpy(kept.q, q, (size_t)n * sizeof *q);
-    *kept.key = 1.0;
+    if (!LF_END_POINT_IN_REGISTERS)
+        keep_end_point(s, m, &kept, q, grad, a);
     nh_constraint_gram(s, q, a, c);
     for (int k = 0; k < m; ++k)
         lam[k] = nh_constraint_row_dot(s, a + k * n, v) * (-2.0 / h);
@@ -65,6 +95,8 @@ static inline __attribute__((always_inline)) int lf_step_for(nh_stepper *st, con
         return NH_STEP_SINGULAR;
     for (int i = 0; i < n; ++i)
         v[i] += 0.5 * h * inv_mass[i] * nh_matvec_t_entry(m, n, a, lam, i);
+    if (LF_END_POINT_IN_REGISTERS)
+        keep_end_point(s, m, &kept, q, grad, a);
     return NH_OK;
 }
 

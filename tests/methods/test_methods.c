@@ -1146,6 +1146,33 @@ static void lf_steps(nh_stepper *st, int start, int steps, double *q, double *v,
         cr_assert(nh_stepper_step(st, 0.1, q, v, lam) == NH_OK, "step %d", k);
 }
 
+/* After a step whose multiplier solve fails (a NaN lam gives a NaN end point), lf's key still names the
+ * point whose grad V and A its slots hold ([key, q, grad V, A]): the step kernel leaves the slots at the
+ * start point, the step through the callbacks moves them to the NaN end point. */
+static void lf_failure_leaves_consistent_slots(const char *over, double energy)
+{
+    nh_system s;
+    nh_method_spec m;
+    nh_error err;
+    double q[NH_MAX_DIM], v[NH_MAX_DIM], lam[NH_MAX_CON];
+    shell_state(&s, "quartic", over, energy, 1, q, v);
+    make_method(&m, "lf");
+    nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
+    cr_assert(st != NULL, "%s", err.msg);
+    lf_steps(st, 1, 2, q, v, lam);
+    lam[0] = NAN;
+    cr_expect(nh_stepper_step(st, 0.1, q, v, lam) != NH_OK, "quartic %s: a NaN multiplier gave a finite step", over);
+    const double *kept = nh_stepper_workspace(st);
+    const size_t bytes = (size_t)s.n * sizeof(double);
+    double grad[NH_MAX_DIM], a[NH_MAX_CON * NH_MAX_DIM];
+    s.type->potential_gradient(&s, kept + 1, grad);
+    s.type->constraint(&s, kept + 1, a);
+    const int consistent = kept[0] == 0.0 || (memcmp(kept + 1 + s.n, grad, bytes) == 0 &&
+                                              memcmp(kept + 1 + 2 * s.n, a, (size_t)s.m * bytes) == 0);
+    cr_expect(consistent, "quartic %s: the failed step left a key that is not the point of the kept values", over);
+    nh_stepper_free(st);
+}
+
 Test(structure, lf_reuses_its_end_point_only_at_that_point)
 {
     /* lf keeps grad V and A of each end point for the next step, keyed on q's bits. Another trajectory, an
@@ -1178,16 +1205,9 @@ Test(structure, lf_reuses_its_end_point_only_at_that_point)
         const int same = memcmp(q[0], q[1], bytes) == 0 && memcmp(v[0], v[1], bytes) == 0;
         cr_expect(same, "change %d: lf stepped with a kept end point of another q", change);
     }
-    /* after a step whose multiplier solve fails (a NaN lam gives a NaN end point) the key still names the
-     * point whose grad V and A the slots hold */
-    lf_steps(used, 1, 2, qa, va, lam);
-    memcpy(q[0], qa, bytes), memcpy(v[0], va, bytes);
-    l[0][0] = NAN;
-    cr_expect(nh_stepper_step(used, 0.1, q[0], v[0], l[0]) != NH_OK, "a NaN multiplier gave a finite step");
-    const double *kept = nh_stepper_workspace(used);
-    cr_expect(kept[0] == 0.0 || memcmp(kept + 1, q[0], bytes) == 0,
-              "the failed step left a key that is not the point of the kept values");
     nh_stepper_free(used);
+    lf_failure_leaves_consistent_slots("n=3", 3.06);   /* through the step kernel */
+    lf_failure_leaves_consistent_slots("n=5", 5.0);    /* through the system's callbacks */
 }
 
 /* Steps `steps` with both steppers from the same state and counts the steps whose status, q, v or carried
