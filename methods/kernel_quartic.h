@@ -56,7 +56,8 @@ static const nh_system_type kernel_type = {
 #define nh_is_reduced(s) ((void)(s), kernel_type.lie_bracket != NULL)
 #define nh_inv_mass(s) ((void)(s), kernel_unit_mass)
 #define nh_spd_solve(m, c, b) ((m) == 1 ? nh_spd_solve_scalar(c, b) : nh_spd_solve(m, c, b))
-#define nh_constraint_row_dot(s, row, v) ((void)(s), constraint_row_dot_of(KERNEL_PAIRS, row, v))
+#define nh_constraint_row_dot(s, row, x)                                                                  \
+    ((void)(s), nh_dot_zeros_apart(2 * KERNEL_PAIRS + 1, row, x, constraint_zeros_of(KERNEL_PAIRS)))
 #define nh_constraint_gram nh_constraint_gram_inline
 #define nh_project_velocity nh_project_velocity_inline
 #define nh_index1_rhs nh_index1_rhs_inline

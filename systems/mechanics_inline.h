@@ -11,10 +11,29 @@
 
 #define NH_MECHANICS_INLINE static inline __attribute__((always_inline))
 
-/* A row of A(q) (n entries) dotted with v, summed as nh_dot sums it. A step kernel whose system knows its
- * row's structural zeros defines it first, with the same bits (kernel_quartic.h). */
+/* x . y with nh_dot's bits (0 + x_0 y_0, then each product in turn), for an x whose entries marked in
+ * `zeros` (bit i: entry i) are structural zeros, +-0: their products are summed apart and added last, so
+ * that the chain of dependent additions is the other entries' only. In round-to-nearest a + b is -0 only
+ * when both are, so a sum that starts at +0 is never -0 after its first term, and adding the +-0 product of
+ * a zero and a finite y_i leaves it unchanged wherever it comes; the zeros' sum from +0 is +0 then, or NaN
+ * for a non-finite y_i, as nh_dot's sum is. With n and `zeros` constants (a step kernel) the loop
+ * unrolls into the two sums. */
+NH_MECHANICS_INLINE double nh_dot_zeros_apart(int n, const double *x, const double *y, unsigned long zeros)
+{
+    double sum = 0.0, zero_sum = 0.0;
+    for (int i = 0; i < n; ++i) {
+        if (zeros >> i & 1)
+            zero_sum += x[i] * y[i];
+        else
+            sum += x[i] * y[i];
+    }
+    return sum + zero_sum;
+}
+
+/* A row of A(q) (n entries) dotted with a vector, summed as nh_dot sums it. A step kernel whose system
+ * knows the row's structural zeros defines it first, with nh_dot_zeros_apart (kernel_quartic.h). */
 #ifndef nh_constraint_row_dot
-#define nh_constraint_row_dot(s, row, v) nh_dot(nh_dim(s), row, v)
+#define nh_constraint_row_dot(s, row, x) nh_dot(nh_dim(s), row, x)
 #endif
 
 /* mechanics.c: the same quantities for a configuration-dependent mass (the Gram matrix, the projection with

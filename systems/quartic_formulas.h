@@ -68,20 +68,11 @@ QUARTIC_INLINE void constraint_of(int k, const double *q, double *a)
     }
 }
 
-/* A's row [1, 0, w] dotted with v, with the bits of nh_dot's sum (0 + 1 v_x, then each entry's product in
- * turn) and a shorter chain of dependent additions, which lf's multiplier and the projection wait on. In
- * round-to-nearest x + y is -0 only when both are, so a sum that starts at +0 is never -0 after its first
- * term, and the products of the k structural zeros (+-0 for a finite v_w) leave it unchanged wherever they
- * come: added last, summed apart, they give the same bits, and NaN as in nh_dot for a non-finite v_w. */
-QUARTIC_INLINE double constraint_row_dot_of(int k, const double *row, const double *v)
+/* The structural zeros of A's row [1, 0, w] (bit i: entry i), for nh_dot_zeros_apart
+ * (systems/mechanics_inline.h) */
+QUARTIC_INLINE unsigned long constraint_zeros_of(int k)
 {
-    double sum = 0.0, zeros = 0.0;
-    sum += row[0] * v[0];
-    for (int i = 0; i < k; ++i)
-        sum += row[1 + k + i] * v[1 + k + i];
-    for (int i = 0; i < k; ++i)
-        zeros += row[1 + i] * v[1 + i];
-    return sum + zeros;
+    return ((1ul << k) - 1) << 1;
 }
 
 /* A = [1, 0, w]: d(A u)/dw_i = u_{z_i}, every entry written once (no memset call for a few entries) */
