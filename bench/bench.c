@@ -368,8 +368,11 @@ static double parallel_bare_seconds(const bare_loop *copies, const nh_system *qu
     return seconds;
 }
 
-/* The horizon of a scaling run: a one-thread ensemble of about 0.5 s (0.25 s with --quick; dla01 ~100 ns
- * a step, dd ~2 us); shorter runs measure thread start-up. */
+/* The horizon of a scaling run: T = 2000 for dla01 (2000 output times; a one-thread run of about 0.15 s,
+ * 0.07 s with --quick, at ~37 ns a step with its statistics) and 100 for dd (~0.8 us a step: about
+ * 0.16 s). Shorter runs measure thread start-up. Longer dla01 runs are steadier but a different load:
+ * T = 6000 (6000 output times; their accumulators, probably, outgrow the caches) gave 1.82-1.88 where
+ * T = 2000 gave 1.79-1.94. */
 static double scaling_horizon(const char *method, const bench_settings *b)
 {
     return (strcmp(method, "dla01") == 0 ? 100 : 5) * b->ensemble_T;
