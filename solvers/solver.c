@@ -3,6 +3,7 @@
 
 #include "nhens/linalg.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,18 @@ int nh_solver_accepts(const nh_nonlinear_problem *problem, double fnorm, double 
     if (fnorm <= NH_SOLVER_FTOL * problem->scale)
         return 1;
     return rel_step <= NH_SOLVER_STEPTOL && fnorm <= NH_SOLVER_STALL_FTOL * problem->scale;
+}
+
+double nh_solver_relative_step(int n, const double *dx, const double *x)
+{
+    double r = 0.0;
+    for (int i = 0; i < n; ++i) {
+        double denom = fabs(x[i]) > 1.0 ? fabs(x[i]) : 1.0;
+        double t = fabs(dx[i]) / denom;
+        if (t > r)
+            r = t;
+    }
+    return r;
 }
 
 int nh_solver_keeps_matrix(const nh_nonlinear_problem *problem, int have_matrix, double matrix_key)

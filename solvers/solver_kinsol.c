@@ -4,13 +4,15 @@
  * docs/TOOLCHAIN.md: strategy KIN_NONE, tolerances at round-off, silent error handler; the problem's
  * Newton matrix policy (nh_jacobian_reuse) as max setup calls and no-init-setup, a chord solve ending
  * with the same polishing step as the Newton backend; KIN_STEP_LT_STPTOL is accepted only if the
- * residual passes the shared stall test. */
+ * residual passes the shared stall test. Where the Newton backend would take the matrix with the residual
+ * (residual_and_jacobian), so does this one, and hands it to KINSOL when KINSOL asks for it there. */
 #include "kinsol_dense.h"
 #include "solver_internal.h"
 
 #include "nhens/linalg.h"
 
 #include <kinsol/kinsol.h>
+#include <math.h>
 #include <nvector/nvector_serial.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,16 +27,40 @@ typedef struct kinsol_impl {
     SUNLinearSolver linear_solver;
     const nh_nonlinear_problem *problem;  /* the problem of the solve in progress */
     double *last_x, *last_f;              /* the latest residual evaluation: F(last_x) = last_f */
+    int jacobian_at_last_x;               /* the matrix holds F'(last_x), unfactored: it came with F */
+    int at_guess, stale;                  /* the next residual is the attempt's guess; the attempt keeps a matrix */
     int have_matrix;                      /* KINSOL's linear solver holds a factored Newton matrix ... */
     double matrix_key;                    /* ... built for a problem with this jacobian_key */
 } kinsol_impl;
 
+/* Whether KINSOL will ask for the Newton matrix at x, whose residual it asks for now: the Newton
+ * backend's rule (solver_newton.c). At the guess of an attempt that builds its matrix there; in full
+ * Newton after a far step from the previous iterate (KIN_NONE: x = that iterate + the full step). */
+static int matrix_follows(const kinsol_impl *k, const double *x)
+{
+    if (k->at_guess)
+        return !k->stale;
+    if (k->problem->reuse_jacobian != NH_JACOBIAN_EACH_ITERATION)
+        return 0;
+    for (int i = 0; i < k->dim; ++i)   /* nh_solver_relative_step > NH_SOLVER_FAR_STEP, without its divisions */
+        if (fabs(x[i] - k->last_x[i]) > NH_SOLVER_FAR_STEP * fmax(fabs(x[i]), 1.0))
+            return 1;
+    return 0;
+}
+
 static int kinsol_residual(N_Vector u, N_Vector f, void *user_data)
 {
     kinsol_impl *k = user_data;
+    const nh_nonlinear_problem *pb = k->problem;
     const double *x = N_VGetArrayPointer(u);
     double *r = N_VGetArrayPointer(f);
-    if (k->problem->residual(x, r, k->problem->ctx))
+    k->jacobian_at_last_x = 0;
+    if (pb->residual_and_jacobian && matrix_follows(k, x)) {
+        k->have_matrix = 0;   /* its factors are overwritten, whatever the call returns */
+        k->jacobian_at_last_x = !pb->residual_and_jacobian(x, r, nh_small_dense_data(k->matrix), pb->ctx);
+    }
+    k->at_guess = 0;
+    if (!k->jacobian_at_last_x && pb->residual(x, r, pb->ctx))
         return 1;
     memcpy(k->last_x, x, (size_t)k->dim * sizeof *x);
     memcpy(k->last_f, r, (size_t)k->dim * sizeof *r);
@@ -47,8 +73,11 @@ static int kinsol_jacobian(N_Vector u, N_Vector fu, SUNMatrix jac, void *user_da
     (void)t1;
     (void)t2;
     kinsol_impl *k = user_data;
+    const double *x = N_VGetArrayPointer(u);
+    const int filled = k->jacobian_at_last_x && memcmp(k->last_x, x, (size_t)k->dim * sizeof *x) == 0;
+    k->jacobian_at_last_x = 0;
     k->have_matrix = 0;
-    if (k->problem->jacobian(N_VGetArrayPointer(u), nh_small_dense_data(jac), k->problem->ctx))
+    if (!filled && k->problem->jacobian(x, nh_small_dense_data(jac), k->problem->ctx))
         return 1;
     k->have_matrix = 1;   /* KINSOL factors it next; a failed factorisation fails the solve */
     k->matrix_key = k->problem->jacobian_key;
@@ -166,6 +195,9 @@ static int kinsol_attempt(kinsol_impl *k, const nh_nonlinear_problem *pb, const 
 {
     memcpy(N_VGetArrayPointer(k->unknowns), guess, (size_t)k->dim * sizeof *guess);
     kinsol_set_policy(k, pb, stale);
+    k->at_guess = 1;
+    k->stale = stale;
+    k->jacobian_at_last_x = 0;
     int flag = KINSol(k->memory, k->unknowns, KIN_NONE, k->ones, k->ones);
     long nni = 0;
     KINGetNumNonlinSolvIters(k->memory, &nni);

@@ -48,18 +48,6 @@ static void *newton_create(int dim, nh_error *err)
     return w;
 }
 
-static double relative_step(int n, const double *dx, const double *x)
-{
-    double r = 0.0;
-    for (int i = 0; i < n; ++i) {
-        double denom = fabs(x[i]) > 1.0 ? fabs(x[i]) : 1.0;
-        double t = fabs(dx[i]) / denom;
-        if (t > r)
-            r = t;
-    }
-    return r;
-}
-
 static int lu_solve_step(double *step, void *ctx)
 {
     const newton_impl *w = ctx;
@@ -68,7 +56,6 @@ static int lu_solve_step(double *step, void *ctx)
 }
 
 enum { RETRY_FRESH = -1 };   /* a kept matrix converged too slowly: rebuild it and start again */
-#define NH_NEWTON_FAR_STEP 1e-3   /* a relative Newton step after which the solve cannot have converged */
 
 /* The Newton matrix at x (the first build of a solve without a kept matrix is at its guess, where
  * residual_at_guess may have filled it already), factored. */
@@ -96,7 +83,7 @@ static int residual_at_guess(newton_impl *w, const nh_nonlinear_problem *pb, con
  * spent: full Newton refactors every iteration). Otherwise, or if that call fails, F alone. */
 static int residual_after_step(newton_impl *w, const nh_nonlinear_problem *pb, const double *x, double step)
 {
-    const int matrix_follows = pb->reuse_jacobian == NH_JACOBIAN_EACH_ITERATION && step > NH_NEWTON_FAR_STEP;
+    const int matrix_follows = pb->reuse_jacobian == NH_JACOBIAN_EACH_ITERATION && step > NH_SOLVER_FAR_STEP;
     w->filled = matrix_follows && pb->residual_and_jacobian &&
                 !pb->residual_and_jacobian(x, w->residual, w->jacobian, pb->ctx);
     w->have_matrix &= !matrix_follows;
@@ -119,7 +106,7 @@ static int iterate(newton_impl *w, const nh_nonlinear_problem *pb, double *x, lo
         nh_lu_solve(n, w->jacobian, w->pivots, w->step);
         for (int i = 0; i < n; ++i)
             x[i] += w->step[i];
-        const double step = relative_step(n, w->step, x);
+        const double step = nh_solver_relative_step(n, w->step, x);
         if (residual_after_step(w, pb, x, step))
             return fail;
         const double previous = fnorm;

@@ -36,7 +36,7 @@ typedef struct nh_nonlinear_problem {
     int dim;
     /* r = F(x); return 0, or non-zero if F cannot be evaluated there. */
     int (*residual)(const double *x, double *r, void *ctx);
-    /* jac (dim x dim, row-major) = F'(x). */
+    /* jac (dim x dim, row-major) = F'(x), every entry written (the backends do not zero it). */
     int (*jacobian)(const double *x, double *jac, void *ctx);
     void *ctx;
     double scale;
@@ -51,7 +51,8 @@ typedef struct nh_nonlinear_problem {
      * backend calls it where it knows a matrix will follow: at the initial guess of a solve that builds
      * its matrix there, and in full Newton (NH_JACOBIAN_EACH_ITERATION) after a step of relative size
      * over 1e-3, after which the solve cannot have converged. A non-zero return sends it back to
-     * `residual` and `jacobian`. KINSOL evaluates them separately. */
+     * `residual` and `jacobian`. The KINSOL backend calls it at the same points and hands the matrix to
+     * KINSOL when KINSOL asks for it there. */
     int (*residual_and_jacobian)(const double *x, double *r, double *jac, void *ctx);
 } nh_nonlinear_problem;
 

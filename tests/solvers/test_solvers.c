@@ -81,7 +81,7 @@ Test(solver, both_backends_report_no_convergence)
 }
 
 /* The circle problem counting its calls; its residual_and_jacobian is the two calls in one (failing
- * when told to, which must send the Newton backend back to the separate calls). */
+ * when told to, which must send the backend back to the separate calls). */
 typedef struct counted { int residuals, jacobians, combined, combined_fails; } counted;
 
 static int counted_residual(const double *x, double *r, void *ctx)
@@ -118,10 +118,11 @@ static void solve_counted(nh_solver_kind kind, int reuse, int with_combined, int
     nh_solver_free(s);
 }
 
-/* The same solve three ways (separate calls; with residual_and_jacobian; with one that always fails):
- * the iterates bit for bit and the iteration count must agree, the failing one falls back to exactly the
- * separate calls, and the counts of the plain and combined solves are returned for the caller's contract. */
-static void solve_three_ways(int reuse, const double *from, counted *plain, counted *joint)
+/* The same solve with one backend three ways (separate calls; with residual_and_jacobian; with one that
+ * always fails): the iterates bit for bit and the iteration count must agree, the failing one falls back
+ * to exactly the separate calls, and the counts of the plain and combined solves are returned for the
+ * caller's contract. */
+static void solve_three_ways(nh_solver_kind kind, int reuse, const double *from, counted *plain, counted *joint)
 {
     double x_plain[2], x_joint[2], x_fallback[2];
     memcpy(x_plain, from, sizeof x_plain);
@@ -129,54 +130,54 @@ static void solve_three_ways(int reuse, const double *from, counted *plain, coun
     memcpy(x_fallback, from, sizeof x_fallback);
     counted fallback;
     long it_plain, it_joint, it_fallback;
-    solve_counted(NH_SOLVER_NEWTON, reuse, 0, 0, x_plain, plain, &it_plain);
-    solve_counted(NH_SOLVER_NEWTON, reuse, 1, 0, x_joint, joint, &it_joint);
-    solve_counted(NH_SOLVER_NEWTON, reuse, 1, 1, x_fallback, &fallback, &it_fallback);
+    solve_counted(kind, reuse, 0, 0, x_plain, plain, &it_plain);
+    solve_counted(kind, reuse, 1, 0, x_joint, joint, &it_joint);
+    solve_counted(kind, reuse, 1, 1, x_fallback, &fallback, &it_fallback);
     const int same_bits = !memcmp(x_plain, x_joint, sizeof x_plain) && !memcmp(x_plain, x_fallback, sizeof x_plain);
-    cr_assert(same_bits, "reuse %d", reuse);
-    cr_assert(it_plain == it_joint && it_plain == it_fallback, "reuse %d: iterations %ld %ld %ld", reuse, it_plain,
-              it_joint, it_fallback);
-    cr_assert(plain->combined == 0 && fallback.combined == joint->combined, "reuse %d", reuse);
-    cr_assert(fallback.residuals == plain->residuals && fallback.jacobians == plain->jacobians, "reuse %d: fallback",
-              reuse);
+    cr_assert(same_bits, "backend %d, reuse %d", kind, reuse);
+    cr_assert(it_plain == it_joint && it_plain == it_fallback, "backend %d, reuse %d: iterations %ld %ld %ld", kind,
+              reuse, it_plain, it_joint, it_fallback);
+    cr_assert(plain->combined == 0 && fallback.combined == joint->combined, "backend %d, reuse %d", kind, reuse);
+    cr_assert(fallback.residuals == plain->residuals && fallback.jacobians == plain->jacobians,
+              "backend %d, reuse %d: fallback", kind, reuse);
     /* every matrix the combined call gave was used: one residual and one matrix call fewer per call */
     cr_assert(joint->residuals == plain->residuals - joint->combined &&
                   joint->jacobians == plain->jacobians - joint->combined,
-              "reuse %d: residuals %d -> %d, matrices %d -> %d, combined %d", reuse, plain->residuals,
-              joint->residuals, plain->jacobians, joint->jacobians, joint->combined);
+              "backend %d, reuse %d: residuals %d -> %d, matrices %d -> %d, combined %d", kind, reuse,
+              plain->residuals, joint->residuals, plain->jacobians, joint->jacobians, joint->combined);
 }
 
-/* The Newton backend takes the first matrix of a solve (at the guess) from residual_and_jacobian with the
- * guess's residual. From a guess this near the root (a first step of 2e-4 relative, below
- * NH_NEWTON_FAR_STEP) that is its only use, full Newton or chord. KINSOL never makes the call. Counts are
- * exact (no tolerance): they are the backend's contract. */
-Test(solver, newton_takes_its_first_matrix_with_the_guess_residual)
+/* Both backends take the first matrix of a solve (at the guess) from residual_and_jacobian with the
+ * guess's residual (KINSOL asks for the matrix there, and the backend hands it the one that came with the
+ * residual). From a guess this near the root (a first step of 2e-4 relative, below NH_SOLVER_FAR_STEP)
+ * that is its only use, full Newton or chord. Counts are exact (no tolerance): they are the backends'
+ * contract. */
+Test(solver, both_backends_take_the_first_matrix_with_the_guess_residual)
 {
     const int reuses[2] = {NH_JACOBIAN_EACH_ITERATION, NH_JACOBIAN_EACH_SOLVE};
     const double near_root[2] = {1.4140, 1.4145};
-    for (int k = 0; k < 2; ++k) {
-        counted plain, joint;
-        solve_three_ways(reuses[k], near_root, &plain, &joint);
-        cr_assert(eq(int, joint.combined, 1), "reuse %d", reuses[k]);
-    }
-    double x[2] = {1.40, 1.42};
-    counted calls;
-    long iterations;
-    solve_counted(NH_SOLVER_KINSOL, NH_JACOBIAN_EACH_ITERATION, 1, 0, x, &calls, &iterations);
-    cr_assert(eq(int, calls.combined, 0));
+    for (int kind = 0; kind < 2; ++kind)
+        for (int k = 0; k < 2; ++k) {
+            counted plain, joint;
+            solve_three_ways((nh_solver_kind)kind, reuses[k], near_root, &plain, &joint);
+            cr_assert(eq(int, joint.combined, 1), "backend %d, reuse %d", kind, reuses[k]);
+        }
 }
 
 /* Full Newton also takes the matrix of its next iteration with the residual after a step larger than
- * NH_NEWTON_FAR_STEP, after which it cannot have converged: from (1, 1.2) the relative steps are about
+ * NH_SOLVER_FAR_STEP, after which it cannot have converged: from (1, 1.2) the relative steps are about
  * 0.3, 3e-2, 6e-4, 2e-7, so two such steps and the guess give three combined calls, every matrix of them
- * used (the chord iteration, which builds one matrix per solve, keeps to the guess's call: the test above). */
+ * used (the chord iteration, which builds one matrix per solve, keeps to the guess's call: the test above).
+ * The same for both backends. */
 Test(solver, full_newton_takes_the_next_matrix_with_the_residual_after_a_far_step)
 {
     const double far_from_root[2] = {1.0, 1.2};
-    counted plain, joint;
-    solve_three_ways(NH_JACOBIAN_EACH_ITERATION, far_from_root, &plain, &joint);
-    cr_assert(eq(int, joint.combined, 3), "combined calls %d (iterations: %d matrices)", joint.combined,
-              plain.jacobians);
+    for (int kind = 0; kind < 2; ++kind) {
+        counted plain, joint;
+        solve_three_ways((nh_solver_kind)kind, NH_JACOBIAN_EACH_ITERATION, far_from_root, &plain, &joint);
+        cr_assert(eq(int, joint.combined, 3), "backend %d: combined calls %d (iterations: %d matrices)", kind,
+                  joint.combined, plain.jacobians);
+    }
 }
 
 Test(fdjac, matches_the_analytic_jacobian_to_the_forward_difference_error)
