@@ -285,8 +285,8 @@ Test(battery, reversibility_where_claimed_and_its_failure_for_dla_04)
 
 Test(battery, kinsol_and_newton_give_the_same_trajectories)
 {
-    const char *implicit[] = {"dla", "dla:alpha=0.4", "dd"};
-    for (int c = 0; c < 3; ++c) {
+    const char *implicit[] = {"dla", "dla:alpha=0.4", "dd", "gonzalez", "itoh-abe", "gonzalez-r", "avf", "genfun"};
+    for (int c = 0; c < 8; ++c) {
         nh_method_spec m;
         nh_system s;
         double q1[NH_MAX_DIM], v1[NH_MAX_DIM], q2[NH_MAX_DIM], v2[NH_MAX_DIM];
@@ -297,7 +297,8 @@ Test(battery, kinsol_and_newton_give_the_same_trajectories)
         integrate(&m, &s, NH_SOLVER_KINSOL, 0.1, 1000, q1, v1);
         integrate(&m, &s, NH_SOLVER_NEWTON, 0.1, 1000, q2, v2);
         /* both stop at |F| <= 2e-15 |terms|; 1000 steps of such differences on this integrable
-         * system stay below 1e-11 */
+         * system stay below 1e-11 (measured: 0 for all but genfun, 1.4e-13; the D* methods' KINSOL
+         * path takes its matrices with the residual, as the Newton path does) */
         double d = fmax(max_abs_diff(3, q1, q2), max_abs_diff(3, v1, v2));
         cr_assert(d < 1e-11, "%s: kinsol and newton differ by %g after 1000 steps", implicit[c], d);
     }
