@@ -53,13 +53,10 @@ static inline __attribute__((always_inline)) void keep_end_point(const nh_system
                                                                  const double *grad, const double *a)
 {
     const int n = nh_dim(s);
-    for (int i = 0; i < n; ++i) {
-        kept->q[i] = q[i];
-        if (LF_END_POINT_IN_REGISTERS) {
-            kept->grad[i] = grad[i];
-            for (int k = 0; k < m; ++k)
-                kept->a[k * n + i] = a[k * n + i];
-        }
+    nh_copy(n, q, kept->q);
+    if (LF_END_POINT_IN_REGISTERS) {
+        nh_copy(n, grad, kept->grad);
+        nh_copy(m * n, a, kept->a);
     }
     *kept->key = 1.0;
 }
