@@ -68,8 +68,7 @@ static void check_potential_and_constraint(const nh_system *s, const double *q, 
     for (int a = 0; a < m; ++a)
         lam[a] = 1.3 - 0.4 * a;
     s->type->potential_gradient(s, q, g);
-    if (s->type->potential_hessian)
-        s->type->potential_hessian(s, q, w->hess);
+    s->type->potential_hessian(s, q, w->hess);
     s->type->constraint_jacobian_velocity(s, q, u, jv);
     s->type->constraint_jacobian_multiplier(s, q, lam, w->jm);
     for (int j = 0; j < n; ++j) {
@@ -83,7 +82,7 @@ static void check_potential_and_constraint(const nh_system *s, const double *q, 
         s->type->potential_gradient(s, x, gm);
         s->type->constraint(s, x, am);
         note(rep, ROW_GRAD, fd_error((vp - vm) / (2 * FD_STEP), g[j]));
-        for (int i = 0; i < n && s->type->potential_hessian; ++i) {
+        for (int i = 0; i < n; ++i) {
             note(rep, ROW_HESS, fd_error((gp[i] - gm[i]) / (2 * FD_STEP), w->hess[i * n + j]));
             note(rep, ROW_HESS, fabs(w->hess[i * n + j] - w->hess[j * n + i]));
         }

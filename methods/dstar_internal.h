@@ -190,8 +190,7 @@ int nh_dstar_hamiltonian_at(const dstar_step *c, const double *z, double *value)
 int nh_dstar_itoh_abe_gradient(const dstar_step *c, const double *z1, double *point, double *out, double *grads,
                                dstar_frame *last);
 
-/* Whether the analytic Newton matrix serves the step's system and method (constant diagonal mass, not
- * reduced, and a potential Hessian unless the gradient is Itoh-Abe's, which needs only grad H); the
+/* Whether the analytic Newton matrix serves the step's system (constant diagonal mass, not reduced); the
  * others difference the residual. */
 int nh_dstar_has_analytic_jacobian(const dstar_step *c);
 /* jac (dim dim) = d residual / d z1 of the step (14) at z1; non-zero when a frame fails. With res not

@@ -28,8 +28,7 @@
 int nh_dstar_has_analytic_jacobian(const dstar_step *c)
 {
     const nh_system *s = c->sys;
-    return !nh_has_variable_mass(s) && !nh_is_reduced(s) &&
-           (s->type->potential_hessian != NULL || c->method->gradient == DG_ITOH_ABE);
+    return !nh_has_variable_mass(s) && !nh_is_reduced(s);
 }
 
 /* The q_k that dX depends on (listed in dX's pattern), ascending: u, s, ydot and pdot vanish in the other

@@ -120,10 +120,10 @@ static int genfun_guess(void *ctx, double *q1, const double *past)
     return rc;
 }
 
-/* The analytic matrix needs a constant M, a configuration and V's Hessian; otherwise forward differences. */
+/* The analytic matrix needs a constant M and a configuration; otherwise forward differences. */
 static int genfun_has_analytic_jacobian(const nh_system *s)
 {
-    return !nh_has_variable_mass(s) && !nh_is_reduced(s) && s->type->potential_hessian != NULL;
+    return !nh_has_variable_mass(s) && !nh_is_reduced(s);
 }
 
 /* out (m x n) = the m rows c_k(q) = [d(A v)/dq (q) v]_k differentiated along each q_j by a forward

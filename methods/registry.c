@@ -61,14 +61,12 @@ static int valid_name(const char *name)
 
 int nh_registry_add_system(nh_registry *reg, const nh_system_type *type, nh_error *err)
 {
-    if (!type || !valid_name(type->name) || !type->dimensions || !type->potential || !type->potential_gradient ||
-        !type->constraint || !type->constraint_jacobian_velocity || !type->constraint_jacobian_multiplier ||
-        !type->sample_configuration || !type->minimum_energy)
-        return nh_fail(err, NH_ERR_INPUT,
-                       "system '%s' is incomplete: it needs a name of 1-48 characters [A-Za-z0-9._-], dimensions, "
-                       "potential, potential_gradient, constraint, constraint_jacobian_velocity, "
-                       "constraint_jacobian_multiplier, sample_configuration and minimum_energy",
+    if (!type || !valid_name(type->name))
+        return nh_fail(err, NH_ERR_INPUT, "system name '%s' is not allowed: it needs 1-48 characters [A-Za-z0-9._-]",
                        type && type->name ? type->name : "(null)");
+    const int complete = nh_system_type_check(type, err);
+    if (complete != NH_OK)
+        return complete;
     if (nh_registry_find_system(reg, type->name))
         return nh_fail(err, NH_ERR_INPUT, "a system named '%s' is already registered", type->name);
     if (reg->n_systems == MAX_ENTRIES)

@@ -17,6 +17,37 @@ double nh_system_param(const nh_system *s, int index)
     return s->params.value[index];
 }
 
+/* The name of the first required callback that the descriptor lacks, or NULL. */
+static const char *missing_callback(const nh_system_type *t)
+{
+    const struct { const char *name; int present; } required[] = {
+        {"dimensions", t->dimensions != NULL},
+        {"potential", t->potential != NULL},
+        {"potential_gradient", t->potential_gradient != NULL},
+        {"potential_hessian", t->potential_hessian != NULL},
+        {"constraint", t->constraint != NULL},
+        {"constraint_jacobian_velocity", t->constraint_jacobian_velocity != NULL},
+        {"constraint_jacobian_multiplier", t->constraint_jacobian_multiplier != NULL},
+        {"sample_configuration", t->sample_configuration != NULL},
+        {"minimum_energy", t->minimum_energy != NULL}};
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; ++i)
+        if (!required[i].present)
+            return required[i].name;
+    return NULL;
+}
+
+int nh_system_type_check(const nh_system_type *type, nh_error *err)
+{
+    const char *missing = type ? missing_callback(type) : "every callback";
+    if (missing)
+        return nh_fail(err, NH_ERR_INPUT,
+                       "system '%s' is incomplete: it has no %s; a system needs dimensions, potential, "
+                       "potential_gradient, potential_hessian, constraint, constraint_jacobian_velocity, "
+                       "constraint_jacobian_multiplier, sample_configuration and minimum_energy",
+                       type && type->name ? type->name : "(null)", missing);
+    return NH_OK;
+}
+
 static int apply_user_overrides(nh_system *s, const nh_param_set *preset_values, unsigned preset_mask,
                                 const char *const *overrides, int n_overrides, nh_error *err)
 {
@@ -39,6 +70,9 @@ int nh_system_init(nh_system *s, const nh_system_type *type, const nh_preset *pr
                    const char *const *overrides, int n_overrides, nh_error *err)
 {
     memset(s, 0, sizeof *s);
+    const int complete = nh_system_type_check(type, err);
+    if (complete != NH_OK)
+        return complete;
     s->type = type;
     nh_params_defaults(&s->params, type->n_params, type->params);
     nh_param_set preset_values = s->params;

@@ -10,7 +10,7 @@ extern "C" {
 #endif
 #pragma GCC visibility push(default)   /* the public API; the library's other symbols are hidden */
 
-#define NH_VERSION "0.7.0"
+#define NH_VERSION "0.8.0"
 
 enum {
     NH_MAX_DIM = 32,        /* configuration dimension n */

@@ -142,7 +142,11 @@ static inline const double *nh_inv_mass(const nh_system *s)
 int nh_builtin_system_count(void);
 const nh_system_type *nh_builtin_system_at(int i);
 
-/* Build an instance: defaults, then the preset's overrides (if preset != NULL), then `overrides`
+/* NH_OK if the descriptor has every callback that is not marked optional above, else NH_ERR_INPUT with a
+ * message that names the system and lists them. */
+int nh_system_type_check(const nh_system_type *type, nh_error *err);
+
+/* Build an instance (refused, as nh_system_type_check says, for an incomplete descriptor): defaults, then the preset's overrides (if preset != NULL), then `overrides`
  * (array of "name=value"). A user override that contradicts the preset is refused. */
 int nh_system_init(nh_system *s, const nh_system_type *type, const nh_preset *preset,
                    const char *const *overrides, int n_overrides, nh_error *err);

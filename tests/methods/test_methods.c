@@ -6,6 +6,7 @@
 
 #include "helpers.h"
 #include "nhens/audit.h"
+#include "nhens/check.h"
 #include "nhens/dstar.h"
 #include "nhens/ensemble.h"
 #include "nhens/linalg.h"
@@ -670,6 +671,36 @@ static void twisted_constraint(const nh_system *s, const double *q, double *a)
     a[1] = x[4] * x[1] - x[0] * x[5];
     a[2] = x[0] * x[3] - x[2] * x[1];
 }
+/* dA/dq_j = dX_0/dq_j x X_1 + X_0 x dX_1/dq_j, as dA[j*3 + i] */
+static void twisted_constraint_derivative(const nh_system *s, const double *q, double *da)
+{
+    double x[6], dx[18];
+    twisted_basis(s, q, x, dx);
+    for (int j = 0; j < 3; ++j) {
+        double x0[3], x1[3], d0[3], d1[3];
+        for (int i = 0; i < 3; ++i)
+            x0[i] = x[i * 2], x1[i] = x[i * 2 + 1], d0[i] = dx[(i * 2) * 3 + j], d1[i] = dx[(i * 2 + 1) * 3 + j];
+        for (int i = 0; i < 3; ++i) {
+            const int a = (i + 1) % 3, b = (i + 2) % 3;
+            da[j * 3 + i] = d0[a] * x1[b] - d0[b] * x1[a] + x0[a] * d1[b] - x0[b] * d1[a];
+        }
+    }
+}
+static void twisted_jacobian_velocity(const nh_system *s, const double *q, const double *u, double *out)
+{
+    double da[9];
+    twisted_constraint_derivative(s, q, da);
+    for (int j = 0; j < 3; ++j)
+        out[j] = da[j * 3] * u[0] + da[j * 3 + 1] * u[1] + da[j * 3 + 2] * u[2];
+}
+static void twisted_jacobian_multiplier(const nh_system *s, const double *q, const double *lam, double *out)
+{
+    double da[9];
+    twisted_constraint_derivative(s, q, da);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            out[i * 3 + j] = lam[0] * da[j * 3 + i];
+}
 static void twisted_sample(const nh_system *s, nh_pcg32 *rng, double *q)
 {
     (void)s;
@@ -684,7 +715,9 @@ static double twisted_minimum(const nh_system *s)
 static const nh_system_type TWISTED = {
     .name = "twisted", .summary = "test", .reference = "test", .dimensions = twisted_dimensions,
     .mass = twisted_mass, .potential = twisted_potential, .potential_gradient = twisted_gradient,
-    .potential_hessian = twisted_hessian, .constraint = twisted_constraint, .sample_configuration = twisted_sample,
+    .potential_hessian = twisted_hessian, .constraint = twisted_constraint,
+    .constraint_jacobian_velocity = twisted_jacobian_velocity,
+    .constraint_jacobian_multiplier = twisted_jacobian_multiplier, .sample_configuration = twisted_sample,
     .minimum_energy = twisted_minimum, .adapted_basis = twisted_basis};
 
 /* max |analytic - differences| / scale of a stepper's Newton matrices at its first solve's guess
@@ -751,6 +784,9 @@ Test(structure, dstar_analytic_newton_matrix_matches_differences)
     nh_system s;
     nh_error err;
     cr_assert(eq(int, nh_system_init(&s, &TWISTED, NULL, NULL, 0, &err), NH_OK), "%s", err.msg);
+    nh_check_report rep;   /* the test system's own derivatives against differences */
+    cr_assert(eq(int, nh_system_check(&s, 5, 7, &rep, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(int, rep.failed, 0), "twisted: %d rows of nhens check fail", rep.failed);
     const double q[3] = {0.3, -0.4, 0.5}, alpha = 0.7, beta = -0.2;
     double x[6], dx[18], v[3];
     twisted_basis(&s, q, x, dx);

@@ -84,6 +84,30 @@ static void assert_only_row_fails(const nh_check_report *rep, const char *named,
     }
 }
 
+/* A descriptor without one of its required callbacks (here V's Hessian, which the implicit methods' Newton
+ * matrices call: dla, dd and newmark crashed on such a plugin system) is refused by the registry and by
+ * nh_system_init, with a message naming the system and the callback, and the complete one is accepted. */
+Test(systems, an_incomplete_descriptor_is_refused_by_name)
+{
+    nh_error err;
+    nh_registry *reg = nh_registry_create(&err);
+    cr_assert(reg != NULL, "%s", err.msg);
+    nh_system_type missing = *nh_registry_find_system(reg, "quartic");
+    missing.name = "quartic-without-hessian";
+    missing.potential_hessian = NULL;
+    const int added = nh_registry_add_system(reg, &missing, &err);
+    cr_assert(eq(int, added, NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "quartic-without-hessian") && strstr(err.msg, "has no potential_hessian;"), "%s", err.msg);
+    nh_system s;
+    const int made = nh_system_init(&s, &missing, NULL, NULL, 0, &err);
+    cr_assert(eq(int, made, NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "has no potential_hessian;") != NULL, "%s", err.msg);
+    missing.potential_hessian = nh_registry_find_system(reg, "quartic")->potential_hessian;
+    const int complete = nh_registry_add_system(reg, &missing, &err);
+    cr_assert(eq(int, complete, NH_OK), "%s", err.msg);
+    nh_registry_free(reg);
+}
+
 Test(systems, check_finds_a_wrong_derivative_and_names_it)
 {
     nh_check_report rep;
