@@ -4,7 +4,12 @@
  * with the Gonzalez discrete gradient of H = 1/2 p^T M^-1 p + V on R^{2n}. H is conserved exactly
  * (J skew, the multiplier term is orthogonal to grad_bar H); the constraint A(q) M^-1 p = 0 is not
  * kept at the output points ("only approximately satisfied", seed 000), which a test shows.
- * Unknowns (q', p', lam): 2n + m, forward-difference Newton matrix. Order 2, symmetric. */
+ * Unknowns (q', p', lam): 2n + m. Order 2, symmetric. The Newton matrix is analytic: with
+ * G = d grad_bar H / dz' = 1/2 Hess H(z_bar) + the Gonzalez correction's derivative (nh_gonzalez_correct_jacobian),
+ *   rows q:   I/h - G_p.              | 0
+ *   rows p:   I/h + G_q. - 1/2 d(A^T lam)/dq [q columns] | -A^T
+ *   rows lam: A G_p. + 1/2 d(A w)/dq [q columns], w = (grad_bar H)_p | 0
+ * (the midpoint moves by 1/2 of the end point). */
 #include "common.h"
 #include "discrete_gradient.h"
 
@@ -17,7 +22,7 @@ typedef struct gonzalez_f_step {
     double h;
     double z0[2 * N];
     double energy0;
-    double *work;           /* nh_fd_jacobian's scratch (the stepper's workspace) */
+    double *work;           /* the Newton matrix's scratch (the stepper's workspace, gonzalez_f_workspace_size) */
 } gonzalez_f_step;
 
 static double canonical_energy(const nh_system *s, const double *z)
@@ -35,34 +40,95 @@ static void canonical_gradient(const nh_system *s, const double *z, double *g)
         g[s->n + i] = s->inv_mass[i] * z[s->n + i];
 }
 
-static int gonzalez_f_residual(const double *x, double *r, void *ctx)
+/* The Newton matrix of the residual below, from its points: G (2n x 2n) = 1/2 Hess H(mid) + the derivative of
+ * the applied correction coef delta; then the rows of the module comment. grad_mid = grad H(mid) before the
+ * correction, g after it. */
+static void gonzalez_f_matrix(const gonzalez_f_step *c, const double *x, const double *mid, const double *delta,
+                              const double *grad_mid, const double *g, const double *a, int corrected, double coef,
+                              double *jac)
 {
-    const gonzalez_f_step *c = ctx;
+    const nh_system *s = c->sys;
+    const int n = nh_dim(s), m = s->m, dim = 2 * n, size = dim + m;
+    double *G = c->work, *hess = c->work + dim * dim, *datl = hess + n * n;
+    double dav[NH_MAX_CON * N], grad1[2 * N], hess_delta[2 * N];
+    s->type->potential_hessian(s, mid, hess);
+    for (int i = 0; i < dim; ++i)
+        for (int k = 0; k < dim; ++k)
+            G[i * dim + k] = 0.0;
+    for (int i = 0; i < n; ++i) {
+        for (int k = 0; k < n; ++k)
+            G[i * dim + k] = 0.5 * hess[i * n + k];
+        G[(n + i) * dim + n + i] = 0.5 * s->inv_mass[i];
+    }
+    if (corrected) {
+        canonical_gradient(s, x, grad1);
+        nh_matvec(n, n, hess, delta, hess_delta);
+        for (int i = 0; i < n; ++i)
+            hess_delta[n + i] = s->inv_mass[i] * delta[n + i];
+        nh_gonzalez_correct_jacobian(dim, delta, coef, grad1, grad_mid, hess_delta, G);
+    }
+    s->type->constraint_jacobian_multiplier(s, mid, x + dim, datl);
+    s->type->constraint_jacobian_velocity(s, mid, g + n, dav);
+    const double inv_h = 1.0 / c->h;
+    for (int i = 0; i < n; ++i) {
+        double *rq = jac + i * size, *rp = jac + (n + i) * size;
+        for (int k = 0; k < dim; ++k) {
+            rq[k] = -G[(n + i) * dim + k];
+            rp[k] = G[i * dim + k];
+        }
+        rq[i] += inv_h;
+        rp[n + i] += inv_h;
+        for (int k = 0; k < n; ++k)
+            rp[k] -= 0.5 * datl[i * n + k];
+        for (int j = 0; j < m; ++j) {
+            rq[dim + j] = 0.0;
+            rp[dim + j] = -a[j * n + i];
+        }
+    }
+    for (int j = 0; j < m; ++j) {
+        double *rl = jac + (dim + j) * size;
+        for (int k = 0; k < dim; ++k) {
+            double sum = 0.0;
+            for (int l = 0; l < n; ++l)
+                sum += a[j * n + l] * G[(n + l) * dim + k];
+            rl[k] = sum + (k < n ? 0.5 * dav[j * n + k] : 0.0);
+        }
+        for (int l = 0; l < m; ++l)
+            rl[dim + l] = 0.0;
+    }
+}
+
+/* The residual (r not NULL) and the Newton matrix (jac not NULL) at x = (q', p', lam). */
+static int gonzalez_f_evaluate(const gonzalez_f_step *c, const double *x, double *r, double *jac)
+{
     const nh_system *s = c->sys;
     const int n = nh_dim(s), m = s->m, dim = 2 * n;
     const double *lam = x + dim;
-    double mid[2 * N], delta[2 * N], g[2 * N], a[NH_MAX_CON * N], force[N], coef;
+    double mid[2 * N], delta[2 * N], g[2 * N], grad_mid[2 * N], a[NH_MAX_CON * N], force[N], coef;
     for (int i = 0; i < dim; ++i) {
         mid[i] = 0.5 * (c->z0[i] + x[i]);
         delta[i] = x[i] - c->z0[i];
     }
     canonical_gradient(s, mid, g);
-    nh_gonzalez_correct(dim, c->energy0, canonical_energy(s, x), delta, nh_dot(dim, mid, mid), g, &coef);
+    if (jac)
+        memcpy(grad_mid, g, (size_t)dim * sizeof *g);
+    const int corrected =
+        nh_gonzalez_correct(dim, c->energy0, canonical_energy(s, x), delta, nh_dot(dim, mid, mid), g, &coef);
     s->type->constraint(s, mid, a);
-    nh_matvec_t(m, n, a, lam, force);
-    for (int i = 0; i < n; ++i) {
-        r[i] = delta[i] / c->h - g[n + i];
-        r[n + i] = delta[n + i] / c->h + g[i] - force[i];
+    if (r) {
+        nh_matvec_t(m, n, a, lam, force);
+        for (int i = 0; i < n; ++i) {
+            r[i] = delta[i] / c->h - g[n + i];
+            r[n + i] = delta[n + i] / c->h + g[i] - force[i];
+        }
+        nh_matvec(m, n, a, g + n, r + dim);
     }
-    nh_matvec(m, n, a, g + n, r + dim);
+    if (jac)
+        gonzalez_f_matrix(c, x, mid, delta, grad_mid, g, a, corrected, coef, jac);
     return 0;
 }
 
-static int gonzalez_f_jacobian(const double *x, double *jac, void *ctx)
-{
-    const gonzalez_f_step *c = ctx;
-    return nh_fd_jacobian(2 * c->sys->n + c->sys->m, gonzalez_f_residual, ctx, x, jac, c->work);
-}
+NH_PROBLEM_CALLBACKS(gonzalez_f, gonzalez_f_step, gonzalez_f_evaluate)
 
 static int gonzalez_f_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
 {
@@ -83,7 +149,8 @@ static int gonzalez_f_step_fn(nh_stepper *st, double h, double *q, double *v, do
         x[n + i] = s->mass[i] * v1[i];
     }
     nh_nonlinear_problem pb = {2 * n + s->m, gonzalez_f_residual, gonzalez_f_jacobian, &c,
-                               fmax(nh_norm_inf(2 * n, c.z0) / h, 1e-300), NH_JACOBIAN_EACH_SOLVE, 0, NULL};
+                               fmax(nh_norm_inf(2 * n, c.z0) / h, 1e-300), NH_JACOBIAN_EACH_SOLVE, 0,
+                               gonzalez_f_residual_and_jacobian};
     if ((rc = nh_solver_solve(st->solver, &pb, x)))
         return rc;
     for (int i = 0; i < n; ++i) {
@@ -101,7 +168,8 @@ static int gonzalez_f_solver_dim(const nh_method_spec *self, const nh_system *sy
 
 static long gonzalez_f_workspace_size(const nh_method_spec *self, const nh_system *sys)
 {
-    return NH_FD_WORK(gonzalez_f_solver_dim(self, sys));
+    (void)self;
+    return 6L * sys->n * sys->n;   /* G (2n x 2n), Hess V and d(A^T lam)/dq (n x n each) */
 }
 
 const nh_method_type nh_method_gonzalez_f = {

@@ -820,7 +820,7 @@ Test(structure, analytic_newton_matrices_match_differences)
         {"sleigh", NULL, 1.0}, {"suslov", NULL, 1.0}};
     const char *methods[] = {"dla", "idla", "dla:alpha=0.4", "dla01", "spark2", "dd", "newmark",
                              "newmark:beta=0.2,beta2=0.1", "newmark:disc=16", "newmark-psi", "genfun",
-                             "genfun:variant=5", "genfun:alpha=0.4", "genfun:variant=6"};
+                             "genfun:variant=5", "genfun:alpha=0.4", "genfun:variant=6", "gonzalez-f"};
     double worst = 0.0;
     int compared = 0;
     for (size_t k = 0; k < sizeof states / sizeof states[0]; ++k)
