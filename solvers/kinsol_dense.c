@@ -96,16 +96,21 @@ static int solver_setup(SUNLinearSolver s, SUNMatrix a)
     return nh_lu_factor(d->n, d->a, d->pivots) ? SUNLS_LUFACT_FAIL : SUNLS_SUCCESS;
 }
 
+void nh_small_dense_solve(SUNMatrix factored, double *b)
+{
+    const small_dense *d = content(factored);
+    nh_lu_solve(d->n, d->a, d->pivots, b);
+}
+
 static int solver_solve(SUNLinearSolver s, SUNMatrix a, N_Vector x, N_Vector b, realtype tol)
 {
     (void)s;
     (void)tol;
-    small_dense *d = content(a);
-    double *out = N_VGetArrayPointer(x);
-    const double *rhs = N_VGetArrayPointer(b);
+    double *out = NV_DATA_S(x);
+    const double *rhs = NV_DATA_S(b);
     if (out != rhs)
-        memcpy(out, rhs, (size_t)d->n * sizeof *out);
-    nh_lu_solve(d->n, d->a, d->pivots, out);
+        memcpy(out, rhs, (size_t)content(a)->n * sizeof *out);
+    nh_small_dense_solve(a, out);
     return SUNLS_SUCCESS;
 }
 

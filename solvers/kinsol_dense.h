@@ -14,6 +14,8 @@
 SUNMatrix nh_small_dense_matrix(SUNContext context, int n);
 /* Its row-major storage: a[i n + j]. */
 double *nh_small_dense_data(SUNMatrix matrix);
+/* b = A^-1 b with the factors that the direct solver's setup left in the matrix. */
+void nh_small_dense_solve(SUNMatrix factored, double *b);
 /* The direct solver: setup factors the matrix in place (partial pivoting), solve uses the factors.
  * NULL when out of memory; SUNLinSolFree frees it. */
 SUNLinearSolver nh_small_dense_solver(SUNContext context);

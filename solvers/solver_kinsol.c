@@ -22,7 +22,7 @@ typedef struct kinsol_impl {
     int dim;
     SUNContext context;
     void *memory;
-    N_Vector unknowns, ones, step;
+    N_Vector unknowns, ones;
     SUNMatrix matrix;
     SUNLinearSolver linear_solver;
     const nh_nonlinear_problem *problem;  /* the problem of the solve in progress */
@@ -43,7 +43,7 @@ static int matrix_follows(const kinsol_impl *k, const double *x)
     if (k->problem->reuse_jacobian != NH_JACOBIAN_EACH_ITERATION)
         return 0;
     for (int i = 0; i < k->dim; ++i)   /* nh_solver_relative_step > NH_SOLVER_FAR_STEP, without its divisions */
-        if (fabs(x[i] - k->last_x[i]) > NH_SOLVER_FAR_STEP * fmax(fabs(x[i]), 1.0))
+        if (fabs(x[i] - k->last_x[i]) > NH_SOLVER_FAR_STEP * (fabs(x[i]) > 1.0 ? fabs(x[i]) : 1.0))
             return 1;
     return 0;
 }
@@ -52,8 +52,8 @@ static int kinsol_residual(N_Vector u, N_Vector f, void *user_data)
 {
     kinsol_impl *k = user_data;
     const nh_nonlinear_problem *pb = k->problem;
-    const double *x = N_VGetArrayPointer(u);
-    double *r = N_VGetArrayPointer(f);
+    const double *x = NV_DATA_S(u);
+    double *r = NV_DATA_S(f);
     k->jacobian_at_last_x = 0;
     if (pb->residual_and_jacobian && matrix_follows(k, x)) {
         k->have_matrix = 0;   /* its factors are overwritten, whatever the call returns */
@@ -73,7 +73,7 @@ static int kinsol_jacobian(N_Vector u, N_Vector fu, SUNMatrix jac, void *user_da
     (void)t1;
     (void)t2;
     kinsol_impl *k = user_data;
-    const double *x = N_VGetArrayPointer(u);
+    const double *x = NV_DATA_S(u);
     const int filled = k->jacobian_at_last_x && memcmp(k->last_x, x, (size_t)k->dim * sizeof *x) == 0;
     k->jacobian_at_last_x = 0;
     k->have_matrix = 0;
@@ -108,8 +108,6 @@ static void kinsol_destroy(void *p)
         N_VDestroy(k->unknowns);
     if (k->ones)
         N_VDestroy(k->ones);
-    if (k->step)
-        N_VDestroy(k->step);
     if (k->context)
         SUNContext_Free(&k->context);
     free(k->last_x);
@@ -143,9 +141,8 @@ static void *kinsol_create(int dim, nh_error *err)
         goto fail;
     k->unknowns = nh_small_vector(k->context, dim);
     k->ones = nh_small_vector(k->context, dim);
-    k->step = nh_small_vector(k->context, dim);
     k->matrix = nh_small_dense_matrix(k->context, dim);
-    if (!k->unknowns || !k->ones || !k->step || !k->matrix)
+    if (!k->unknowns || !k->ones || !k->matrix)
         goto fail;
     N_VConst(1.0, k->ones);
     k->linear_solver = nh_small_dense_solver(k->context);
@@ -172,10 +169,7 @@ static void kinsol_set_policy(kinsol_impl *k, const nh_nonlinear_problem *pb, in
 static int kinsol_solve_step(double *step, void *ctx)
 {
     kinsol_impl *k = ctx;
-    memcpy(N_VGetArrayPointer(k->step), step, (size_t)k->dim * sizeof *step);
-    if (SUNLinSolSolve(k->linear_solver, k->matrix, k->step, k->step, 0.0) != 0)
-        return 1;
-    memcpy(step, N_VGetArrayPointer(k->step), (size_t)k->dim * sizeof *step);
+    nh_small_dense_solve(k->matrix, step);   /* what SUNLinSolSolve would do, without two copies */
     return 0;
 }
 
@@ -183,7 +177,7 @@ static int kinsol_solve_step(double *step, void *ctx)
  * factored matrix, as the Newton backend takes them. */
 static void kinsol_polish(kinsol_impl *k, const nh_nonlinear_problem *pb, N_Vector u)
 {
-    double *x = N_VGetArrayPointer(u), f[NH_MAX_UNKNOWNS], step[NH_MAX_UNKNOWNS];
+    double *x = NV_DATA_S(u), f[NH_MAX_UNKNOWNS], step[NH_MAX_UNKNOWNS];
     if (memcmp(k->last_x, x, (size_t)k->dim * sizeof *x) != 0)
         return;   /* the last residual is not the solution's: nothing to polish with */
     memcpy(f, k->last_f, (size_t)k->dim * sizeof *f);
@@ -193,7 +187,7 @@ static void kinsol_polish(kinsol_impl *k, const nh_nonlinear_problem *pb, N_Vect
 static int kinsol_attempt(kinsol_impl *k, const nh_nonlinear_problem *pb, const double *guess, long *iterations,
                           int stale)
 {
-    memcpy(N_VGetArrayPointer(k->unknowns), guess, (size_t)k->dim * sizeof *guess);
+    memcpy(NV_DATA_S(k->unknowns), guess, (size_t)k->dim * sizeof *guess);
     kinsol_set_policy(k, pb, stale);
     k->at_guess = 1;
     k->stale = stale;
@@ -206,7 +200,7 @@ static int kinsol_attempt(kinsol_impl *k, const nh_nonlinear_problem *pb, const 
      * rounding floor of a many-component residual exceeds the max norm the tolerances are written for
      * (it refused steps the Newton backend accepts: dd on cvt eps=0.5 failed at t = 362.1). */
     double f[NH_MAX_UNKNOWNS];
-    const int have_f = flag == KIN_STEP_LT_STPTOL && pb->residual(N_VGetArrayPointer(k->unknowns), f, pb->ctx) == 0;
+    const int have_f = flag == KIN_STEP_LT_STPTOL && pb->residual(NV_DATA_S(k->unknowns), f, pb->ctx) == 0;
     int ok = flag == KIN_SUCCESS || flag == KIN_INITIAL_GUESS_OK ||
              (have_f && nh_norm_inf(k->dim, f) <= NH_SOLVER_STALL_FTOL * pb->scale);
     if (ok && flag != KIN_INITIAL_GUESS_OK && pb->reuse_jacobian != NH_JACOBIAN_EACH_ITERATION)
@@ -229,7 +223,7 @@ static int kinsol_solve(void *p, const nh_nonlinear_problem *pb, double *x, long
     k->problem = NULL;
     if (!ok)
         return NH_STEP_NO_CONVERGENCE;
-    memcpy(x, N_VGetArrayPointer(k->unknowns), (size_t)k->dim * sizeof *x);
+    memcpy(x, NV_DATA_S(k->unknowns), (size_t)k->dim * sizeof *x);
     return NH_OK;
 }
 
