@@ -17,7 +17,8 @@ double nh_system_param(const nh_system *s, int index)
     return s->params.value[index];
 }
 
-/* The name of the first required callback that the descriptor lacks, or NULL. */
+/* The name of the first required callback that the descriptor lacks, or NULL: the nine that every system
+ * has, and the partner of an optional one that needs it. */
 static const char *missing_callback(const nh_system_type *t)
 {
     const struct { const char *name; int present; } required[] = {
@@ -29,7 +30,10 @@ static const char *missing_callback(const nh_system_type *t)
         {"constraint_jacobian_velocity", t->constraint_jacobian_velocity != NULL},
         {"constraint_jacobian_multiplier", t->constraint_jacobian_multiplier != NULL},
         {"sample_configuration", t->sample_configuration != NULL},
-        {"minimum_energy", t->minimum_energy != NULL}};
+        {"minimum_energy", t->minimum_energy != NULL},
+        {"mass_matrix_derivative (it has mass_matrix)", !t->mass_matrix || t->mass_matrix_derivative},
+        {"mass_matrix (it has mass_matrix_derivative)", !t->mass_matrix_derivative || t->mass_matrix},
+        {"adapted_basis (it has adapted_basis_pattern)", !t->adapted_basis_pattern || t->adapted_basis}};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; ++i)
         if (!required[i].present)
             return required[i].name;
@@ -43,7 +47,8 @@ int nh_system_type_check(const nh_system_type *type, nh_error *err)
         return nh_fail(err, NH_ERR_INPUT,
                        "system '%s' is incomplete: it has no %s; a system needs dimensions, potential, "
                        "potential_gradient, potential_hessian, constraint, constraint_jacobian_velocity, "
-                       "constraint_jacobian_multiplier, sample_configuration and minimum_energy",
+                       "constraint_jacobian_multiplier, sample_configuration and minimum_energy, a mass_matrix its "
+                       "mass_matrix_derivative and an adapted_basis_pattern its adapted_basis",
                        type && type->name ? type->name : "(null)", missing);
     return NH_OK;
 }

@@ -86,7 +86,8 @@ static void assert_only_row_fails(const nh_check_report *rep, const char *named,
 
 /* A descriptor without one of its required callbacks (here V's Hessian, which the implicit methods' Newton
  * matrices call: dla, dd and newmark crashed on such a plugin system) is refused by the registry and by
- * nh_system_init, with a message naming the system and the callback, and the complete one is accepted. */
+ * nh_system_init, with a message naming the system and the callback, and so is an M(q) without its
+ * derivative (the D* frames call both); the complete one is accepted. */
 Test(systems, an_incomplete_descriptor_is_refused_by_name)
 {
     nh_error err;
@@ -103,6 +104,11 @@ Test(systems, an_incomplete_descriptor_is_refused_by_name)
     cr_assert(eq(int, made, NH_ERR_INPUT));
     cr_assert(strstr(err.msg, "has no potential_hessian;") != NULL, "%s", err.msg);
     missing.potential_hessian = nh_registry_find_system(reg, "quartic")->potential_hessian;
+    nh_system_type half = *nh_registry_find_system(reg, "sleigh");   /* M(q) without its derivative */
+    half.mass_matrix_derivative = NULL;
+    const int half_made = nh_system_init(&s, &half, NULL, NULL, 0, &err);
+    cr_assert(eq(int, half_made, NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "has no mass_matrix_derivative (it has mass_matrix)") != NULL, "%s", err.msg);
     const int complete = nh_registry_add_system(reg, &missing, &err);
     cr_assert(eq(int, complete, NH_OK), "%s", err.msg);
     nh_registry_free(reg);
