@@ -20,7 +20,8 @@ enum { N = NH_MAX_DIM };
 typedef struct gonzalez_f_step {
     const nh_system *sys;
     double h;
-    double z0[2 * N];
+    double z0[2 * N];           /* (q0, M v0) */
+    const double *v0;
     double energy0;
     double *work;           /* the Newton matrix's scratch (the stepper's workspace, gonzalez_f_workspace_size) */
 } gonzalez_f_step;
@@ -130,33 +131,75 @@ static int gonzalez_f_evaluate(const gonzalez_f_step *c, const double *x, double
 
 NH_PROBLEM_CALLBACKS(gonzalez_f, gonzalez_f_step, gonzalez_f_evaluate)
 
+/* lam (m) = the weighted least-squares solution of the p rows at the guess (q1, p1) without the Gonzalez
+ * correction, A^T lam = (p1 - p0)/h + grad V(q_bar): (A M^-1 A^T) lam = A M^-1 [...] at q_bar. */
+static int gonzalez_f_guess_multiplier(const gonzalez_f_step *c, const double *x, double *lam)
+{
+    const nh_system *s = c->sys;
+    const int n = nh_dim(s), m = s->m;
+    double mid[N], grad[N], force[N], a[NH_MAX_CON * N], gram[NH_MAX_CON * NH_MAX_CON];
+    for (int i = 0; i < n; ++i)
+        mid[i] = 0.5 * (c->z0[i] + x[i]);
+    s->type->potential_gradient(s, mid, grad);
+    s->type->constraint(s, mid, a);
+    for (int i = 0; i < n; ++i)
+        force[i] = s->inv_mass[i] * ((x[n + i] - c->z0[n + i]) / c->h + grad[i]);
+    nh_matvec(m, n, a, force, lam);
+    nh_constraint_gram(s, mid, a, gram);
+    return nh_spd_solve(m, gram, lam) ? NH_STEP_SINGULAR : NH_OK;
+}
+
+/* The first guess. With six past steps: q1 from the quintic through their increments, p1 from the
+ * midpoint rule's q rows, 2 M (q1 - q0)/h - p0, and lam from the p rows (gonzalez_f_guess_multiplier);
+ * p and lam are not extrapolated, since they carry a period-2 ripple (docs/METHODS.md). Else explicit
+ * Euler on the index-1 ODE. */
+static int gonzalez_f_guess(void *ctx, double *x, const double *past)
+{
+    const gonzalez_f_step *c = ctx;
+    const nh_system *s = c->sys;
+    const int n = nh_dim(s);
+    if (past) {
+        double increments[NH_MAX_UNKNOWNS];
+        nh_history_quintic(2 * n + s->m, past, increments);
+        for (int i = 0; i < n; ++i) {
+            x[i] = c->z0[i] + increments[i];
+            x[n + i] = 2.0 * s->mass[i] * increments[i] / c->h - c->z0[n + i];
+        }
+        return gonzalez_f_guess_multiplier(c, x, x + 2 * n);
+    }
+    double v1[N];
+    const int rc = nh_method_predict(s, c->h, c->z0, c->v0, v1, x + 2 * n);
+    for (int i = 0; i < n && !rc; ++i) {
+        x[i] = c->z0[i] + c->h * c->v0[i];
+        x[n + i] = s->mass[i] * v1[i];
+    }
+    return rc;
+}
+
 static int gonzalez_f_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
 {
     (void)carried;
     const nh_system *s = st->sys;
     const int n = nh_dim(s);
-    gonzalez_f_step c = {.sys = s, .h = h, .work = st->workspace};
-    double x[NH_MAX_UNKNOWNS], v1[N];
+    gonzalez_f_step c = {.sys = s, .h = h, .v0 = v, .work = st->workspace};
+    double x[NH_MAX_UNKNOWNS];
     memcpy(c.z0, q, (size_t)n * sizeof *q);
     for (int i = 0; i < n; ++i)
         c.z0[n + i] = s->mass[i] * v[i];
     c.energy0 = canonical_energy(s, c.z0);
-    int rc = nh_method_predict(s, h, q, v, v1, x + 2 * n);
-    if (rc)
-        return rc;
-    for (int i = 0; i < n; ++i) {
-        x[i] = q[i] + h * v[i];
-        x[n + i] = s->mass[i] * v1[i];
-    }
     nh_nonlinear_problem pb = {2 * n + s->m, gonzalez_f_residual, gonzalez_f_jacobian, &c,
                                fmax(nh_norm_inf(2 * n, c.z0) / h, 1e-300), NH_JACOBIAN_EACH_SOLVE, 0,
                                gonzalez_f_residual_and_jacobian};
-    if ((rc = nh_solver_solve(st->solver, &pb, x)))
+    const int rc = nh_method_solve(st, &pb, h, q, v, NH_QUINTIC_POINTS, gonzalez_f_guess, NULL, x);
+    if (rc)
         return rc;
     for (int i = 0; i < n; ++i) {
         q[i] = x[i];
         v[i] = s->inv_mass[i] * x[n + i];
     }
+    for (int i = 0; i < 2 * n; ++i)
+        x[i] -= c.z0[i];
+    nh_stepper_remember(st, x, q, v);
     return NH_OK;
 }
 
