@@ -165,7 +165,10 @@ static int gonzalez_f_guess(void *ctx, double *x, const double *past)
             x[i] = c->z0[i] + increments[i];
             x[n + i] = 2.0 * s->mass[i] * increments[i] / c->h - c->z0[n + i];
         }
-        return gonzalez_f_guess_multiplier(c, x, x + 2 * n);
+        if (gonzalez_f_guess_multiplier(c, x, x + 2 * n) != NH_OK)
+            for (int j = 0; j < s->m; ++j)   /* A M^-1 A^T not SPD at that q_bar (NaN, say): the solve decides, */
+                x[2 * n + j] = 0.0;           /* and nh_method_solve restarts from Euler's guess if it fails */
+        return NH_OK;
     }
     double v1[N];
     const int rc = nh_method_predict(s, c->h, c->z0, c->v0, v1, x + 2 * n);
