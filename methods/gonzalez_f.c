@@ -41,46 +41,51 @@ static void canonical_gradient(const nh_system *s, const double *z, double *g)
         g[s->n + i] = s->inv_mass[i] * z[s->n + i];
 }
 
-/* The Newton matrix of the residual below, from its points: G (2n x 2n) = 1/2 Hess H(mid) + the derivative of
- * the applied correction coef delta; then the rows of the module comment. grad_mid = grad H(mid) before the
- * correction, g after it. */
+/* G (2n x 2n) = d grad_bar H / dz' = 1/2 Hess H(mid) + the derivative of the applied correction coef delta
+ * (grad_mid = grad H(mid) before the correction); hess (n x n) = Hess V(mid), which the caller reuses. */
+static void gonzalez_f_gradient_derivative(const gonzalez_f_step *c, const double *x, const double *mid,
+                                           const double *delta, const double *grad_mid, int corrected, double coef,
+                                           double *G, double *hess)
+{
+    const nh_system *s = c->sys;
+    const int n = nh_dim(s), dim = 2 * n;
+    double grad1[2 * N], hess_delta[2 * N];
+    s->type->potential_hessian(s, mid, hess);
+    for (int i = 0; i < dim * dim; ++i)
+        G[i] = 0.0;
+    for (int i = 0; i < n; ++i) {
+        for (int k = 0; k < n; ++k)
+            G[i * dim + k] = 0.5 * hess[i * n + k];
+        G[(n + i) * dim + n + i] = 0.5 * s->inv_mass[i];
+    }
+    if (!corrected)
+        return;
+    canonical_gradient(s, x, grad1);
+    nh_matvec(n, n, hess, delta, hess_delta);
+    for (int i = 0; i < n; ++i)
+        hess_delta[n + i] = s->inv_mass[i] * delta[n + i];
+    nh_gonzalez_correct_jacobian(dim, delta, coef, grad1, grad_mid, hess_delta, G);
+}
+
+/* The Newton matrix of the residual below (the rows of the module comment) from its points and G; g is
+ * grad_bar H after the correction, a = A(mid). */
 static void gonzalez_f_matrix(const gonzalez_f_step *c, const double *x, const double *mid, const double *delta,
                               const double *grad_mid, const double *g, const double *a, int corrected, double coef,
                               double *jac)
 {
     const nh_system *s = c->sys;
     const int n = nh_dim(s), m = s->m, dim = 2 * n, size = dim + m;
-    double *G = c->work, *hess = c->work + dim * dim, *datl = hess + n * n;
-    double dav[NH_MAX_CON * N], grad1[2 * N], hess_delta[2 * N];
-    s->type->potential_hessian(s, mid, hess);
-    for (int i = 0; i < dim; ++i)
-        for (int k = 0; k < dim; ++k)
-            G[i * dim + k] = 0.0;
-    for (int i = 0; i < n; ++i) {
-        for (int k = 0; k < n; ++k)
-            G[i * dim + k] = 0.5 * hess[i * n + k];
-        G[(n + i) * dim + n + i] = 0.5 * s->inv_mass[i];
-    }
-    if (corrected) {
-        canonical_gradient(s, x, grad1);
-        nh_matvec(n, n, hess, delta, hess_delta);
-        for (int i = 0; i < n; ++i)
-            hess_delta[n + i] = s->inv_mass[i] * delta[n + i];
-        nh_gonzalez_correct_jacobian(dim, delta, coef, grad1, grad_mid, hess_delta, G);
-    }
+    double *G = c->work, *hess = c->work + dim * dim, *datl = hess + n * n, dav[NH_MAX_CON * N];
+    gonzalez_f_gradient_derivative(c, x, mid, delta, grad_mid, corrected, coef, G, hess);
     s->type->constraint_jacobian_multiplier(s, mid, x + dim, datl);
     s->type->constraint_jacobian_velocity(s, mid, g + n, dav);
     const double inv_h = 1.0 / c->h;
     for (int i = 0; i < n; ++i) {
         double *rq = jac + i * size, *rp = jac + (n + i) * size;
         for (int k = 0; k < dim; ++k) {
-            rq[k] = -G[(n + i) * dim + k];
-            rp[k] = G[i * dim + k];
+            rq[k] = (k == i ? inv_h : 0.0) - G[(n + i) * dim + k];
+            rp[k] = G[i * dim + k] + (k == n + i ? inv_h : 0.0) - (k < n ? 0.5 * datl[i * n + k] : 0.0);
         }
-        rq[i] += inv_h;
-        rp[n + i] += inv_h;
-        for (int k = 0; k < n; ++k)
-            rp[k] -= 0.5 * datl[i * n + k];
         for (int j = 0; j < m; ++j) {
             rq[dim + j] = 0.0;
             rp[dim + j] = -a[j * n + i];
@@ -88,12 +93,8 @@ static void gonzalez_f_matrix(const gonzalez_f_step *c, const double *x, const d
     }
     for (int j = 0; j < m; ++j) {
         double *rl = jac + (dim + j) * size;
-        for (int k = 0; k < dim; ++k) {
-            double sum = 0.0;
-            for (int l = 0; l < n; ++l)
-                sum += a[j * n + l] * G[(n + l) * dim + k];
-            rl[k] = sum + (k < n ? 0.5 * dav[j * n + k] : 0.0);
-        }
+        for (int k = 0; k < dim; ++k)
+            rl[k] = nh_matvec_t_entry(n, dim, G + n * dim, a + j * n, k) + (k < n ? 0.5 * dav[j * n + k] : 0.0);
         for (int l = 0; l < m; ++l)
             rl[dim + l] = 0.0;
     }
