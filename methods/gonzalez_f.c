@@ -83,9 +83,13 @@ static void gonzalez_f_matrix(const gonzalez_f_step *c, const double *x, const d
     for (int i = 0; i < n; ++i) {
         double *rq = jac + i * size, *rp = jac + (n + i) * size;
         for (int k = 0; k < dim; ++k) {
-            rq[k] = (k == i ? inv_h : 0.0) - G[(n + i) * dim + k];
-            rp[k] = G[i * dim + k] + (k == n + i ? inv_h : 0.0) - (k < n ? 0.5 * datl[i * n + k] : 0.0);
+            rq[k] = -G[(n + i) * dim + k];
+            rp[k] = G[i * dim + k];
         }
+        rq[i] += inv_h;
+        rp[n + i] += inv_h;
+        for (int k = 0; k < n; ++k)
+            rp[k] -= 0.5 * datl[i * n + k];
         for (int j = 0; j < m; ++j) {
             rq[dim + j] = 0.0;
             rp[dim + j] = -a[j * n + i];
@@ -93,8 +97,12 @@ static void gonzalez_f_matrix(const gonzalez_f_step *c, const double *x, const d
     }
     for (int j = 0; j < m; ++j) {
         double *rl = jac + (dim + j) * size;
-        for (int k = 0; k < dim; ++k)
-            rl[k] = nh_matvec_t_entry(n, dim, G + n * dim, a + j * n, k) + (k < n ? 0.5 * dav[j * n + k] : 0.0);
+        for (int k = 0; k < dim; ++k) {
+            double sum = 0.0;
+            for (int l = 0; l < n; ++l)
+                sum += a[j * n + l] * G[(n + l) * dim + k];
+            rl[k] = sum + (k < n ? 0.5 * dav[j * n + k] : 0.0);
+        }
         for (int l = 0; l < m; ++l)
             rl[dim + l] = 0.0;
     }
