@@ -31,6 +31,8 @@ typedef struct kinsol_impl {
     int at_guess, stale;                  /* the next residual is the attempt's guess; the attempt keeps a matrix */
     int have_matrix;                      /* KINSOL's linear solver holds a factored Newton matrix ... */
     double matrix_key;                    /* ... built for a problem with this jacobian_key */
+    int policy;                           /* kinsol_set_policy's last settings (0: none yet) */
+    double tolerance;                     /* the FuncNormTol last set (-1: none yet) */
 } kinsol_impl;
 
 /* Whether KINSOL will ask for the Newton matrix at x, whose residual it asks for now: the Newton
@@ -63,7 +65,8 @@ static int kinsol_residual(N_Vector u, N_Vector f, void *user_data)
     if (!k->jacobian_at_last_x && pb->residual(x, r, pb->ctx))
         return 1;
     memcpy(k->last_x, x, (size_t)k->dim * sizeof *x);
-    memcpy(k->last_f, r, (size_t)k->dim * sizeof *r);
+    if (pb->reuse_jacobian != NH_JACOBIAN_EACH_ITERATION)   /* only a chord solve's polish reads it */
+        memcpy(k->last_f, r, (size_t)k->dim * sizeof *r);
     return 0;
 }
 
@@ -135,6 +138,7 @@ static void *kinsol_create(int dim, nh_error *err)
         return NULL;
     }
     k->dim = dim;
+    k->tolerance = -1.0;
     k->last_x = malloc((size_t)dim * sizeof(double));
     k->last_f = malloc((size_t)dim * sizeof(double));
     if (!k->last_x || !k->last_f || SUNContext_Create(NULL, &k->context) != 0)
@@ -157,13 +161,26 @@ fail:
 }
 
 /* The Newton matrix policy (nh_jacobian_reuse) in KINSOL's terms: how many iterations between matrix
- * set-ups, and whether the first iteration reuses the matrix of an earlier solve. */
+ * set-ups, and whether the first iteration reuses the matrix of an earlier solve. Set only when it
+ * changes: each setter is a call into the unoptimised library. */
 static void kinsol_set_policy(kinsol_impl *k, const nh_nonlinear_problem *pb, int stale)
 {
-    const int full = pb->reuse_jacobian == NH_JACOBIAN_EACH_ITERATION;
+    const int full = pb->reuse_jacobian == NH_JACOBIAN_EACH_ITERATION, policy = 1 + 2 * full + stale;
+    if (policy == k->policy)
+        return;
+    k->policy = policy;
     KINSetMaxSetupCalls(k->memory, full ? 1 : NH_SOLVER_MAX_ITERS);
     KINSetNoInitSetup(k->memory, stale ? SUNTRUE : SUNFALSE);
     KINSetNumMaxIters(k->memory, stale ? NH_SOLVER_STALE_ITERS : NH_SOLVER_MAX_ITERS);
+}
+
+/* KINSOL's stopping tolerance on ||F||, set only when it changes. */
+static void kinsol_set_tolerance(kinsol_impl *k, double tolerance)
+{
+    if (tolerance == k->tolerance)
+        return;
+    k->tolerance = tolerance;
+    KINSetFuncNormTol(k->memory, tolerance);
 }
 
 static int kinsol_solve_step(double *step, void *ctx)
@@ -215,7 +232,7 @@ static int kinsol_solve(void *p, const nh_nonlinear_problem *pb, double *x, long
     /* A chord solve stops at the stall tolerance and polishes to the floor: below it KINSOL, finding
      * its matrix not current, would build a new one at every stall (nearly every solve). */
     const int chord = pb->reuse_jacobian != NH_JACOBIAN_EACH_ITERATION;
-    KINSetFuncNormTol(k->memory, (chord ? NH_SOLVER_STALL_FTOL : NH_SOLVER_FTOL) * pb->scale);
+    kinsol_set_tolerance(k, (chord ? NH_SOLVER_STALL_FTOL : NH_SOLVER_FTOL) * pb->scale);
     const int stale = nh_solver_keeps_matrix(pb, k->have_matrix, k->matrix_key);
     int ok = kinsol_attempt(k, pb, x, iterations, stale);
     if (!ok && stale)   /* the kept matrix converged too slowly: a fresh one from the same guess */
