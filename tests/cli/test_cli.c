@@ -360,6 +360,17 @@ Test(cli, plugin_of_another_abi_is_refused_with_both_versions)
     refused(args, expect);
 }
 
+/* A plugin system without V's Hessian (which dla's, dd's and newmark's Newton matrices call) is refused
+ * at load, naming the system and the callback; it used to load, and `run --method dla` crashed. */
+Test(cli, plugin_system_without_a_hessian_is_refused_by_name)
+{
+    char args[512];
+    snprintf(args, sizeof args, "--plugin %s run --system plane-without-hessian --method dla --energy 1 --h 0.1 --T 1 "
+             "--out /tmp/nhens-no-hessian",
+             NHENS_NO_HESSIAN_PLUGIN_PATH);
+    refused(args, "system 'plane-without-hessian' is incomplete: it has no potential_hessian;");
+}
+
 Test(cli, check_passes_on_a_builtin_system_and_every_command_has_help)
 {
     cr_assert(eq(int, nhens("check --system sleigh --points 5"), 0), "%s", err_text);
