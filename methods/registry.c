@@ -77,10 +77,11 @@ int nh_registry_add_system(nh_registry *reg, const nh_system_type *type, nh_erro
 
 int nh_registry_add_method(nh_registry *reg, const nh_method_type *type, nh_error *err)
 {
-    if (!type || !valid_name(type->name) || !type->step || type->n_params < 0 || type->n_params > NH_MAX_PARAMS)
+    if (!type || !valid_name(type->name) || !type->step || type->n_params < 0 || type->n_params > NH_MAX_PARAMS ||
+        (type->n_params > 0 && !type->params))
         return nh_fail(err, NH_ERR_INPUT,
                        "method '%s' is incomplete: it needs a name of 1-48 characters [A-Za-z0-9._-], a step "
-                       "function and at most %d parameters",
+                       "function and at most %d parameters with their definitions",
                        type && type->name ? type->name : "(null)", NH_MAX_PARAMS);
     if (nh_registry_find_method(reg, type->name))
         return nh_fail(err, NH_ERR_INPUT, "a method named '%s' is already registered", type->name);

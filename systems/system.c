@@ -42,6 +42,14 @@ static const char *missing_callback(const nh_system_type *t)
 
 int nh_system_type_check(const nh_system_type *type, nh_error *err)
 {
+    const char *name = type && type->name ? type->name : "(null)";
+    if (type && (type->n_params < 0 || type->n_params > NH_MAX_PARAMS || (type->n_params > 0 && !type->params)))
+        return nh_fail(err, NH_ERR_INPUT, "system '%s' has n_params = %d%s; 0 to %d, with their definitions, are allowed",
+                       name, type->n_params, type->n_params > 0 && !type->params ? " and no params" : "",
+                       NH_MAX_PARAMS);
+    if (type && (type->n_presets < 0 || (type->n_presets > 0 && !type->presets)))
+        return nh_fail(err, NH_ERR_INPUT, "system '%s' has n_presets = %d%s; a count >= 0, with its presets, is allowed",
+                       name, type->n_presets, type->n_presets > 0 && !type->presets ? " and no presets" : "");
     const char *missing = type ? missing_callback(type) : "every callback";
     if (missing)
         return nh_fail(err, NH_ERR_INPUT,
@@ -49,7 +57,7 @@ int nh_system_type_check(const nh_system_type *type, nh_error *err)
                        "potential_gradient, potential_hessian, constraint, constraint_jacobian_velocity, "
                        "constraint_jacobian_multiplier, sample_configuration and minimum_energy, a mass_matrix its "
                        "mass_matrix_derivative and an adapted_basis_pattern its adapted_basis",
-                       type && type->name ? type->name : "(null)", missing);
+                       name, missing);
     return NH_OK;
 }
 

@@ -143,8 +143,9 @@ int nh_builtin_system_count(void);
 const nh_system_type *nh_builtin_system_at(int i);
 
 /* NH_OK if the descriptor has every callback that is not marked optional above (and an optional one's
- * partner: mass_matrix with mass_matrix_derivative, adapted_basis_pattern with adapted_basis), else
- * NH_ERR_INPUT with a message that names the system and the first missing callback. */
+ * partner: mass_matrix with mass_matrix_derivative, adapted_basis_pattern with adapted_basis), at most
+ * NH_MAX_PARAMS parameters, and the definitions and presets its counts promise; else NH_ERR_INPUT with a
+ * message that names the system and what is wrong. */
 int nh_system_type_check(const nh_system_type *type, nh_error *err);
 
 /* Build an instance (refused, as nh_system_type_check says, for an incomplete descriptor): defaults, then the preset's overrides (if preset != NULL), then `overrides`

@@ -59,6 +59,30 @@ static const method_case CASES[] = {
 };
 enum { N_CASES = sizeof CASES / sizeof CASES[0] };
 
+/* A method descriptor whose parameter count is out of range, or promises definitions it lacks, is refused
+ * by the registry (nh_method_spec_parse would read past them); the same descriptor made whole is accepted. */
+Test(structure, a_method_with_undefined_parameters_is_refused)
+{
+    nh_error err;
+    nh_registry *reg = nh_registry_create(&err);
+    cr_assert(reg != NULL, "%s", err.msg);
+    nh_method_type copy = *nh_registry_find_method(reg, "dla");
+    copy.name = "dla-copy";
+    const nh_param_def *defs = copy.params;
+    copy.params = NULL;
+    const int undefined = nh_registry_add_method(reg, &copy, &err);
+    cr_assert(eq(int, undefined, NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "'dla-copy' is incomplete") != NULL, "%s", err.msg);
+    copy.params = defs;
+    copy.n_params = NH_MAX_PARAMS + 1;
+    const int crowded = nh_registry_add_method(reg, &copy, &err);
+    cr_assert(eq(int, crowded, NH_ERR_INPUT));
+    copy.n_params = nh_registry_find_method(reg, "dla")->n_params;
+    const int whole = nh_registry_add_method(reg, &copy, &err);
+    cr_assert(eq(int, whole, NH_OK), "%s", err.msg);
+    nh_registry_free(reg);
+}
+
 Test(battery, every_registered_method_has_a_case)
 {
     for (int i = 0; i < nh_registry_method_count(test_registry()); ++i) {

@@ -87,7 +87,9 @@ static void assert_only_row_fails(const nh_check_report *rep, const char *named,
 /* A descriptor without one of its required callbacks (here V's Hessian, which the implicit methods' Newton
  * matrices call: dla, dd and newmark crashed on such a plugin system) is refused by the registry and by
  * nh_system_init, with a message naming the system and the callback, and so is an M(q) without its
- * derivative (the D* frames call both); the complete one is accepted. */
+ * derivative (the D* frames call both), and one declaring more parameters than an instance holds or
+ * parameters without their definitions (nh_params_defaults would write past the set or read NULL); the
+ * complete one is accepted. */
 Test(systems, an_incomplete_descriptor_is_refused_by_name)
 {
     nh_error err;
@@ -109,6 +111,16 @@ Test(systems, an_incomplete_descriptor_is_refused_by_name)
     const int half_made = nh_system_init(&s, &half, NULL, NULL, 0, &err);
     cr_assert(eq(int, half_made, NH_ERR_INPUT));
     cr_assert(strstr(err.msg, "has no mass_matrix_derivative (it has mass_matrix)") != NULL, "%s", err.msg);
+    nh_system_type crowded = *nh_registry_find_system(reg, "quartic");   /* more parameters than an instance holds */
+    crowded.n_params = NH_MAX_PARAMS + 1;
+    const int crowded_made = nh_system_init(&s, &crowded, NULL, NULL, 0, &err);
+    cr_assert(eq(int, crowded_made, NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "has n_params = 9; 0 to 8") != NULL, "%s", err.msg);
+    crowded.n_params = 1;
+    crowded.params = NULL;
+    const int undefined_made = nh_system_init(&s, &crowded, NULL, NULL, 0, &err);
+    cr_assert(eq(int, undefined_made, NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "has n_params = 1 and no params;") != NULL, "%s", err.msg);
     const int complete = nh_registry_add_system(reg, &missing, &err);
     cr_assert(eq(int, complete, NH_OK), "%s", err.msg);
     nh_registry_free(reg);
