@@ -7,8 +7,7 @@
 #define NHENS_METHODS_KERNELS_H
 
 #include "nhens/method.h"
-
-typedef int (*nh_step_fn)(nh_stepper *st, double h, double *q, double *v, double *carried);
+#include "stepper.h"
 
 typedef struct nh_step_kernel {
     const nh_method_type *method;

@@ -7,6 +7,9 @@
 
 enum { NH_MAX_INNER_STEPPERS = 4, NH_HISTORY_POINTS = 6 };
 
+/* A method's step (nh_method_type.step), or a step kernel of it (kernels.h). */
+typedef int (*nh_step_fn)(nh_stepper *st, double h, double *q, double *v, double *carried);
+
 /* The warm start's memory: the solver's unknowns at the last solved steps of one trajectory, newest
  * first, all with step h, and the (q, v) the newest step returned. Like a Newton matrix kept by the
  * solver it only changes where a solve starts, and nh_stepper_start clears it. */
@@ -20,8 +23,7 @@ typedef struct nh_step_history {
 
 struct nh_stepper {
     const nh_method_type *type;
-    /* type->step, or the step kernel of type for sys (kernels.h) */
-    int (*step)(nh_stepper *st, double h, double *q, double *v, double *carried);
+    nh_step_fn step;            /* type->step, or the step kernel of type for sys (kernels.h) */
     nh_method_spec method;
     nh_param_set params;        /* = method.params, kept beside type for the method files */
     const nh_system *sys;
