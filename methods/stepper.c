@@ -82,18 +82,19 @@ nh_stepper *nh_stepper_create_inner(nh_stepper *outer, const nh_method_spec *spe
 }
 
 /* A trajectory's steps must not depend on the trajectories integrated before it by the same worker. */
-static void forget_solver_memory(nh_stepper *st)
+static void forget_earlier_trajectories(nh_stepper *st)
 {
     st->history.count = 0;
+    st->trajectory++;
     if (st->solver)
         nh_solver_forget(st->solver);
     for (int i = 0; i < st->n_inner; ++i)
-        forget_solver_memory(st->inner[i]);
+        forget_earlier_trajectories(st->inner[i]);
 }
 
 int nh_stepper_start(nh_stepper *st, const double *q, const double *v, double *carried)
 {
-    forget_solver_memory(st);
+    forget_earlier_trajectories(st);
     return st->type->start ? st->type->start(st, q, v, carried) : NH_OK;
 }
 

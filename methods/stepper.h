@@ -35,6 +35,8 @@ struct nh_stepper {
     nh_stepper *inner[NH_MAX_INNER_STEPPERS];
     int n_inner;
     nh_step_history history;
+    unsigned long trajectory;   /* counts the starts of this stepper (and of its outer one): what a method
+                                 * keeps of its own last step is valid only within the same trajectory */
 };
 
 /* Before a step from (q, v) with step h: the number of solutions recorded for it (at most
