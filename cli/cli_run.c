@@ -226,6 +226,33 @@ static void print_global_error(const nh_run_result *res)
            res->reference_seconds);
 }
 
+/* "SEPARATOR NAME = VALUE +- ERROR", or without the error where the jackknife gave none (fewer than two
+ * groups, or a delete-one fit that failed: a group of one trajectory has no variance). */
+static void print_estimate(const char *separator, const char *name, int slope, double value, double error)
+{
+    printf(slope ? "%s %s = %.2f" : "%s %s = %.3e", separator, name, value);
+    if (isfinite(error))
+        printf(slope ? " +- %.2f" : " +- %.1e", error);
+}
+
+/* The fitted variance law, with the jackknife's standard errors where it gives them. Its groups are made
+ * of whole blocks of NH_BLOCK_SIZE trajectories, and each set of all groups but one needs two trajectories
+ * for a variance: it gives none for an ensemble of up to NH_BLOCK_SIZE + 1. */
+static void print_variance_law(const nh_variance_fit *fit)
+{
+    printf("  variance law on t in [%g, %g]: Var dH = a + C t with", fit->t_start, fit->t_end);
+    print_estimate("", "a", 0, fit->a, fit->a_err);
+    print_estimate(",", "C", 0, fit->C, fit->C_err);
+    print_estimate(",", "C/h^4", 0, fit->C_over_h4, fit->C_over_h4_err);
+    print_estimate(";", "log-log slope p", 1, fit->p, fit->p_err);
+    if (isfinite(fit->C_err))
+        printf(" (+- one standard error, jackknife over %d groups)\n", fit->groups);
+    else
+        printf(" (no standard errors: the jackknife over groups of blocks of %d trajectories needs at least %d "
+               "live trajectories)\n",
+               NH_BLOCK_SIZE, NH_BLOCK_SIZE + 2);
+}
+
 static void print_observer_extremes(const nh_run_result *res)
 {
     const char *sep = "  ";
@@ -265,11 +292,7 @@ void nh_cli_run_print_summary(const nh_run_config *cfg, const nh_run_result *res
     print_observer_extremes(res);
     print_global_error(res);
     if (res->fit_ok && cfg->ensemble > 1)
-        printf("  variance law on t in [%g, %g]: Var dH = a + C t with a = %.3e +- %.1e, C = %.3e +- %.1e, "
-               "C/h^4 = %.3e +- %.1e; log-log slope p = %.2f +- %.2f (+- one standard error, jackknife over %d "
-               "groups)\n",
-               res->fit.t_start, res->fit.t_end, res->fit.a, res->fit.a_err, res->fit.C, res->fit.C_err,
-               res->fit.C_over_h4, res->fit.C_over_h4_err, res->fit.p, res->fit.p_err, res->fit.groups);
+        print_variance_law(&res->fit);
     for (int i = 0; i < res->n_reported && i < 5; ++i)
         printf("  failure: trajectory %ld at t = %g: %s\n", res->first_failures[i].trajectory,
                res->first_failures[i].time, nh_status_name(res->first_failures[i].status));

@@ -66,7 +66,8 @@ int nh_variance_fit_compute(const double *t, const double *var, long n, double w
 
 /* The variance at every output time of all groups but g, for each g (var: n_groups x n): the groups
  * before g merged in order, then merged with those after g (merged from the last back). 3 n_groups merges
- * an output time, not n_groups^2. */
+ * an output time, not n_groups^2. NaN where fewer than two trajectories remain (9 trajectories make a
+ * group of 8 and a group of 1), whose variance nh_accum_variance would give as 0. */
 static void leave_one_out_variances(const nh_accum *groups, int n_groups, long n, double *var)
 {
     nh_accum before[NH_FIT_GROUPS + 1], after[NH_FIT_GROUPS + 1];
@@ -84,11 +85,12 @@ static void leave_one_out_variances(const nh_accum *groups, int n_groups, long n
         for (int g = 0; g < n_groups; ++g) {
             nh_accum rest = before[g];
             nh_accum_merge(&rest, &after[g + 1]);
-            var[(long)g * n + k] = nh_accum_variance(&rest);
+            var[(long)g * n + k] = rest.count >= 2.0 ? nh_accum_variance(&rest) : NAN;
         }
     }
 }
 
+/* NaN when a leave-one-out estimate is (a set without a variance somewhere): no error rather than a wrong one */
 static double jackknife_error(const double *theta, int m)
 {
     double mean = 0, ss = 0;
@@ -128,5 +130,5 @@ int nh_variance_fit_jackknife(const double *t, const nh_accum *groups, int n_gro
     fit->p_err = jackknife_error(theta[2], m);
     fit->C_over_h4_err = jackknife_error(theta[3], m);
     fit->C_scaled_err = jackknife_error(theta[4], m);
-    return 0;
+    return isfinite(fit->C_err) ? 0 : 1;
 }

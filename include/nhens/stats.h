@@ -137,7 +137,7 @@ typedef struct nh_variance_fit {
     double C_over_h4;
     int scaling_power;      /* 2r */
     double C_scaled;        /* C / h^(2r) */
-    /* standard errors from nh_variance_fit_jackknife (NAN before it, or with fewer than 2 groups) */
+    /* standard errors from nh_variance_fit_jackknife (NAN before it, and where it gives none) */
     double a_err, C_err, p_err, C_over_h4_err, C_scaled_err;
     int groups;             /* non-empty groups the errors come from */
 } nh_variance_fit;
@@ -154,7 +154,9 @@ int nh_variance_fit_compute(const double *t, const double *var, long n, double w
  * se = sqrt((G - 1)/G sum (theta_g - mean theta)^2) over the G non-empty groups, of the first
  * min(n_groups, NH_FIT_GROUPS). Deterministic: for each g, the groups before g merged in index order,
  * those after g merged from the last back, then the two. Returns 1 (errors NAN) with fewer than 2
- * non-empty groups. */
+ * non-empty groups, or when C's error is not finite; an error is NAN where a set of all groups but one
+ * holds fewer than 2 trajectories at an output time of the window (it has no variance there: 9
+ * trajectories make a group of 8 and a group of 1) or gives no estimate (p of a variance that is 0). */
 int nh_variance_fit_jackknife(const double *t, const nh_accum *groups, int n_groups, long n, double window_start,
                               double h, int order, nh_variance_fit *fit);
 

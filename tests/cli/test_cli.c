@@ -120,6 +120,27 @@ Test(cli, summary_reports_the_runs_own_peak_memory)
     remove_tree(dir);
 }
 
+Test(cli, variance_law_errors_are_given_only_where_the_jackknife_has_them)
+{
+    /* 9 trajectories: the jackknife's groups (blocks of 8) leave one trajectory out of a group, which has no
+     * variance, so no standard errors ("+- nan" before, with meaningless finite ones for a and C); 10 give
+     * errors. */
+    char dir[128], args[512], out[4096];
+    snprintf(dir, sizeof dir, "/tmp/nhens-cli-jack-%d", (int)getpid());
+    for (int n = 9; n <= 10; ++n) {
+        snprintf(args, sizeof args,
+                 "run --system quartic --method dla01 --h 0.1 --T 20 --energy 3.06 --ensemble %d --quiet --out %s", n,
+                 dir);
+        cr_assert(eq(int, nhens_output(args, out, sizeof out), 0), "stderr: %s", err_text);
+        const char *law = strstr(out, "variance law");
+        cr_assert(law != NULL, "%s", out);
+        cr_expect(strstr(law, "nan") == NULL, "%d trajectories: %s", n, law);
+        const int has_errors = strstr(law, "+-") != NULL, says_none = strstr(law, "no standard errors") != NULL;
+        cr_expect(n == 9 ? !has_errors && says_none : has_errors && !says_none, "%d trajectories: %s", n, law);
+    }
+    remove_tree(dir);
+}
+
 Test(cli, shell_preset_runs_the_papers_ensemble)
 {
     char args[512], dir[128];

@@ -195,6 +195,42 @@ Test(fit, jackknife_needs_two_groups)
     cr_assert(isnan(fit.C_err) && fit.groups == 1, "one group gives no error estimate");
 }
 
+Test(fit, jackknife_needs_two_trajectories_outside_each_group)
+{
+    /* 9 trajectories fill a group of 8 and a group of 1: leaving out the 8 leaves one trajectory, whose
+     * "variance" nh_accum_variance gives as 0; fitted, that made C_err about C itself (measured
+     * 6.5e-7 for C = 1.2e-6 on a run of 9), an error estimate with no meaning. It must give none. With 2
+     * trajectories in the second group each left-out set has a variance, and the errors are finite. */
+    for (int second = 1; second <= 2; ++second) {
+        enum { OUT = 6 };
+        nh_accum groups[NH_FIT_GROUPS * OUT];
+        double t[OUT], var[OUT];
+        for (int i = 0; i < NH_FIT_GROUPS * OUT; ++i)
+            nh_accum_reset(&groups[i]);
+        for (int k = 0; k < OUT; ++k) {
+            nh_accum all;
+            nh_accum_reset(&all);
+            t[k] = k;
+            for (int j = 0; j < 8 + second; ++j) {
+                const double x = (j % 3 - 1.0) * sqrt(1.0 + k) + 0.1 * j;   /* a variance growing with k */
+                nh_accum_add(&groups[(j < 8 ? 0 : 1) * OUT + k], x);
+                nh_accum_add(&all, x);
+            }
+            var[k] = nh_accum_variance(&all);
+        }
+        nh_variance_fit fit;
+        cr_assert(eq(int, nh_variance_fit_compute(t, var, OUT, 0.0, 0.1, 2, &fit), 0));
+        const int rc = nh_variance_fit_jackknife(t, groups, NH_FIT_GROUPS, OUT, 0.0, 0.1, 2, &fit);
+        cr_assert(eq(int, fit.groups, 2));
+        if (second == 1)
+            cr_expect(rc == 1 && isnan(fit.C_err) && isnan(fit.a_err) && isnan(fit.p_err),
+                      "a group of 1: rc %d, C_err %g, a_err %g, p_err %g", rc, fit.C_err, fit.a_err, fit.p_err);
+        else
+            cr_expect(rc == 0 && isfinite(fit.C_err) && isfinite(fit.a_err), "a group of 2: rc %d, C_err %g", rc,
+                      fit.C_err);
+    }
+}
+
 Test(observers, are_selected_by_name_and_role)
 {
     unsigned mask;
