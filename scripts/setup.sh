@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install nhens' Debian dependencies if any is missing, then configure and build into ./build
+# Install nhens' Debian dependencies if any is missing, build SUNDIALS from Debian's source with
+# optimisation into ./.deps (scripts/sundials.sh), then configure and build into ./build
 # (and ./build-asan with -fsanitize=address,undefined when called with --asan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,9 @@ if [ -n "$missing" ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq $missing >/dev/null
 fi
+
+# SUNDIALS built with optimisation from Debian's own source package (scripts/sundials.sh; once).
+bash scripts/sundials.sh
 
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Build the parts of SUNDIALS that nhens uses (KINSOL, CVODE, the serial vector, the dense matrix and
+# linear solver) from Debian's own source package of the installed libsundials-dev, with optimisation,
+# into .deps/sundials. Debian compiles its binary packages without optimisation, which made KINSOL's own
+# work cost more than a whole cheap step (docs/TOOLCHAIN.md). Same version, same source, same results
+# bit for bit; CMakeLists.txt takes this build when it is there and Debian's otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix="$PWD/.deps/sundials"
+version=$(dpkg-query -W -f='${source:Version}' libsundials-dev)
+stamp="$prefix/built-from-debian-source-$version"
+[ -f "$stamp" ] && exit 0
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+# Debian's signed source index for this release, through a list of our own: the system's lists stay as
+# they are.
+. /etc/os-release
+echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian" \
+  "$VERSION_CODENAME main" > "$work/sources.list"
+apt_options=(-o "Dir::Etc::sourcelist=$work/sources.list" -o Dir::Etc::sourceparts=- -o APT::Get::List-Cleanup=0)
+$SUDO apt-get "${apt_options[@]}" update -qq
+# apt checks the files against the signed index's hashes; dpkg-source applies Debian's patches.
+(cd "$work" && apt-get "${apt_options[@]}" source --download-only -qq "sundials=$version" 2>/dev/null)
+dpkg-source --no-check -x "$work"/sundials_*.dsc "$work/src" >/dev/null
+
+cmake -S "$work/src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix.tmp" \
+  -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DBUILD_SHARED_LIBS=OFF -DBUILD_STATIC_LIBS=ON \
+  -DBUILD_KINSOL=ON -DBUILD_CVODE=ON -DBUILD_ARKODE=OFF -DBUILD_CVODES=OFF -DBUILD_IDA=OFF -DBUILD_IDAS=OFF \
+  -DEXAMPLES_ENABLE_C=OFF -DEXAMPLES_INSTALL=OFF -DBUILD_TESTING=OFF >/dev/null
+cmake --build "$work/build" -j "$(nproc 2>/dev/null || echo 2)" >/dev/null
+rm -rf "$prefix.tmp" "$prefix"
+cmake --install "$work/build" >/dev/null
+mv "$prefix.tmp" "$prefix"   # whole or absent
+touch "$stamp"
+echo "setup: built SUNDIALS $version from Debian's source with optimisation into $prefix" >&2
