@@ -52,6 +52,40 @@ Test(solver, newton_converges_to_round_off)
     solve_circle(NH_SOLVER_NEWTON);
 }
 
+/* F(x) = x - 1e4 from the guess 0: one Newton step of length 1e4. KINSOL's default cap on the Newton
+ * step, max(1000 |x0|, 1) = 1 here, would cut it to 1, take five capped steps and give up
+ * (KIN_MXNEWT_5X_EXCEEDED); the backends take the full step alike, as the Newton backend has no cap. */
+static int far_root_residual(const double *x, double *r, void *ctx)
+{
+    (void)ctx;
+    r[0] = x[0] - 1e4;
+    return 0;
+}
+
+static int far_root_jacobian(const double *x, double *j, void *ctx)
+{
+    (void)ctx;
+    (void)x;
+    j[0] = 1.0;
+    return 0;
+}
+
+Test(solver, both_backends_take_a_long_newton_step_whole)
+{
+    for (int kind = 0; kind < 2; ++kind) {
+        nh_error err;
+        nh_solver *s = nh_solver_create((nh_solver_kind)kind, 1, &err);
+        cr_assert(s != NULL, "%s", err.msg);
+        nh_nonlinear_problem pb = {1, far_root_residual, far_root_jacobian, NULL, 1e4, NH_JACOBIAN_EACH_ITERATION, 0, NULL};
+        double x[1] = {0.0};
+        const int rc = nh_solver_solve(s, &pb, x);
+        cr_assert(eq(int, rc, NH_OK), "backend %d", kind);
+        cr_assert(eq(dbl, x[0], 1e4), "backend %d", kind);   /* exact: a linear residual, one full step */
+        cr_assert(eq(long, nh_solver_get_stats(s).iterations, 1L), "backend %d", kind);
+        nh_solver_free(s);
+    }
+}
+
 /* No real root: x^2 + 1 = 0. Both backends must report failure, not hang or return garbage. */
 static int no_root_residual(const double *x, double *r, void *ctx)
 {
