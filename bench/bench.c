@@ -389,8 +389,8 @@ static cJSON *bench_scaling(const char *method, const bench_settings *b)
     /* DLA^{0,1}'s bare loop's copies: as many as trajectories, together as long as the first one-thread run */
     const bare_loop *copies = bare_loop_for("dla01");
     const double bare_ns = time_bare_loop(copies, BARE, &quartic, 100000);
-    /* More repeats than the other figures: a pair of runs takes about 0.25 s, and the speed-up is the
-     * figure the host's noise moves most. */
+    /* More repeats than the other figures: a repeat (two ensembles, two bare-loop runs) takes about
+     * 0.5 s, and the speed-up is the figure the host's noise moves most. */
     enum { MAX_SCALING_REPEATS = 16 };
     const int reps = 2 * b->repeats - 1 < MAX_SCALING_REPEATS ? 2 * b->repeats - 1 : MAX_SCALING_REPEATS;
     double one[MAX_SCALING_REPEATS], two[MAX_SCALING_REPEATS], speedups[MAX_SCALING_REPEATS],
