@@ -86,6 +86,41 @@ Test(solver, both_backends_take_a_long_newton_step_whole)
     }
 }
 
+/* F = (x0 - 1, x1 - 2) but with F1 = NaN near x0 = 1: one Newton step from (0, 2) lands on (1, 2), where
+ * F = (0, NaN). A max norm that skips NaN (N_VMaxNorm's comparison does) would call that converged. */
+static int nan_near_root_residual(const double *x, double *r, void *ctx)
+{
+    (void)ctx;
+    r[0] = x[0] - 1.0;
+    r[1] = fabs(x[0] - 1.0) < 0.5 ? NAN : x[1] - 2.0;
+    return 0;
+}
+
+static int identity_jacobian(const double *x, double *j, void *ctx)
+{
+    (void)ctx;
+    (void)x;
+    j[0] = 1.0;
+    j[1] = 0.0;
+    j[2] = 0.0;
+    j[3] = 1.0;
+    return 0;
+}
+
+Test(solver, both_backends_refuse_a_residual_with_a_nan_entry)
+{
+    for (int kind = 0; kind < 2; ++kind) {
+        nh_error err;
+        nh_solver *s = nh_solver_create((nh_solver_kind)kind, 2, &err);
+        cr_assert(s != NULL, "%s", err.msg);
+        nh_nonlinear_problem pb = {2, nan_near_root_residual, identity_jacobian, NULL, 1.0, NH_JACOBIAN_EACH_ITERATION, 0, NULL};
+        double x[2] = {0.0, 2.0};
+        const int rc = nh_solver_solve(s, &pb, x);
+        cr_assert(eq(int, rc, NH_STEP_NO_CONVERGENCE), "backend %d", kind);
+        nh_solver_free(s);
+    }
+}
+
 /* No real root: x^2 + 1 = 0. Both backends must report failure, not hang or return garbage. */
 static int no_root_residual(const double *x, double *r, void *ctx)
 {
