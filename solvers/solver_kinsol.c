@@ -63,8 +63,10 @@ static int kinsol_residual(N_Vector u, N_Vector f, void *user_data)
         k->jacobian_at_last_x = !pb->residual_and_jacobian(x, r, nh_small_dense_data(k->matrix), pb->ctx);
     }
     k->at_guess = 0;
+    /* A failed evaluation ends the attempt, as in the Newton backend: KINSOL's recovery from a
+     * positive return (halving the step, up to five times) would converge where Newton fails. */
     if (!k->jacobian_at_last_x && pb->residual(x, r, pb->ctx))
-        return 1;
+        return -1;
     memcpy(k->last_x, x, (size_t)k->dim * sizeof *x);
     if (pb->reuse_jacobian != NH_JACOBIAN_EACH_ITERATION)   /* only a chord solve's polish reads it */
         memcpy(k->last_f, r, (size_t)k->dim * sizeof *r);

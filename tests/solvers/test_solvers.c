@@ -121,6 +121,38 @@ Test(solver, both_backends_refuse_a_residual_with_a_nan_entry)
     }
 }
 
+/* F(x) = x - 1, which cannot be evaluated beyond x = 1.5; the Jacobian given is 0.5, so the first step
+ * from 0 lands on 2. A failed evaluation ends the attempt in both backends (solver.h): KINSOL, told
+ * the failure was recoverable, used to halve the step and converge where the Newton backend fails. */
+static int bounded_residual(const double *x, double *r, void *ctx)
+{
+    (void)ctx;
+    r[0] = x[0] - 1.0;
+    return x[0] > 1.5;
+}
+
+static int half_jacobian(const double *x, double *j, void *ctx)
+{
+    (void)ctx;
+    (void)x;
+    j[0] = 0.5;
+    return 0;
+}
+
+Test(solver, both_backends_stop_where_the_residual_cannot_be_evaluated)
+{
+    for (int kind = 0; kind < 2; ++kind) {
+        nh_error err;
+        nh_solver *s = nh_solver_create((nh_solver_kind)kind, 1, &err);
+        cr_assert(s != NULL, "%s", err.msg);
+        nh_nonlinear_problem pb = {1, bounded_residual, half_jacobian, NULL, 1.0, NH_JACOBIAN_EACH_ITERATION, 0, NULL};
+        double x[1] = {0.0};
+        const int rc = nh_solver_solve(s, &pb, x);
+        cr_assert(eq(int, rc, NH_STEP_NO_CONVERGENCE), "backend %d", kind);
+        nh_solver_free(s);
+    }
+}
+
 /* No real root: x^2 + 1 = 0. Both backends must report failure, not hang or return garbage. */
 static int no_root_residual(const double *x, double *r, void *ctx)
 {
