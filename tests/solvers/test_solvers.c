@@ -153,6 +153,40 @@ Test(solver, both_backends_stop_where_the_residual_cannot_be_evaluated)
     }
 }
 
+/* F(x) = x - 1 from the guess 1 + 4.4e-15 (20 ulp), a chord solve: |F| is above the FTOL test, so
+ * neither backend may accept the guess (solver.h: a guess is accepted unchanged only below
+ * 0.01 FTOL). KINSOL's own initial-guess test is 0.01 times its stopping tolerance, which for a chord
+ * solve is the stall tolerance: it returned the guess. */
+static int shifted_residual(const double *x, double *r, void *ctx)
+{
+    (void)ctx;
+    r[0] = x[0] - 1.0;
+    return 0;
+}
+
+static int unit_jacobian(const double *x, double *j, void *ctx)
+{
+    (void)ctx;
+    (void)x;
+    j[0] = 1.0;
+    return 0;
+}
+
+Test(solver, both_backends_iterate_from_a_guess_above_the_tolerance)
+{
+    for (int kind = 0; kind < 2; ++kind) {
+        nh_error err;
+        nh_solver *s = nh_solver_create((nh_solver_kind)kind, 1, &err);
+        cr_assert(s != NULL, "%s", err.msg);
+        nh_nonlinear_problem pb = {1, shifted_residual, unit_jacobian, NULL, 1.0, NH_JACOBIAN_EACH_SOLVE, 0, NULL};
+        double x[1] = {1.0 + 20 * 0x1p-52};
+        const int rc = nh_solver_solve(s, &pb, x);
+        cr_assert(eq(int, rc, NH_OK), "backend %d", kind);
+        cr_assert(eq(dbl, x[0], 1.0), "backend %d", kind);   /* exact: one chord step of a linear F */
+        nh_solver_free(s);
+    }
+}
+
 /* No real root: x^2 + 1 = 0. Both backends must report failure, not hang or return garbage. */
 static int no_root_residual(const double *x, double *r, void *ctx)
 {
