@@ -52,17 +52,15 @@ Test(solver, newton_converges_to_round_off)
     solve_circle(NH_SOLVER_NEWTON);
 }
 
-/* F(x) = x - 1e4 from the guess 0: one Newton step of length 1e4. KINSOL's default cap on the Newton
- * step, max(1000 |x0|, 1) = 1 here, would cut it to 1, take five capped steps and give up
- * (KIN_MXNEWT_5X_EXCEEDED); the backends take the full step alike, as the Newton backend has no cap. */
-static int far_root_residual(const double *x, double *r, void *ctx)
+/* The one-dimensional F(x) = x - root (root in ctx) with F' = 1, and, for two tests, the variants
+ * below; solved once with each backend from the same guess. */
+static int linear_residual(const double *x, double *r, void *ctx)
 {
-    (void)ctx;
-    r[0] = x[0] - 1e4;
+    r[0] = x[0] - *(const double *)ctx;
     return 0;
 }
 
-static int far_root_jacobian(const double *x, double *j, void *ctx)
+static int unit_jacobian(const double *x, double *j, void *ctx)
 {
     (void)ctx;
     (void)x;
@@ -70,19 +68,49 @@ static int far_root_jacobian(const double *x, double *j, void *ctx)
     return 0;
 }
 
+/* nh_solver_solve with a fresh solver of the given kind; x is overwritten, iterations may be NULL. */
+static int solve_once(nh_solver_kind kind, const nh_nonlinear_problem *pb, double *x, long *iterations)
+{
+    nh_error err;
+    nh_solver *s = nh_solver_create(kind, pb->dim, &err);
+    cr_assert(s != NULL, "%s", err.msg);
+    const int rc = nh_solver_solve(s, pb, x);
+    if (iterations)
+        *iterations = nh_solver_get_stats(s).iterations;
+    nh_solver_free(s);
+    return rc;
+}
+
+/* From the guess 0 to the root 1e4: one Newton step of length 1e4. KINSOL's default cap on the Newton
+ * step, max(1000 |x0|, 1) = 1 here, would cut it to 1, take five capped steps and give up
+ * (KIN_MXNEWT_5X_EXCEEDED); the backends take the full step alike, as the Newton backend has no cap. */
 Test(solver, both_backends_take_a_long_newton_step_whole)
 {
+    double root = 1e4;
+    nh_nonlinear_problem pb = {1, linear_residual, unit_jacobian, &root, 1e4, NH_JACOBIAN_EACH_ITERATION, 0, NULL};
     for (int kind = 0; kind < 2; ++kind) {
-        nh_error err;
-        nh_solver *s = nh_solver_create((nh_solver_kind)kind, 1, &err);
-        cr_assert(s != NULL, "%s", err.msg);
-        nh_nonlinear_problem pb = {1, far_root_residual, far_root_jacobian, NULL, 1e4, NH_JACOBIAN_EACH_ITERATION, 0, NULL};
         double x[1] = {0.0};
-        const int rc = nh_solver_solve(s, &pb, x);
+        long iterations = 0;
+        const int rc = solve_once((nh_solver_kind)kind, &pb, x, &iterations);
         cr_assert(eq(int, rc, NH_OK), "backend %d", kind);
         cr_assert(eq(dbl, x[0], 1e4), "backend %d", kind);   /* exact: a linear residual, one full step */
-        cr_assert(eq(long, nh_solver_get_stats(s).iterations, 1L), "backend %d", kind);
-        nh_solver_free(s);
+        cr_assert(eq(long, iterations, 1L), "backend %d", kind);
+    }
+}
+
+/* From 1 + 4.4e-15 (20 ulp) to the root 1 in a chord solve: |F| is above the FTOL test, so neither
+ * backend may accept the guess (solver.h: a guess is accepted unchanged only below 0.01 FTOL).
+ * KINSOL's own initial-guess test is 0.01 times its stopping tolerance, which for a chord solve is the
+ * stall tolerance: it returned the guess. */
+Test(solver, both_backends_iterate_from_a_guess_above_the_tolerance)
+{
+    double root = 1.0;
+    nh_nonlinear_problem pb = {1, linear_residual, unit_jacobian, &root, 1.0, NH_JACOBIAN_EACH_SOLVE, 0, NULL};
+    for (int kind = 0; kind < 2; ++kind) {
+        double x[1] = {1.0 + 20 * 0x1p-52};
+        const int rc = solve_once((nh_solver_kind)kind, &pb, x, NULL);
+        cr_assert(eq(int, rc, NH_OK), "backend %d", kind);
+        cr_assert(eq(dbl, x[0], 1.0), "backend %d", kind);   /* exact: one chord step of a linear F */
     }
 }
 
@@ -100,24 +128,18 @@ static int identity_jacobian(const double *x, double *j, void *ctx)
 {
     (void)ctx;
     (void)x;
-    j[0] = 1.0;
-    j[1] = 0.0;
-    j[2] = 0.0;
-    j[3] = 1.0;
+    j[0] = j[3] = 1.0;
+    j[1] = j[2] = 0.0;
     return 0;
 }
 
 Test(solver, both_backends_refuse_a_residual_with_a_nan_entry)
 {
+    nh_nonlinear_problem pb = {2, nan_near_root_residual, identity_jacobian, NULL, 1.0, NH_JACOBIAN_EACH_ITERATION, 0, NULL};
     for (int kind = 0; kind < 2; ++kind) {
-        nh_error err;
-        nh_solver *s = nh_solver_create((nh_solver_kind)kind, 2, &err);
-        cr_assert(s != NULL, "%s", err.msg);
-        nh_nonlinear_problem pb = {2, nan_near_root_residual, identity_jacobian, NULL, 1.0, NH_JACOBIAN_EACH_ITERATION, 0, NULL};
         double x[2] = {0.0, 2.0};
-        const int rc = nh_solver_solve(s, &pb, x);
+        const int rc = solve_once((nh_solver_kind)kind, &pb, x, NULL);
         cr_assert(eq(int, rc, NH_STEP_NO_CONVERGENCE), "backend %d", kind);
-        nh_solver_free(s);
     }
 }
 
@@ -126,8 +148,7 @@ Test(solver, both_backends_refuse_a_residual_with_a_nan_entry)
  * the failure was recoverable, used to halve the step and converge where the Newton backend fails. */
 static int bounded_residual(const double *x, double *r, void *ctx)
 {
-    (void)ctx;
-    r[0] = x[0] - 1.0;
+    linear_residual(x, r, ctx);
     return x[0] > 1.5;
 }
 
@@ -135,55 +156,18 @@ static int half_jacobian(const double *x, double *j, void *ctx)
 {
     (void)ctx;
     (void)x;
-    j[0] = 0.5;
+    j[0] = 0.5;   /* half the true derivative: the first step overshoots to 2 */
     return 0;
 }
 
 Test(solver, both_backends_stop_where_the_residual_cannot_be_evaluated)
 {
+    double root = 1.0;
+    nh_nonlinear_problem pb = {1, bounded_residual, half_jacobian, &root, 1.0, NH_JACOBIAN_EACH_ITERATION, 0, NULL};
     for (int kind = 0; kind < 2; ++kind) {
-        nh_error err;
-        nh_solver *s = nh_solver_create((nh_solver_kind)kind, 1, &err);
-        cr_assert(s != NULL, "%s", err.msg);
-        nh_nonlinear_problem pb = {1, bounded_residual, half_jacobian, NULL, 1.0, NH_JACOBIAN_EACH_ITERATION, 0, NULL};
         double x[1] = {0.0};
-        const int rc = nh_solver_solve(s, &pb, x);
+        const int rc = solve_once((nh_solver_kind)kind, &pb, x, NULL);
         cr_assert(eq(int, rc, NH_STEP_NO_CONVERGENCE), "backend %d", kind);
-        nh_solver_free(s);
-    }
-}
-
-/* F(x) = x - 1 from the guess 1 + 4.4e-15 (20 ulp), a chord solve: |F| is above the FTOL test, so
- * neither backend may accept the guess (solver.h: a guess is accepted unchanged only below
- * 0.01 FTOL). KINSOL's own initial-guess test is 0.01 times its stopping tolerance, which for a chord
- * solve is the stall tolerance: it returned the guess. */
-static int shifted_residual(const double *x, double *r, void *ctx)
-{
-    (void)ctx;
-    r[0] = x[0] - 1.0;
-    return 0;
-}
-
-static int unit_jacobian(const double *x, double *j, void *ctx)
-{
-    (void)ctx;
-    (void)x;
-    j[0] = 1.0;
-    return 0;
-}
-
-Test(solver, both_backends_iterate_from_a_guess_above_the_tolerance)
-{
-    for (int kind = 0; kind < 2; ++kind) {
-        nh_error err;
-        nh_solver *s = nh_solver_create((nh_solver_kind)kind, 1, &err);
-        cr_assert(s != NULL, "%s", err.msg);
-        nh_nonlinear_problem pb = {1, shifted_residual, unit_jacobian, NULL, 1.0, NH_JACOBIAN_EACH_SOLVE, 0, NULL};
-        double x[1] = {1.0 + 20 * 0x1p-52};
-        const int rc = nh_solver_solve(s, &pb, x);
-        cr_assert(eq(int, rc, NH_OK), "backend %d", kind);
-        cr_assert(eq(dbl, x[0], 1.0), "backend %d", kind);   /* exact: one chord step of a linear F */
-        nh_solver_free(s);
     }
 }
 
