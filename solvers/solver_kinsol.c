@@ -4,7 +4,8 @@
  * docs/TOOLCHAIN.md: strategy KIN_NONE, tolerances at round-off, silent error handler; the problem's
  * Newton matrix policy (nh_jacobian_reuse) as max setup calls and no-init-setup, a chord solve ending
  * with the same polishing step as the Newton backend; KIN_STEP_LT_STPTOL is accepted only if the
- * residual passes the shared stall test. Where the Newton backend would take the matrix with the residual
+ * residual passes the shared stall test, a guess KINSOL accepts only if it passes solver.h's guess
+ * rule, and a residual that cannot be evaluated ends the attempt, as in the Newton backend. Where the Newton backend would take the matrix with the residual
  * (residual_and_jacobian), so does this one, and hands it to KINSOL when KINSOL asks for it there. */
 #include "kinsol_dense.h"
 #include "solver_internal.h"
