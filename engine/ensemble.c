@@ -312,6 +312,7 @@ static int burn_in(const nh_run_config *cfg, worker *w, double *q, double *v)
         w->rec->steps++;
         if (rc != NH_OK)
             return rc;
+        nh_stepper_wrap_angles(w->stepper, q);
     }
     return NH_OK;
 }
@@ -321,11 +322,12 @@ static int reference_error(const nh_run_config *cfg, worker *w, long k, const do
                            double *values)
 {
     const double start = omp_get_wtime();
-    double qr[NH_MAX_DIM], vr[NH_MAX_DIM];
-    int rc = k == 0 ? nh_reference_tracker_start(w->reference, q, v)
+    double qr[NH_MAX_DIM], vr[NH_MAX_DIM], unwrapped[NH_MAX_DIM];
+    nh_stepper_unwrap(w->stepper, q, unwrapped);   /* the reference runs in the frame of the start */
+    int rc = k == 0 ? nh_reference_tracker_start(w->reference, unwrapped, v)
                     : nh_reference_tracker_advance(w->reference, (double)k * cfg->h, qr, vr);
     if (rc == NH_OK)
-        values[nh_observer_reference()] = k == 0 ? 0.0 : nh_global_error(cfg->system->n, q, v, qr, vr);
+        values[nh_observer_reference()] = k == 0 ? 0.0 : nh_global_error(cfg->system->n, unwrapped, v, qr, vr);
     w->rec->reference_seconds += omp_get_wtime() - start;
     return rc == NH_OK ? NH_OK : NH_REFERENCE_FAILED;
 }
@@ -391,6 +393,8 @@ static void integrate_trajectory(const nh_run_config *cfg, worker *w, long index
                 return;
             }
         }
+        if (rc == NH_OK)   /* after the crossing test, which read qa and q in one frame */
+            nh_stepper_wrap_angles(w->stepper, q);
         if (rc == NH_OK && k % cfg->every == 0 && (rc = observe_at(cfg, w, k, q, v, &init, values)) == NH_OK)
             rc = record_sample(w, index, k / cfg->every, values);
         if (rc != NH_OK) {

@@ -1067,6 +1067,13 @@ static const nh_param_def gonzalez_r_params[] = {
     {"fd", 0, 0, 1, 1, "1: derivatives of the QR basis by central differences (Remark 3.5)", NULL},
 };
 
+/* A wrapped angle (nh_stepper_wrap_angles): the kept end point moves with it, so rho continues. */
+static void dstar_move_kept(nh_stepper *st, int i, int sign)
+{
+    dstar_continuation *last = &((dstar_stepper *)st->impl)->last;
+    last->q[i] = nh_angle_turned(last->q[i], sign);
+}
+
 static int dstar_create(nh_stepper *st, nh_error *err)
 {
     const dstar_variant *variant = st->type->data;
@@ -1074,6 +1081,7 @@ static int dstar_create(nh_stepper *st, nh_error *err)
     if (!own)
         return nh_fail(err, NH_ERR_NOMEM, "out of memory");
     st->impl = own;
+    st->move_kept = dstar_move_kept;
     dstar_method *m = &own->method;
     m->basis = variant->basis == BASIS_QR && st->params.value[P_FIRST] == 1 ? BASIS_QR_FD : variant->basis;
     m->gradient = variant->gradient;

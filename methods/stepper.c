@@ -6,8 +6,23 @@
 
 #include "nhens/linalg.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* 2 pi = TWO_PI_HIGH + TWO_PI_LOW to about 1e-32 */
+static const double TWO_PI_HIGH = 6.283185307179586232, TWO_PI_LOW = 2.4492935982947064e-16;
+
+double nh_angle_turned(double x, int sign)
+{
+    return (x - sign * TWO_PI_HIGH) - sign * TWO_PI_LOW;
+}
+
+static void mark_angles(nh_stepper *st)
+{
+    if (st->sys->type->angle_coordinates)
+        st->sys->type->angle_coordinates(st->sys, st->angle);
+}
 
 static nh_stepper *stepper_alloc(const nh_method_spec *spec, const nh_system *sys, nh_solver_kind solver,
                                  nh_error *err)
@@ -26,6 +41,7 @@ static nh_stepper *stepper_alloc(const nh_method_spec *spec, const nh_system *sy
     st->sys = sys;
     st->solver_kind = solver;
     st->carried_dim = spec->type->carried_dim ? spec->type->carried_dim(spec, sys) : 0;
+    mark_angles(st);
     return st;
 }
 
@@ -85,6 +101,7 @@ nh_stepper *nh_stepper_create_inner(nh_stepper *outer, const nh_method_spec *spe
 static void forget_earlier_trajectories(nh_stepper *st)
 {
     st->history.count = 0;
+    memset(st->turns, 0, sizeof st->turns);
     st->trajectory++;
     if (st->solver)
         nh_solver_forget(st->solver);
@@ -104,6 +121,39 @@ int nh_stepper_step(nh_stepper *st, double h, double *q, double *v, double *carr
     if (rc == NH_OK && !nh_all_finite_pair(st->sys->n, q, v))
         rc = NH_STEP_NONFINITE;
     return rc;
+}
+
+/* Coordinate i of everything st (and its inner steppers) keeps of the last step turned by sign. */
+static void move_memory(nh_stepper *st, int i, int sign)
+{
+    if (st->history.solution)
+        st->history.q[i] = nh_angle_turned(st->history.q[i], sign);
+    if (st->move_kept)
+        st->move_kept(st, i, sign);
+    for (int k = 0; k < st->n_inner; ++k)
+        move_memory(st->inner[k], i, sign);
+}
+
+int nh_stepper_wrap_angles(nh_stepper *st, double *q)
+{
+    const double limit = 2.0 * M_PI;
+    int moved = 0;
+    for (int i = 0; i < st->sys->n; ++i) {
+        if (!st->angle[i] || !(fabs(q[i]) > limit))
+            continue;
+        const int sign = q[i] > 0 ? 1 : -1;
+        q[i] = nh_angle_turned(q[i], sign);
+        st->turns[i] += sign;
+        move_memory(st, i, sign);
+        ++moved;
+    }
+    return moved;
+}
+
+void nh_stepper_unwrap(const nh_stepper *st, const double *q, double *out)
+{
+    for (int i = 0; i < st->sys->n; ++i)
+        out[i] = st->turns[i] != 0.0 ? q[i] + st->turns[i] * TWO_PI_HIGH + st->turns[i] * TWO_PI_LOW : q[i];
 }
 
 static int same_values(int n, const double *a, const double *b)

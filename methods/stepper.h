@@ -17,7 +17,7 @@ typedef struct nh_step_history {
     int count;              /* consecutive steps recorded (at most NH_HISTORY_POINTS) */
     int dim;                /* the solver's unknowns (0: the method solves nothing) */
     double h;
-    double *solution;       /* NH_HISTORY_POINTS x dim */
+    double *solution;       /* NH_HISTORY_POINTS x dim (no method records absolute coordinates here) */
     double *q, *v;          /* n each */
 } nh_step_history;
 
@@ -37,7 +37,16 @@ struct nh_stepper {
     nh_step_history history;
     unsigned long trajectory;   /* counts the starts of this stepper (and of its outer one): what a method
                                  * keeps of its own last step is valid only within the same trajectory */
+    unsigned char angle[NH_MAX_DIM]; /* the system's angle coordinates (nh_stepper_wrap_angles) ... */
+    double turns[NH_MAX_DIM];   /* ... and the whole turns taken off each since the trajectory's start */
+    /* A method that keeps coordinates of its last step outside the history moves them with a wrapped
+     * angle i (sign +1: q_i lost a turn) by nh_angle_turned; NULL: it keeps none. */
+    void (*move_kept)(nh_stepper *st, int i, int sign);
 };
+
+/* x with one turn taken off (sign +1) or added (-1): x - sign 2 pi in two rounded parts, the same bits
+ * wherever a stepper moves a kept copy of a wrapped coordinate. */
+double nh_angle_turned(double x, int sign);
 
 /* Before a step from (q, v) with step h: the number of solutions recorded for it (at most
  * NH_HISTORY_POINTS; *past points to them, newest first, history.dim apart). They count only while the

@@ -35,7 +35,7 @@ int nh_solver_accepts(const nh_nonlinear_problem *problem, double fnorm, double 
 {
     if (fnorm <= NH_SOLVER_FTOL * problem->scale)
         return 1;
-    return rel_step <= NH_SOLVER_STEPTOL && fnorm <= NH_SOLVER_STALL_FTOL * problem->scale;
+    return rel_step <= NH_SOLVER_STEPTOL && isfinite(fnorm);
 }
 
 double nh_solver_relative_step(int n, const double *dx, const double *x)
@@ -44,7 +44,7 @@ double nh_solver_relative_step(int n, const double *dx, const double *x)
     for (int i = 0; i < n; ++i) {
         double denom = fabs(x[i]) > 1.0 ? fabs(x[i]) : 1.0;
         double t = fabs(dx[i]) / denom;
-        if (t > r)
+        if (!(t <= r))   /* a NaN step is the largest */
             r = t;
     }
     return r;
@@ -55,26 +55,29 @@ int nh_solver_keeps_matrix(const nh_nonlinear_problem *problem, int have_matrix,
     return problem->reuse_jacobian == NH_JACOBIAN_ACROSS_SOLVES && have_matrix && matrix_key == problem->jacobian_key;
 }
 
-void nh_solver_polish(const nh_nonlinear_problem *problem, double *x, double *f, double *step,
+void nh_solver_finish(const nh_nonlinear_problem *problem, double *x, double *f, double last_step, double *step,
                       int (*solve)(double *step, void *ctx), void *ctx)
 {
     const int n = problem->dim;
-    double saved[NH_MAX_UNKNOWNS], fnorm = nh_norm_inf(n, f);
-    for (int i = 0; i < NH_SOLVER_POLISH_STEPS; ++i) {
-        memcpy(saved, x, (size_t)n * sizeof *x);
+    double saved[NH_MAX_UNKNOWNS], previous = last_step;
+    for (int i = 0; i < NH_SOLVER_FINISH_STEPS; ++i) {
         for (int j = 0; j < n; ++j)
             step[j] = -f[j];
         if (solve(step, ctx))
             return;
+        const double size = nh_solver_relative_step(n, step, x);
+        if (!(size < previous))   /* no longer decreasing: x is at the floor */
+            return;
+        memcpy(saved, x, (size_t)n * sizeof *x);
         for (int j = 0; j < n; ++j)
             x[j] += step[j];
-        const double previous = fnorm;
-        if (problem->residual(x, f, problem->ctx) || !((fnorm = nh_norm_inf(n, f)) <= previous)) {
+        if (size <= NH_SOLVER_ROUNDOFF_STEP)   /* a step of a few ulps: the fixed point, without F */
+            return;
+        if (problem->residual(x, f, problem->ctx)) {
             memcpy(x, saved, (size_t)n * sizeof *x);
             return;
         }
-        if (!(fnorm < 0.5 * previous))
-            return;
+        previous = size;
     }
 }
 

@@ -25,10 +25,12 @@ double nh_solver_relative_step(int n, const double *dx, const double *x);
 int nh_solver_accepts(const nh_nonlinear_problem *problem, double fnorm, double rel_step);
 /* Whether a backend's factored matrix (built for matrix_key) serves this solve (NH_JACOBIAN_ACROSS_SOLVES). */
 int nh_solver_keeps_matrix(const nh_nonlinear_problem *problem, int have_matrix, double matrix_key);
-/* The polishing chord steps of solver.h from x, whose residual f (updated with x) is at hand: solve turns
- * step = -f into J^-1 step with the backend's factored matrix (non-zero: cannot, stop). x is left at the
- * last step that did not increase |F|; f may then belong to a rejected step. */
-void nh_solver_polish(const nh_nonlinear_problem *problem, double *x, double *f, double *step,
+/* The end of every accepted solve, in both backends (solver.h): from x, whose residual f is at hand and
+ * which the last update of relative size last_step reached, chord steps with the backend's factored matrix
+ * (solve turns step = -f into J^-1 step; non-zero: cannot, stop) while their relative size keeps
+ * decreasing; a step of at most NH_SOLVER_ROUNDOFF_STEP is taken and ends it without a residual. x is left
+ * at the last iterate taken; f then belongs to x unless the last step was a round-off one. */
+void nh_solver_finish(const nh_nonlinear_problem *problem, double *x, double *f, double last_step, double *step,
                       int (*solve)(double *step, void *ctx), void *ctx);
 
 #endif

@@ -2,9 +2,9 @@
  * vectors, small dense matrix and LU solver of kinsol_dense.h) per instance, created once per
  * worker and reused. Settings from
  * docs/TOOLCHAIN.md: strategy KIN_NONE, tolerances at round-off, silent error handler; the problem's
- * Newton matrix policy (nh_jacobian_reuse) as max setup calls and no-init-setup, a chord solve ending
- * with the same polishing step as the Newton backend; KIN_STEP_LT_STPTOL is accepted only if the
- * residual passes the shared stall test, a guess KINSOL accepts only if it passes solver.h's guess
+ * Newton matrix policy (nh_jacobian_reuse) as max setup calls and no-init-setup, every accepted solve
+ * ending as the Newton backend's does (nh_solver_finish); KIN_STEP_LT_STPTOL is accepted as the shared
+ * step test accepts, a guess KINSOL accepts only if it passes solver.h's guess
  * rule, and a residual that cannot be evaluated ends the attempt, as in the Newton backend. Where the Newton backend would take the matrix with the residual
  * (residual_and_jacobian), so does this one, and hands it to KINSOL when KINSOL asks for it there. */
 #include "kinsol_dense.h"
@@ -20,6 +20,9 @@
 #include <string.h>
 #include <sundials/sundials_context.h>
 
+/* KINSOL's stopping tolerance (times scale) in a chord solve, 2000 times FTOL. */
+static const double KINSOL_CHORD_FTOL = 1e-12;
+
 typedef struct kinsol_impl {
     int dim;
     SUNContext context;
@@ -28,7 +31,8 @@ typedef struct kinsol_impl {
     SUNMatrix matrix;
     SUNLinearSolver linear_solver;
     const nh_nonlinear_problem *problem;  /* the problem of the solve in progress */
-    double *last_x, *last_f;              /* the latest residual evaluation: F(last_x) = last_f */
+    double *last_x, *last_f;              /* the latest residual evaluation: F(last_x) = last_f ... */
+    double *previous_x;                   /* ... and the point of the one before it (the previous iterate) */
     int jacobian_at_last_x;               /* the matrix holds F'(last_x), unfactored: it came with F */
     int at_guess, stale;                  /* the next residual is the attempt's guess; the attempt keeps a matrix */
     int have_matrix;                      /* KINSOL's linear solver holds a factored Newton matrix ... */
@@ -68,9 +72,9 @@ static int kinsol_residual(N_Vector u, N_Vector f, void *user_data)
      * positive return (halving the step, up to five times) would converge where Newton fails. */
     if (!k->jacobian_at_last_x && pb->residual(x, r, pb->ctx))
         return -1;
+    memcpy(k->previous_x, k->last_x, (size_t)k->dim * sizeof *x);
     memcpy(k->last_x, x, (size_t)k->dim * sizeof *x);
-    if (pb->reuse_jacobian != NH_JACOBIAN_EACH_ITERATION)   /* only a chord solve's polish reads it */
-        memcpy(k->last_f, r, (size_t)k->dim * sizeof *r);
+    memcpy(k->last_f, r, (size_t)k->dim * sizeof *r);
     return 0;
 }
 
@@ -119,6 +123,7 @@ static void kinsol_destroy(void *p)
         SUNContext_Free(&k->context);
     free(k->last_x);
     free(k->last_f);
+    free(k->previous_x);
     free(k);
 }
 
@@ -149,7 +154,8 @@ static void *kinsol_create(int dim, nh_error *err)
     k->tolerance = -1.0;
     k->last_x = malloc((size_t)dim * sizeof(double));
     k->last_f = malloc((size_t)dim * sizeof(double));
-    if (!k->last_x || !k->last_f || SUNContext_Create(NULL, &k->context) != 0)
+    k->previous_x = malloc((size_t)dim * sizeof(double));
+    if (!k->last_x || !k->last_f || !k->previous_x || SUNContext_Create(NULL, &k->context) != 0)
         goto fail;
     k->unknowns = nh_small_vector(k->context, dim);
     k->ones = nh_small_vector(k->context, dim);
@@ -198,15 +204,19 @@ static int kinsol_solve_step(double *step, void *ctx)
     return 0;
 }
 
-/* A chord iteration stops above the residual's floor: the polishing chord steps of solver.h with the
- * factored matrix, as the Newton backend takes them. */
-static void kinsol_polish(kinsol_impl *k, const nh_nonlinear_problem *pb, N_Vector u)
+/* The end of an accepted solve (solver.h), as the Newton backend takes it: chord steps with KINSOL's
+ * factored matrix from the solution, whose residual is the last one KINSOL evaluated, while they keep
+ * decreasing. (No factors, e.g. after a matrix that came with the last residual: the solve is left as is.) */
+static void kinsol_finish(kinsol_impl *k, const nh_nonlinear_problem *pb, N_Vector u)
 {
-    double *x = NV_DATA_S(u), f[NH_MAX_UNKNOWNS], step[NH_MAX_UNKNOWNS];
-    if (memcmp(k->last_x, x, (size_t)k->dim * sizeof *x) != 0)
-        return;   /* the last residual is not the solution's: nothing to polish with */
-    memcpy(f, k->last_f, (size_t)k->dim * sizeof *f);
-    nh_solver_polish(pb, x, f, step, kinsol_solve_step, k);
+    const int n = k->dim;
+    double *x = NV_DATA_S(u), f[NH_MAX_UNKNOWNS], step[NH_MAX_UNKNOWNS], last_step[NH_MAX_UNKNOWNS];
+    if (!k->have_matrix || memcmp(k->last_x, x, (size_t)n * sizeof *x) != 0)
+        return;
+    for (int i = 0; i < n; ++i)
+        last_step[i] = x[i] - k->previous_x[i];
+    memcpy(f, k->last_f, (size_t)n * sizeof *f);
+    nh_solver_finish(pb, x, f, nh_solver_relative_step(n, last_step, x), step, kinsol_solve_step, k);
 }
 
 /* One KINSol call from the guess; its iterations are counted unless the guess was accepted. */
@@ -224,7 +234,7 @@ static int kinsol_run(kinsol_impl *k, const double *guess, long *iterations, int
 }
 
 /* Whether a guess that KINSOL accepted passes solver.h's rule, |F| <= 0.01 FTOL scale. KINSOL's test is
- * 0.01 times its stopping tolerance, which for a chord solve is the stall tolerance, 2000 times looser:
+ * 0.01 times its stopping tolerance, which for a chord solve is KINSOL_CHORD_FTOL, 2000 times looser:
  * it returned guesses with |F| up to 1e-14 scale unchanged (tests/solvers). A chord solve keeps the
  * guess's residual in last_f; a full Newton solve's tolerance is FTOL, so KINSOL's test is the rule. */
 static int guess_meets_the_rule(const kinsol_impl *k, const nh_nonlinear_problem *pb)
@@ -237,24 +247,24 @@ static int kinsol_attempt(kinsol_impl *k, const nh_nonlinear_problem *pb, const 
                           int stale)
 {
     kinsol_set_policy(k, pb, stale);
-    /* A chord solve stops at the stall tolerance and polishes to the floor: below it KINSOL, finding
-     * its matrix not current, would build a new one at every stall (nearly every solve). */
+    /* A chord solve stops at KINSOL_CHORD_FTOL and the end of the solve takes it to the floor: below it
+     * KINSOL, finding its matrix not current, would build a new one at every stall (nearly every solve). */
     const int chord = pb->reuse_jacobian != NH_JACOBIAN_EACH_ITERATION;
-    kinsol_set_tolerance(k, (chord ? NH_SOLVER_STALL_FTOL : NH_SOLVER_FTOL) * pb->scale);
+    kinsol_set_tolerance(k, (chord ? KINSOL_CHORD_FTOL : NH_SOLVER_FTOL) * pb->scale);
     int flag = kinsol_run(k, guess, iterations, stale);
     if (flag == KIN_INITIAL_GUESS_OK && !guess_meets_the_rule(k, pb)) {
         kinsol_set_tolerance(k, NH_SOLVER_FTOL * pb->scale);   /* KINSOL's guess test is then the rule */
         flag = kinsol_run(k, guess, iterations, stale);
     }
-    /* The acceptance test is the Newton backend's, in its norm: KINGetFuncNorm is an L2 norm, which at the
-     * rounding floor of a many-component residual exceeds the max norm the tolerances are written for
-     * (it refused steps the Newton backend accepts: dd on cvt eps=0.5 failed at t = 362.1). */
-    double f[NH_MAX_UNKNOWNS];
-    const int have_f = flag == KIN_STEP_LT_STPTOL && pb->residual(NV_DATA_S(k->unknowns), f, pb->ctx) == 0;
-    int ok = flag == KIN_SUCCESS || flag == KIN_INITIAL_GUESS_OK ||
-             (have_f && nh_norm_inf(k->dim, f) <= NH_SOLVER_STALL_FTOL * pb->scale);
-    if (ok && flag != KIN_INITIAL_GUESS_OK && chord)
-        kinsol_polish(k, pb, k->unknowns);
+    /* The acceptance test is the Newton backend's (solver.h): KINSOL's step test is its scaled step
+     * tolerance, and its residual test an L2 norm, which at the rounding floor of a many-component residual
+     * exceeds the max norm of FTOL (it refused steps the Newton backend accepts: dd on cvt eps=0.5 failed
+     * at t = 362.1); a step it ends on a small step is accepted when its residual there is finite. */
+    const int at_end = memcmp(k->last_x, NV_DATA_S(k->unknowns), (size_t)k->dim * sizeof *k->last_x) == 0;
+    const int ok = flag == KIN_SUCCESS || flag == KIN_INITIAL_GUESS_OK ||
+                   (flag == KIN_STEP_LT_STPTOL && at_end && isfinite(nh_norm_inf(k->dim, k->last_f)));
+    if (ok && flag != KIN_INITIAL_GUESS_OK)
+        kinsol_finish(k, pb, k->unknowns);
     return ok;
 }
 

@@ -1,5 +1,5 @@
 /* Built-in dense Newton backend: Newton or chord steps with partial-pivoting LU (the matrix policy
- * nh_jacobian_reuse), the convergence rule of include/nhens/solver.h; the first matrix of a solve comes
+ * nh_jacobian_reuse), the convergence rule and the end of a solve of include/nhens/solver.h; the first matrix of a solve comes
  * with the guess's residual when the problem has residual_and_jacobian. Workspace is allocated once at
  * creation; a Newton matrix kept across solves lives here until nh_solver_forget. */
 #include "nhens/linalg.h"
@@ -114,8 +114,8 @@ static int iterate(newton_impl *w, const nh_nonlinear_problem *pb, double *x, lo
         if (!isfinite(fnorm))
             return fail;
         if (nh_solver_accepts(pb, fnorm, step)) {
-            if (pb->reuse_jacobian != NH_JACOBIAN_EACH_ITERATION)   /* chord: to the residual's floor */
-                nh_solver_polish(pb, x, w->residual, w->step, lu_solve_step, w);
+            if (w->have_matrix && !w->filled)   /* (filled: F' came with F after a far step; a linear problem) */
+                nh_solver_finish(pb, x, w->residual, step, w->step, lu_solve_step, w);
             return NH_OK;
         }
         if (stale && (fnorm > NH_SOLVER_STALE_RATE * previous || it >= NH_SOLVER_STALE_ITERS))

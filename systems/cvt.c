@@ -150,6 +150,13 @@ static double cvt_minimum_energy(const nh_system *s)
     return v < best ? v : best;
 }
 
+/* q[2] is an angle: V, A and the basis are 2 pi-periodic in it */
+static void cvt_angles(const nh_system *s, unsigned char *is_angle)
+{
+    (void)s;
+    is_angle[2] = 1;
+}
+
 const nh_system_type nh_system_cvt = {
     .name = "cvt",
     .summary = "pendulum-driven continuously variable transmission (seed 004 eq. 12)",
@@ -171,4 +178,5 @@ const nh_system_type nh_system_cvt = {
     .adapted_basis = cvt_adapted_basis,
     .driver_energy = cvt_driver_energy,
     .coupled_structure = cvt_coupled_structure,
+    .angle_coordinates = cvt_angles,
 };

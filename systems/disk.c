@@ -111,6 +111,14 @@ static double disk_minimum_energy(const nh_system *s)
     return 0.0;
 }
 
+/* theta = q[2] and phi = q[3] are angles (nothing depends on phi) */
+static void disk_angles(const nh_system *s, unsigned char *is_angle)
+{
+    (void)s;
+    is_angle[2] = 1;
+    is_angle[3] = 1;
+}
+
 const nh_system_type nh_system_disk = {
     .name = "disk",
     .summary = "rolling disk / unicycle (seed 000 Sect. 2), purely kinetic",
@@ -129,4 +137,5 @@ const nh_system_type nh_system_disk = {
     .sample_configuration = disk_sample,
     .minimum_energy = disk_minimum_energy,
     .adapted_basis = disk_adapted_basis,
+    .angle_coordinates = disk_angles,
 };

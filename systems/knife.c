@@ -116,6 +116,13 @@ static double knife_minimum_energy(const nh_system *s)
     return -KNIFE_BOX;
 }
 
+/* q[2] is an angle: V, A and the basis are 2 pi-periodic in it */
+static void knife_angles(const nh_system *s, unsigned char *is_angle)
+{
+    (void)s;
+    is_angle[2] = 1;
+}
+
 const nh_system_type nh_system_knife = {
     .name = "knife",
     .summary = "knife edge on an inclined plane, optionally perturbed (seed 004 eq. 13)",
@@ -137,4 +144,5 @@ const nh_system_type nh_system_knife = {
     .adapted_basis = knife_adapted_basis,
     .driver_energy = knife_driver_energy,
     .coupled_structure = knife_coupled_structure,
+    .angle_coordinates = knife_angles,
 };

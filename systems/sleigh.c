@@ -123,6 +123,13 @@ static double sleigh_minimum_energy(const nh_system *s)
     return 0.0;
 }
 
+/* q[2] is an angle: V, A and the basis are 2 pi-periodic in it */
+static void sleigh_angles(const nh_system *s, unsigned char *is_angle)
+{
+    (void)s;
+    is_angle[2] = 1;
+}
+
 const nh_system_type nh_system_sleigh = {
     .name = "sleigh",
     .summary = "Chaplygin sleigh, configuration-dependent mass matrix (seed 000 Sect. 4.2)",
@@ -143,4 +150,5 @@ const nh_system_type nh_system_sleigh = {
     .adapted_basis = sleigh_adapted_basis,
     .mass_matrix = sleigh_mass_matrix,
     .mass_matrix_derivative = sleigh_mass_matrix_derivative,
+    .angle_coordinates = sleigh_angles,
 };

@@ -101,6 +101,13 @@ static double vd_minimum_energy(const nh_system *s)
     return has_potential(s) ? -1.0 : 0.0;
 }
 
+/* q[3] is an angle: V, A and the basis are 2 pi-periodic in it */
+static void vertical_disk_angles(const nh_system *s, unsigned char *is_angle)
+{
+    (void)s;
+    is_angle[3] = 1;
+}
+
 #define VERTICAL_DISK_SYSTEM(var, nm, summ)                                                                        \
     const nh_system_type var = {.name = nm, .summary = summ, .reference = "Modin-Verdier 2020 Sect. 2.2.3, eq. 15",  \
                                 .flags = NH_SYS_CVT_TYPE, .dimensions = vd_dimensions, .potential = vd_potential,  \
@@ -109,7 +116,8 @@ static double vd_minimum_energy(const nh_system *s)
                                 .constraint_jacobian_multiplier = vd_jacobian_multiplier,                          \
                                 .sample_configuration = vd_sample, .minimum_energy = vd_minimum_energy,            \
                                 .adapted_basis = vd_adapted_basis, .driver_energy = vd_driver_energy,             \
-                                .coupled_structure = vd_coupled_structure}
+                                .coupled_structure = vd_coupled_structure,                                          \
+                                .angle_coordinates = vertical_disk_angles}
 
 VERTICAL_DISK_SYSTEM(nh_system_vdisk, "vdisk", "vertical rolling disk / rolling penny (seed 004 eq. 15)");
 VERTICAL_DISK_SYSTEM(nh_system_robot, "robot", "mobile robot: vertical disk with driver potential sin(xi) (seed 004 Sect. 2.2.3)");

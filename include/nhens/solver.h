@@ -5,14 +5,17 @@
  * A solver is created once per worker (per stepper) with a fixed dimension and reused for every
  * step of every trajectory; nothing is allocated in nh_solver_solve. Not thread-safe: one per thread.
  *
- * Convergence (both backends): after each full Newton update x += dx,
- *   success if |F(x)|_inf <= NH_SOLVER_FTOL * scale, or
- *   success if max_i |dx_i| / max(|x_i|, 1) <= NH_SOLVER_STEPTOL and |F(x)|_inf <= NH_SOLVER_STALL_FTOL * scale;
- * a chord iteration (which contracts linearly, so stops above the residual's floor) then takes up to
- * NH_SOLVER_POLISH_STEPS more chord steps while each at least halves |F|, keeping the last one unless |F| grew;
- * an initial guess with |F| <= 0.01 * NH_SOLVER_FTOL * scale is accepted unchanged.
- * `scale` is the magnitude of the terms summed in the residual, supplied by the method, so that the
- * test sits at round-off of that sum. */
+ * Convergence (both backends): an iterate x reached by a full update x += dx is accepted if
+ *   |F(x)|_inf <= NH_SOLVER_FTOL * scale, or
+ *   max_i |dx_i| / max(|x_i|, 1) <= NH_SOLVER_STEPTOL (and F(x) is finite);
+ * every accepted solve then ends the same way (the round-off rule of Hairer, McLachlan & Razakarivony
+ * 2008): chord steps dx = -J^-1 F(x) with the factored matrix are taken while their relative size keeps
+ * decreasing, at most NH_SOLVER_FINISH_STEPS of them; a step of at most NH_SOLVER_ROUNDOFF_STEP (a few
+ * ulps) is the last. The solution is therefore at the floor of the residual's rounding, wherever that
+ * floor lies (large coordinates lift it above FTOL * scale, and a scale that overestimates a row's
+ * terms would stop above it); the tolerances above only decide that the iteration has converged.
+ * An initial guess with |F| <= 0.01 * NH_SOLVER_FTOL * scale is accepted unchanged.
+ * `scale` is the magnitude of the terms summed in the residual, supplied by the method. */
 #ifndef NHENS_SOLVER_H
 #define NHENS_SOLVER_H
 
@@ -25,9 +28,8 @@ extern "C" {
 
 #define NH_SOLVER_FTOL 5.0e-16       /* ~2 ulp of the largest term: at the floor of a sum of a few terms */
 #define NH_SOLVER_STEPTOL 1.0e-11     /* after a Newton step this small the error is O(step^2): converged */
-#define NH_SOLVER_POLISH_STEPS 5
-#define NH_SOLVER_STALL_FTOL 1.0e-12  /* ... provided the residual is also near its floor (which rounding
-                                         of large coordinates, e.g. a rotating angle, can lift above FTOL) */
+#define NH_SOLVER_FINISH_STEPS 10     /* chord steps at most in the end of a solve */
+#define NH_SOLVER_ROUNDOFF_STEP 8.9e-16 /* 4 DBL_EPSILON: a relative step of a few ulps */
 #define NH_SOLVER_MAX_ITERS 20
 
 typedef enum nh_solver_kind { NH_SOLVER_KINSOL = 0, NH_SOLVER_NEWTON = 1 } nh_solver_kind;
@@ -114,7 +116,7 @@ void nh_solver_set_probe(nh_solver *solver, nh_solver_probe *probe);   /* NULL: 
 
 /* The one finite-difference Jacobian rule, for every method without an analytic Newton matrix:
  * forward differences jac[i*dim + j] = (F(x + d_j e_j) - F(x))_i / d_j with d_j = NH_FD_STEP max(1, |x_j|),
- * an error of about 1e-7 relative, which a chord iteration followed by a polishing step (solver's
+ * an error of about 1e-7 relative, which a chord iteration followed by the end of the solve (solver.h's
  * reuse_jacobian) turns into one or two extra iterations and no loss at convergence. work holds
  * NH_FD_WORK(dim) doubles. Returns non-zero, and leaves jac undefined, when any evaluation of F fails. */
 #define NH_FD_STEP 1.0e-7

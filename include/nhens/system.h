@@ -100,6 +100,11 @@ typedef struct nh_system_type {
      * keeps the rest zero (nh_adapted_basis clears the arrays first), and the D* steppers then neither
      * clear nor scan the full arrays at each frame. `nhens check` verifies the declaration. */
     void (*adapted_basis_pattern)(const nh_system *s, unsigned char *x_mask, unsigned char *dx_mask);
+    /* Optional: the angle coordinates, as 1s in is_angle (n entries, which the caller zeroes): V, A, the
+     * mass matrix and the adapted basis are 2 pi-periodic in each of them. A long run keeps such a
+     * coordinate within [-2 pi, 2 pi] by whole turns (nh_stepper_wrap_angles), so that a rotating angle
+     * keeps the digits of a bounded one, while its outputs stay unwrapped. `nhens check` verifies it. */
+    void (*angle_coordinates)(const nh_system *s, unsigned char *is_angle);
 } nh_system_type;
 
 struct nh_system {
