@@ -15,7 +15,7 @@
 static const double FD_STEP = 1e-6, FD_TOL = 1e-7, ROUNDOFF_TOL = 1e-12;
 
 enum { ROW_GRAD, ROW_HESS, ROW_DAU, ROW_DATL, ROW_AFFINE, ROW_MASS, ROW_KERNEL, ROW_DX, ROW_PATTERN,
-       ROW_DSTAR_FIELD, ROW_DSTAR_GRAD, ROW_PI_SKEW, ROW_INDEX1, ROW_COUNT };
+       ROW_DSTAR_FIELD, ROW_DSTAR_GRAD, ROW_PI_SKEW, ROW_INDEX1, ROW_ANGLES, ROW_COUNT };
 _Static_assert((int)ROW_COUNT <= (int)NH_CHECK_MAX_ROWS, "the report holds every row");
 
 static const char *const ROW_NAMES[ROW_COUNT] = {
@@ -32,6 +32,7 @@ static const char *const ROW_NAMES[ROW_COUNT] = {
     "grad H on D* vs differences",
     "Pi skew: a.Pi b = -b.Pi a",
     "index-1 field keeps A v = 0 and H",
+    "declared angles: V, grad V, A, M, X 2 pi-periodic",
 };
 
 /* Scratch for one point, on the heap (n up to NH_MAX_DIM makes dX n^3). */
@@ -113,6 +114,49 @@ static void check_affine_constraint(const nh_system *s, const double *q, nh_chec
     s->type->constraint_jacobian_velocity(s, moved, u, there);
     for (int k = 0; k < m * n; ++k)
         note(rep, ROW_AFFINE, fabs(there[k] - here[k]) / (1.0 + fabs(here[k])));
+}
+
+/* The largest relative difference of the first `count` entries of a and b */
+static double relative_gap(int count, const double *a, const double *b)
+{
+    double worst = 0.0;
+    for (int k = 0; k < count; ++k)
+        worst = fmax(worst, fabs(a[k] - b[k]) / (1.0 + fabs(a[k])));
+    return worst;
+}
+
+/* Declared angle coordinates (angle_coordinates): V, grad V, A, M(q) and the adapted basis at q and at q
+ * with that coordinate turned by 2 pi agree to round-off of the turned coordinate (|q_i| + 2 pi ~ 10, so
+ * 1e-12 leaves three orders for sin/cos); a coordinate that is not periodic differs by O(1). */
+static void check_angles(const nh_system *s, const double *q, check_work *w, nh_check_report *rep)
+{
+    unsigned char angle[NH_MAX_DIM] = {0};
+    if (!s->type->angle_coordinates)
+        return;
+    s->type->angle_coordinates(s, angle);
+    const int n = s->n, m = s->m, r = n - m;
+    for (int i = 0; i < n; ++i) {
+        if (!angle[i])
+            continue;
+        double turned[NH_MAX_DIM], g0[NH_MAX_DIM], g1[NH_MAX_DIM], a0[NH_MAX_CON * NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM];
+        memcpy(turned, q, (size_t)n * sizeof *q);
+        turned[i] += 2.0 * M_PI;
+        const double v0 = s->type->potential(s, q), v1 = s->type->potential(s, turned);
+        s->type->potential_gradient(s, q, g0);
+        s->type->potential_gradient(s, turned, g1);
+        s->type->constraint(s, q, a0);
+        s->type->constraint(s, turned, a1);
+        double gap = fmax(relative_gap(1, &v0, &v1), fmax(relative_gap(n, g0, g1), relative_gap(m * n, a0, a1)));
+        nh_mass_matrix(s, q, w->mp);
+        nh_mass_matrix(s, turned, w->mm);
+        gap = fmax(gap, relative_gap(n * n, w->mp, w->mm));
+        if (s->type->adapted_basis) {
+            nh_adapted_basis(s, q, w->x, w->dx);
+            nh_adapted_basis(s, turned, w->xp, w->dx);
+            gap = fmax(gap, relative_gap(n * r, w->x, w->xp));
+        }
+        note(rep, ROW_ANGLES, gap);
+    }
 }
 
 static void check_mass_matrix(const nh_system *s, const double *q, check_work *w, nh_check_report *rep)
@@ -295,7 +339,7 @@ static void finish(nh_check_report *rep)
 {
     static const double tolerance[ROW_COUNT] = {FD_TOL, FD_TOL,       FD_TOL,       FD_TOL, ROUNDOFF_TOL,
                                                 FD_TOL, ROUNDOFF_TOL, FD_TOL,       0.0,    ROUNDOFF_TOL,
-                                                FD_TOL, ROUNDOFF_TOL, FD_TOL};
+                                                FD_TOL, ROUNDOFF_TOL, FD_TOL,       ROUNDOFF_TOL};
     rep->n_rows = ROW_COUNT;
     rep->failed = 0;
     for (int i = 0; i < ROW_COUNT; ++i) {
@@ -323,6 +367,7 @@ int nh_system_check(const nh_system *s, int points, uint64_t seed, nh_check_repo
         check_potential_and_constraint(s, q, &w, report);
         check_affine_constraint(s, q, report);
         check_mass_matrix(s, q, &w, report);
+        check_angles(s, q, &w, report);
         if (s->type->adapted_basis) {
             check_adapted_basis(s, q, &w, report);
             check_basis_pattern(s, q, &w, report);

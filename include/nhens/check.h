@@ -15,7 +15,7 @@ extern "C" {
 #endif
 #pragma GCC visibility push(default)
 
-enum { NH_CHECK_MAX_ROWS = 16 };   /* 13 rows used; 16 since version 0.5.0 */
+enum { NH_CHECK_MAX_ROWS = 16 };   /* 14 rows used; 16 since version 0.5.0 */
 
 typedef struct nh_check_row {
     const char *name;       /* "grad V vs differences of V" */

@@ -28,7 +28,7 @@ extern "C" {
 
 #define NH_SOLVER_FTOL 5.0e-16       /* ~2 ulp of the largest term: at the floor of a sum of a few terms */
 #define NH_SOLVER_STEPTOL 1.0e-11     /* after a Newton step this small the error is O(step^2): converged */
-#define NH_SOLVER_FINISH_STEPS 10     /* chord steps at most in the end of a solve */
+#define NH_SOLVER_FINISH_STEPS 20     /* chord steps at most in the end of a solve */
 #define NH_SOLVER_ROUNDOFF_STEP 8.9e-16 /* 4 DBL_EPSILON: a relative step of a few ulps */
 #define NH_SOLVER_MAX_ITERS 20
 

@@ -299,6 +299,23 @@ Test(solver, full_newton_takes_the_next_matrix_with_the_residual_after_a_far_ste
     }
 }
 
+/* A scale that overstates the residual's terms a million times (as |z|/h does for the rows of a
+ * coordinate that does not grow) puts FTOL * scale at 5e-10: full Newton from (1, 1.2) passes it after the
+ * step of relative size 2e-7 with the root still ~1e-13 away (about 180 ulp), and a chord solve earlier.
+ * The end of the solve (solver.h) takes both to the root to a few ulp, in every matrix policy. */
+Test(solver, both_backends_end_at_the_rounding_floor_whatever_the_scale)
+{
+    const int reuses[2] = {NH_JACOBIAN_EACH_ITERATION, NH_JACOBIAN_EACH_SOLVE};
+    for (int kind = 0; kind < 2; ++kind)
+        for (int k = 0; k < 2; ++k) {
+            nh_nonlinear_problem pb = {2, circle_residual, circle_jacobian, NULL, 4e6, reuses[k], 0, NULL};
+            double x[2] = {1.0, 1.2};
+            cr_assert(eq(int, solve_once((nh_solver_kind)kind, &pb, x, NULL), NH_OK), "backend %d", kind);
+            cr_assert(ieee_ulp_eq(dbl, x[0], sqrt(2.0), 4), "backend %d, reuse %d: %.17g", kind, reuses[k], x[0]);
+            cr_assert(ieee_ulp_eq(dbl, x[1], sqrt(2.0), 4), "backend %d, reuse %d: %.17g", kind, reuses[k], x[1]);
+        }
+}
+
 Test(fdjac, matches_the_analytic_jacobian_to_the_forward_difference_error)
 {
     /* forward differences of step d_j = NH_FD_STEP max(1, |x_j|): for the quadratic row the error is exactly

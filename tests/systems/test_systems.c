@@ -186,6 +186,26 @@ Test(systems, check_finds_a_curved_constraint_declared_affine)
     assert_only_row_fails(&rep, "affine", 1e-2, INFINITY);
 }
 
+/* cvt's x1 (q[0]) declared an angle: V = x1^2/2 + ... moves by 2 pi x1 + 2 pi^2 when x1 turns by 2 pi */
+static void first_coordinate_is_an_angle(const nh_system *s, unsigned char *is_angle)
+{
+    (void)s;
+    is_angle[0] = 1;
+}
+
+static void declare_x1_an_angle(nh_system_type *t)
+{
+    t->angle_coordinates = first_coordinate_is_an_angle;
+}
+
+Test(systems, check_finds_a_coordinate_wrongly_declared_an_angle)
+{
+    /* V, grad V and A differ by O(1) at x1 + 2 pi; the row's tolerance is round-off (1e-12) */
+    nh_check_report rep;
+    check_patched("cvt", "eps=0.3", declare_x1_an_angle, 5, &rep);
+    assert_only_row_fails(&rep, "angles", 1e-2, INFINITY);
+}
+
 Test(systems, the_declared_affine_constraints_are_checked)
 {
     /* the quartic, hcvt, mvparticle and dlparticle declare A affine: their row applies and passes (the
