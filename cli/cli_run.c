@@ -213,7 +213,8 @@ static void join_command(int argc, char **argv, char *buf, size_t len)
 }
 
 /* max |value| of the recorded observers: the core ones (every system) on one line, the others one a line */
-/* The global error at T (mean +- standard error of the mean, and max) when it was recorded. */
+/* The global error at T (mean +- standard error of the mean, and max; nan where no trajectory reached T)
+ * when it was recorded. */
 static void print_global_error(const nh_run_result *res)
 {
     const int ref = nh_observer_reference();
@@ -221,8 +222,8 @@ static void print_global_error(const nh_run_result *res)
         return;
     const nh_accum *last = nh_run_accum(res, res->n_out - 1, ref);
     printf("  global error at T against CVODE (rtol 1e-13): mean %.3e +- %.1e, max %.3e over %.0f trajectories "
-           "(reference: %.2f thread-s)\n", last->mean,
-           nh_accum_mean_stderr(last), last->absmax, last->count,
+           "(reference: %.2f thread-s)\n", last->count > 0 ? last->mean : NAN,
+           nh_accum_mean_stderr(last), last->count > 0 ? last->absmax : NAN, last->count,
            res->reference_seconds);
 }
 

@@ -13,6 +13,7 @@
 
 #include "helpers.h"
 #include "scratch.h"
+#include "nhens/checkpoint.h"
 #include "nhens/ensemble.h"
 #include "nhens/output.h"
 #include "nhens/partial.h"
@@ -758,6 +759,50 @@ static void check_shards_merge_bitwise(shard_config_fn config, const long *shard
         nh_run_result_free(&merged);
     }
     nh_run_result_free(&whole);
+}
+
+typedef struct checkpoint_target {
+    const char *path;
+    const nh_run_config *cfg;
+} checkpoint_target;
+
+/* The merged-prefix hook: a checkpoint after the third chunk. */
+static void checkpoint_at_third_chunk(const nh_run_result *partial, long next_block, void *ctx)
+{
+    const checkpoint_target *target = ctx;
+    nh_error err;
+    if (next_block == 3)
+        cr_assert(eq(int, nh_checkpoint_save(target->path, target->cfg, partial, 0, NULL, &err), NH_OK), "%s",
+                  err.msg);
+}
+
+Test(shards, a_small_run_resumed_from_a_checkpoint_is_bitwise_the_whole_run)
+{
+    /* 45 trajectories (fit groups by trajectory): checkpointed after 3 of 6 chunks, restored and continued,
+     * the groups, fit and errors are those of the uninterrupted run */
+    nh_system s;
+    nh_run_config cfg;
+    nh_run_result whole, resumed;
+    nh_error err;
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/nhens-test-small-ck-%d.json", (int)getpid());
+    small_shard_config(&s, &cfg, 0, 0);
+    checkpoint_target target = {path, &cfg};
+    cfg.merged = checkpoint_at_third_chunk;
+    cfg.hook_ctx = &target;
+    cr_assert(eq(int, nh_run_ensemble(&cfg, &whole, &err), NH_OK), "%s", err.msg);
+    cfg.merged = NULL;
+    nh_checkpoint *ck = nh_checkpoint_load(path, &err);
+    cr_assert(ck != NULL, "%s", err.msg);
+    cr_assert(eq(int, nh_run_result_init(&cfg, &resumed, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(int, nh_checkpoint_restore(ck, &cfg, &resumed, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(long, resumed.next_block, 3L));
+    cr_assert(eq(int, nh_run_ensemble_continue(&cfg, &resumed, &err), NH_OK), "%s", err.msg);
+    assert_same_statistics(&whole, &resumed);
+    nh_checkpoint_free(ck);
+    remove(path);
+    nh_run_result_free(&whole);
+    nh_run_result_free(&resumed);
 }
 
 Test(shards, parts_without_a_live_trajectory_merge_bitwise)
