@@ -1,11 +1,13 @@
-/* Claims of experiment files: parsing (`claim = PANEL/METHOD:METRIC OP RHS | SOURCE [| ci]`), checking
- * that they name panels, methods and metrics that exist, and evaluating them against the runs'
- * summary.json files. A metric is a number of summary.json: a key of "extremes" (dH_absmax,
- * rel_energy_absmax, constraint_max, latitude_last_tenth, ...), of "variance_fit" (C, C_over_h4, a, p,
- * with their standard errors), of "global_error" (error_final, error_final_max), of "performance"
- * (ns_per_step), of "work_precision" (error_order: the slope of a work-precision panel's error against h,
- * least squares over its step sizes), or "failures". A claim on a work-precision panel reads the run of its
- * smallest step size. A claim never runs anything: it compares numbers. */
+/* Claims of experiment files: parsing (`claim = PANEL/METHOD:METRIC OP RHS [+|- K*se] | SOURCE [| ci [vs FOIL]]`),
+ * checking that they name panels, methods and metrics that exist, and evaluating them (and the foils of ci
+ * claims) against the runs' results. A metric is a number of summary.json: a key of "extremes" (dH_absmax,
+ * rel_energy_absmax, constraint_max, latitude_last_tenth, ...), of "variance_fit" (C, C_over_h4, a, p, with
+ * their standard errors), of "global_error" (error_final, error_final_max), of "performance" (ns_per_step), of
+ * "work_precision" (error_order: the slope of a work-precision panel's error against h, least squares over its
+ * step sizes), or "failures"; or a trend metric of timeseries.csv, FUNC(COLUMN[,FROM[,TO]]) (cli/trend.c). A
+ * claim on a work-precision panel reads the run of its smallest step size. `K*se` is K times the combined
+ * standard error sqrt(se_lhs^2 + se_rhs^2) (an error the summary does not give counts as 0; with neither side's
+ * error the claim is not measured). A claim never runs anything: it compares numbers. */
 #include "experiment.h"
 
 #include <cjson/cJSON.h>
@@ -22,12 +24,18 @@ static const char *const METRICS[] = {"dH_absmax", "rel_energy_absmax", "constra
                                       "failures", "error_final", "error_final_max", "ns_per_step", "error_order"};
 enum { N_METRICS = sizeof METRICS / sizeof METRICS[0] };
 
-int nh_claim_metric_known(const char *name)
+static int summary_metric(const char *name)
 {
     for (int i = 0; i < N_METRICS; ++i)
         if (!strcmp(METRICS[i], name))
             return 1;
     return 0;
+}
+
+int nh_claim_metric_known(const char *name)
+{
+    nh_error err;
+    return summary_metric(name) || (strchr(name, '(') && !nh_trend_metric_check(name, &err));
 }
 
 static void trim(char *s)
@@ -53,12 +61,14 @@ static int parse_ref(char *text, nh_claim_ref *ref, nh_error *err)
     strcpy(ref->panel, text);
     strcpy(ref->method, slash + 1);
     strcpy(ref->metric, colon + 1);
-    if (!nh_claim_metric_known(ref->metric))
+    if (strchr(ref->metric, '('))
+        return nh_trend_metric_check(ref->metric, err);
+    if (!summary_metric(ref->metric))
         return nh_fail(err, NH_ERR_INPUT, "unknown metric '%s'; known: dH_absmax, rel_energy_absmax, constraint_max, "
                                           "driver_energy_absmax, passenger_energy_absmax, latitude_absmax, "
                                           "latitude_first_tenth, latitude_last_tenth, final_dH_var, C, C_over_h4, "
                                           "C_scaled, a, p, failures, error_final, error_final_max, ns_per_step, "
-                                          "error_order", ref->metric);
+                                          "error_order, or slope(COLUMN), growth(COLUMN), loglog(COLUMN)", ref->metric);
     return NH_OK;
 }
 
@@ -74,13 +84,61 @@ int nh_work_precision_metric(const char *metric)
     return 0;
 }
 
-/* RHS: NUMBER, NUMBER*PANEL/METHOD:METRIC or PANEL/METHOD:METRIC */
+/* A trailing `[+|-] K*se` of text: cut off, K (signed) into c->se_factor. */
+static int parse_se_margin(char *text, nh_claim *c, nh_error *err)
+{
+    size_t len = strlen(text);
+    if (len < 3 || strcmp(text + len - 3, "*se"))
+        return NH_OK;
+    text[len - 3] = '\0';
+    char *k = text + len - 3;
+    while (k > text && (strchr("0123456789.eE", k[-1]) || ((k[-1] == '+' || k[-1] == '-') && k - 1 > text &&
+                                                           (k[-2] == 'e' || k[-2] == 'E'))))
+        --k;
+    double factor;
+    if (nh_parse_double(k, &factor) || !(factor >= 0))
+        return nh_fail(err, NH_ERR_INPUT, "'%.40s*se' needs a number K >= 0 before *se", k);
+    *k = '\0';
+    trim(text);
+    len = strlen(text);
+    const int sign = len && text[len - 1] == '-' ? -1 : 1;
+    if (len && (text[len - 1] == '+' || text[len - 1] == '-'))
+        text[--len] = '\0';
+    else if (len)
+        return nh_fail(err, NH_ERR_INPUT, "'%.60s ...*se': the margin is added with + or -", text);
+    c->se_factor = sign * factor;
+    c->has_se = 1;
+    return NH_OK;
+}
+
+/* PANEL/METHOD:METRIC, or a trend metric alone: the left-hand side's run */
+static int parse_rhs_ref(char *text, nh_claim *c, nh_error *err)
+{
+    trim(text);
+    if (strchr(text, '/') || !strchr(text, '('))
+        return parse_ref(text, &c->rhs, err);
+    if (strlen(text) >= sizeof c->rhs.metric)
+        return nh_fail(err, NH_ERR_INPUT, "the metric '%.80s' is too long", text);
+    c->rhs = c->lhs;
+    strcpy(c->rhs.metric, text);
+    return nh_trend_metric_check(text, err);
+}
+
+/* RHS: NUMBER, NUMBER*REF or REF (REF: PANEL/METHOD:METRIC, or a trend metric of the left-hand side's run), then
+ * optionally [+|-] K*se; or K*se alone */
 static int parse_rhs(char *text, nh_claim *c, nh_error *err)
 {
     trim(text);
-    if (strchr(text, '/') && !strchr(text, '*')) {
+    if (parse_se_margin(text, c, err))
+        return NH_ERR_INPUT;
+    trim(text);
+    if (c->has_se && !text[0]) {
+        c->factor = 0.0;
+        return NH_OK;
+    }
+    if ((strchr(text, '/') || strchr(text, '(')) && !strchr(text, '*')) {
         c->factor = 1.0;
-        return parse_ref(text, &c->rhs, err);
+        return parse_rhs_ref(text, c, err);
     }
     char *star = strchr(text, '*');
     if (star)
@@ -88,7 +146,7 @@ static int parse_rhs(char *text, nh_claim *c, nh_error *err)
     trim(text);
     if (nh_parse_double(text, &c->factor))
         return nh_fail(err, NH_ERR_INPUT, "'%.80s' is not a finite number", text);
-    return star ? parse_ref(star + 1, &c->rhs, err) : NH_OK;
+    return star ? parse_rhs_ref(star + 1, c, err) : NH_OK;
 }
 
 static char *find_operator(char *text, char op[3])
@@ -101,6 +159,33 @@ static char *find_operator(char *text, char op[3])
             return p;
         }
     return NULL;
+}
+
+static int same_run(const nh_claim_ref *a, const nh_claim_ref *b)
+{
+    return !strcmp(a->panel, b->panel) && !strcmp(a->method, b->method);
+}
+
+/* The third field: `ci` or `ci vs FOIL`. */
+static int parse_ci(char *text, nh_claim *c, nh_error *err)
+{
+    trim(text);
+    if (strncmp(text, "ci", 2) || (text[2] && text[2] != ' ' && text[2] != '\t'))
+        return nh_fail(err, NH_ERR_INPUT, "key claim: the third field may only be 'ci' or 'ci vs METHOD' (got '%.40s')",
+                       text);
+    c->ci = 1;
+    char *rest = text + 2;
+    trim(rest);
+    if (!rest[0])
+        return NH_OK;
+    if (strncmp(rest, "vs", 2) || (rest[2] != ' ' && rest[2] != '\t'))
+        return nh_fail(err, NH_ERR_INPUT, "key claim: after 'ci' only 'vs METHOD' may follow (got '%.40s')", rest);
+    rest += 2;
+    trim(rest);
+    if (!rest[0] || strlen(rest) >= sizeof c->foil)
+        return nh_fail(err, NH_ERR_INPUT, "key claim: 'ci vs' needs a method name");
+    strcpy(c->foil, rest);
+    return NH_OK;
 }
 
 int nh_claim_parse(const char *value, nh_claim *c, nh_error *err)
@@ -116,10 +201,8 @@ int nh_claim_parse(const char *value, nh_claim *c, nh_error *err)
     *bar = '\0';
     if (flag) {
         *flag = '\0';
-        trim(flag + 1);
-        if (strcmp(flag + 1, "ci"))
-            return nh_fail(err, NH_ERR_INPUT, "key claim: the third field may only be 'ci' (got '%.40s')", flag + 1);
-        c->ci = 1;
+        if (parse_ci(flag + 1, c, err))
+            return NH_ERR_INPUT;
     }
     snprintf(c->source, sizeof c->source, "%s", bar + 1);
     trim(c->source);
@@ -133,6 +216,9 @@ int nh_claim_parse(const char *value, nh_claim *c, nh_error *err)
     nh_error why;
     if (parse_ref(buf, &c->lhs, &why) || parse_rhs(rhs, c, &why))
         return nh_fail(err, NH_ERR_INPUT, "key claim: %s", why.msg);
+    if (c->ci && !c->foil[0] && (!c->rhs.metric[0] || same_run(&c->lhs, &c->rhs)))
+        return nh_fail(err, NH_ERR_INPUT, "key claim: '%.80s' is marked ci but compares one run: name its foil, "
+                                          "'| ci vs METHOD' (a method of the panel for which it must not hold)", c->text);
     return NH_OK;
 }
 
@@ -162,12 +248,32 @@ static int check_ref(const nh_experiment *exp, const nh_claim_ref *r, nh_error *
     return NH_OK;
 }
 
+/* The claim a ci claim must fail: METHOD replaced by its foil (in both runs when they are one), or the two
+ * runs swapped. */
+static void claim_foil(const nh_claim *c, nh_claim *foil)
+{
+    *foil = *c;
+    if (!c->foil[0]) {
+        foil->lhs = c->rhs;
+        foil->rhs = c->lhs;
+        snprintf(foil->lhs.metric, sizeof foil->lhs.metric, "%s", c->lhs.metric);
+        snprintf(foil->rhs.metric, sizeof foil->rhs.metric, "%s", c->rhs.metric);
+        return;
+    }
+    if (c->rhs.metric[0] && same_run(&c->lhs, &c->rhs))
+        snprintf(foil->rhs.method, sizeof foil->rhs.method, "%s", c->foil);
+    snprintf(foil->lhs.method, sizeof foil->lhs.method, "%s", c->foil);
+}
+
 int nh_claims_check(const char *path, const nh_experiment *exp, nh_error *err)
 {
     for (int i = 0; i < exp->n_claims; ++i) {
         const nh_claim *c = &exp->claims[i];
         nh_error why;
-        if (check_ref(exp, &c->lhs, &why) || (c->rhs.metric[0] && check_ref(exp, &c->rhs, &why)))
+        nh_claim foil;
+        claim_foil(c, &foil);
+        if (check_ref(exp, &c->lhs, &why) || (c->rhs.metric[0] && check_ref(exp, &c->rhs, &why)) ||
+            (c->ci && check_ref(exp, &foil.lhs, &why)))
             return nh_fail(err, NH_ERR_INPUT, "%s:%d: %s", path, c->line, why.msg);
     }
     return NH_OK;
@@ -197,25 +303,62 @@ double nh_claim_metric_value(const cJSON *summary, const char *metric, double *s
     return NAN;
 }
 
-static double ref_value(const nh_experiment *exp, const nh_claim_ref *r, nh_claim_summary_fn load, void *ctx,
-                        double *err)
+static double ref_value(const nh_experiment *exp, const nh_claim_ref *r, const nh_claim_source *src, double *err)
 {
     const nh_exp_panel *p = find_panel(exp, r->panel);
-    cJSON *summary = p ? load(p, method_index(p, r->method), ctx) : NULL;
-    double v = summary ? nh_claim_metric_value(summary, r->metric, err) : (*err = NAN, NAN);
+    *err = NAN;
+    if (!p)
+        return NAN;
+    const int k = method_index(p, r->method);
+    if (strchr(r->metric, '(')) {
+        char dir[1024];
+        src->run_dir(p, k, src->ctx, dir, sizeof dir);
+        return nh_trend_metric_value(dir, r->metric, err);
+    }
+    cJSON *summary = src->summary(p, k, src->ctx);
+    double v = summary ? nh_claim_metric_value(summary, r->metric, err) : NAN;
     cJSON_Delete(summary);
     return v;
 }
 
-void nh_claim_evaluate(const nh_experiment *exp, const nh_claim *c, nh_claim_summary_fn load, void *ctx,
-                       nh_claim_result *out)
+/* sqrt(a^2 + b^2) over the finite ones; NAN when neither is. */
+static double combined_error(double a, double b)
 {
-    double rhs_err = NAN;
-    out->lhs = ref_value(exp, &c->lhs, load, ctx, &out->lhs_err);
-    out->rhs = c->rhs.metric[0] ? c->factor * ref_value(exp, &c->rhs, load, ctx, &rhs_err) : c->factor;
-    out->rhs_err = c->factor * rhs_err;
-    const double l = out->lhs, r = out->rhs;
-    out->holds = !isfinite(l) || !isfinite(r) ? -1
-                 : c->op[0] == '<'            ? (c->op[1] ? l <= r : l < r)
-                                              : (c->op[1] ? l >= r : l > r);
+    if (!isfinite(a) && !isfinite(b))
+        return NAN;
+    return hypot(isfinite(a) ? a : 0.0, isfinite(b) ? b : 0.0);
+}
+
+/* One claim's sides (rhs: the threshold, margin included); 1, 0, or -1 when a number is missing. */
+static int evaluate_sides(const nh_experiment *exp, const nh_claim *c, const nh_claim_source *src, double *lhs,
+                          double *lhs_err, double *rhs, double *rhs_err)
+{
+    double ref_err = NAN;
+    *lhs = ref_value(exp, &c->lhs, src, lhs_err);
+    *rhs = c->rhs.metric[0] ? c->factor * ref_value(exp, &c->rhs, src, &ref_err) : c->factor;
+    *rhs_err = fabs(c->factor) * ref_err;
+    if (c->has_se)
+        *rhs += c->se_factor * combined_error(*lhs_err, *rhs_err);
+    const double l = *lhs, r = *rhs;
+    return !isfinite(l) || !isfinite(r) ? -1
+           : c->op[0] == '<'            ? (c->op[1] ? l <= r : l < r)
+                                        : (c->op[1] ? l >= r : l > r);
+}
+
+void nh_claim_evaluate(const nh_experiment *exp, const nh_claim *c, const nh_claim_source *src, nh_claim_result *out)
+{
+    out->holds = evaluate_sides(exp, c, src, &out->lhs, &out->lhs_err, &out->rhs, &out->rhs_err);
+    out->foil_lhs = out->foil_rhs = NAN;
+    out->foil_holds = -2;
+    if (c->ci) {
+        nh_claim foil;
+        double e1, e2;
+        claim_foil(c, &foil);
+        out->foil_holds = evaluate_sides(exp, &foil, src, &out->foil_lhs, &e1, &out->foil_rhs, &e2);
+    }
+}
+
+int nh_claim_discriminates(const nh_claim_result *r)
+{
+    return r->holds > 0 && r->foil_holds == 0;
 }

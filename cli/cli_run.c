@@ -213,7 +213,8 @@ static void join_command(int argc, char **argv, char *buf, size_t len)
 }
 
 /* max |value| of the recorded observers: the core ones (every system) on one line, the others one a line */
-/* The global error at T (mean +- standard error of the mean, and max) when it was recorded. */
+/* The global error at T (mean +- standard error of the mean, and max; nan where no trajectory reached T)
+ * when it was recorded. */
 static void print_global_error(const nh_run_result *res)
 {
     const int ref = nh_observer_reference();
@@ -221,13 +222,12 @@ static void print_global_error(const nh_run_result *res)
         return;
     const nh_accum *last = nh_run_accum(res, res->n_out - 1, ref);
     printf("  global error at T against CVODE (rtol 1e-13): mean %.3e +- %.1e, max %.3e over %.0f trajectories "
-           "(reference: %.2f thread-s)\n", last->mean,
-           nh_accum_mean_stderr(last), last->absmax, last->count,
+           "(reference: %.2f thread-s)\n", last->count > 0 ? last->mean : NAN,
+           nh_accum_mean_stderr(last), last->count > 0 ? last->absmax : NAN, last->count,
            res->reference_seconds);
 }
 
-/* "SEPARATOR NAME = VALUE +- ERROR", or without the error where the jackknife gave none (fewer than two
- * groups, or a delete-one fit that failed: a group of one trajectory has no variance). */
+/* "SEPARATOR NAME = VALUE +- ERROR", or without the error where the jackknife gave none. */
 static void print_estimate(const char *separator, const char *name, int slope, double value, double error)
 {
     printf(slope ? "%s %s = %.2f" : "%s %s = %.3e", separator, name, value);
@@ -235,22 +235,30 @@ static void print_estimate(const char *separator, const char *name, int slope, d
         printf(slope ? " +- %.2f" : " +- %.1e", error);
 }
 
-/* The fitted variance law, with the jackknife's standard errors where it gives them. Its groups are made
- * of whole blocks of NH_BLOCK_SIZE trajectories, and each set of all groups but one needs two trajectories
- * for a variance: it gives none for an ensemble of up to NH_BLOCK_SIZE + 1. */
+/* The fitted variance law, with the jackknife's standard errors, their degrees of freedom and the t factor
+ * of a 95 % interval where it gives them, then a line for each caveat (nh_variance_fit_caveats): where the
+ * data do not support the law, the summary says so. No fit: why. */
 static void print_variance_law(const nh_variance_fit *fit)
 {
-    printf("  variance law on t in [%g, %g]: Var dH = a + C t with", fit->t_start, fit->t_end);
+    const unsigned caveats = nh_variance_fit_caveats(fit);
+    printf("  variance law on t in [%g, %g]:", fit->t_start, fit->t_end);
+    if (caveats & NH_FIT_NO_FIT) {
+        printf(" %s\n", nh_variance_fit_caveat_text(NH_FIT_NO_FIT));
+        return;
+    }
+    printf(" Var dH = a + C t with");
     print_estimate("", "a", 0, fit->a, fit->a_err);
     print_estimate(",", "C", 0, fit->C, fit->C_err);
     print_estimate(",", "C/h^4", 0, fit->C_over_h4, fit->C_over_h4_err);
     print_estimate(";", "log-log slope p", 1, fit->p, fit->p_err);
     if (isfinite(fit->C_err))
-        printf(" (+- one standard error, jackknife over %d groups)\n", fit->groups);
+        printf(" (+- one standard error, jackknife over %d groups: %d degrees of freedom, 95 %% interval +- %.2f "
+               "errors)\n", fit->groups, fit->dof, fit->t95);
     else
-        printf(" (no standard errors: the jackknife over groups of blocks of %d trajectories needs at least %d "
-               "live trajectories)\n",
-               NH_BLOCK_SIZE, NH_BLOCK_SIZE + 2);
+        putchar('\n');
+    for (unsigned bit = 1; bit <= caveats; bit <<= 1)
+        if (caveats & bit)
+            printf("  caveat: %s\n", nh_variance_fit_caveat_text(bit));
 }
 
 static void print_observer_extremes(const nh_run_result *res)
@@ -291,7 +299,7 @@ void nh_cli_run_print_summary(const nh_run_config *cfg, const nh_run_result *res
            res->completed_steps, res->wall_seconds, res->steps_per_second, nh_run_ns_per_step(res), res->failed);
     print_observer_extremes(res);
     print_global_error(res);
-    if (res->fit_ok && cfg->ensemble > 1)
+    if (cfg->ensemble > 1)
         print_variance_law(&res->fit);
     for (int i = 0; i < res->n_reported && i < 5; ++i)
         printf("  failure: trajectory %ld at t = %g: %s\n", res->first_failures[i].trajectory,

@@ -224,6 +224,10 @@ static int experiment_key(load_state *st, const char *name, const char *value)
             return nh_fail(st->err, NH_ERR_INPUT, "more than %d claims", NH_EXP_MAX_CLAIMS);
         return nh_claim_parse(value, &exp->claims[exp->n_claims++], st->err);
     }
+    if (!strcmp(name, "ci_scale")) /* the scale at which the ci claims discriminate (report --ci) */
+        return nh_parse_double(value, &exp->ci_scale) || !(exp->ci_scale > 0 && exp->ci_scale <= 1)
+                   ? nh_fail(st->err, NH_ERR_INPUT, "ci_scale '%.40s' must be a number in (0, 1]", value)
+                   : NH_OK;
     if (strcmp(name, "plugin"))
         return panel_key(&exp->defaults, name, value, st->err);
     if (!st->allow_plugins)
@@ -395,6 +399,7 @@ int nh_experiment_load(const char *path, int allow_plugins, nh_experiment *exp, 
     const char *slash = strrchr(path, '/');
     snprintf(exp->directory, sizeof exp->directory, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
     exp->defaults = (nh_exp_panel){.ensemble = 1, .every = 1, .seed = 1, .error = "error_final"};
+    exp->ci_scale = 0.01;
     snprintf(exp->defaults.plot[0], sizeof exp->defaults.plot[0], "dH_absmax");
     exp->defaults.n_plot = 1;
     size_t size;

@@ -11,8 +11,8 @@
 #include "nhens/core.h"
 #include "nhens/registry.h"
 
-enum { NH_EXP_MAX_CLAIMS = 24,
-       NH_EXP_MAX_PANELS = 8, NH_EXP_MAX_METHODS = 20, NH_EXP_MAX_STEPS = 8, NH_EXP_MAX_PLOTS = 4, NH_EXP_MAX_PLUGINS = 4, NH_EXP_NAME_MAX = 41,
+enum { NH_EXP_MAX_CLAIMS = 32,
+       NH_EXP_MAX_PANELS = 12, NH_EXP_MAX_METHODS = 20, NH_EXP_MAX_STEPS = 8, NH_EXP_MAX_PLOTS = 4, NH_EXP_MAX_PLUGINS = 4, NH_EXP_NAME_MAX = 41,
        NH_EXP_MAX_PATHS = 16 };
 
 typedef struct nh_exp_panel {
@@ -51,9 +51,14 @@ typedef struct nh_exp_panel {
     char observe[32];
 } nh_exp_panel;
 
-/* `claim = PANEL/METHOD:METRIC OP RHS | SOURCE [| ci]`, a paper's statement checked against the results:
- * OP is <, <=, > or >=; RHS a number, PANEL/METHOD:METRIC or FACTOR*PANEL/METHOD:METRIC; `ci` marks a claim that also holds at
- * the small scale of the test suite (report --check-claims asserts it). See cli/claims.c. */
+/* `claim = PANEL/METHOD:METRIC OP RHS | SOURCE [| ci [vs FOIL]]`, a paper's statement checked against the
+ * results: OP is <, <=, > or >=; RHS a number, PANEL/METHOD:METRIC or FACTOR*PANEL/METHOD:METRIC, optionally
+ * followed by `+ K*se` or `- K*se` (or just `K*se`): K times the combined standard error of the two sides,
+ * sqrt(se_lhs^2 + se_rhs^2), so that the claim holds only with that margin. METRIC is a number of summary.json or
+ * a trend metric FUNC(COLUMN[,FROM[,TO]]) of timeseries.csv (cli/trend.c). `ci` marks a claim checked at the
+ * experiment's ci_scale by the test suite (report --ci), together with its foil: the same claim with the
+ * methods of two runs swapped, or with METHOD replaced by FOIL, must NOT hold there (the claim discriminates).
+ * See cli/claims.c. */
 typedef struct nh_claim_ref {
     char panel[64];
     char method[128];
@@ -65,9 +70,12 @@ typedef struct nh_claim {
     char text[200];             /* as written, before the first '|' */
     char source[160];
     int ci;
+    char foil[128];             /* `ci vs FOIL`: the method that must fail the claim ("" : swap the two runs) */
     nh_claim_ref lhs, rhs;      /* rhs.metric[0] == 0: the right-hand side is just `factor` */
     char op[3];
     double factor;
+    double se_factor;           /* signed K of `+ K*se` (0: none) */
+    int has_se;
 } nh_claim;
 
 typedef struct nh_experiment {
@@ -83,6 +91,7 @@ typedef struct nh_experiment {
     int n_panels;
     nh_claim claims[NH_EXP_MAX_CLAIMS];
     int n_claims;
+    double ci_scale;                         /* `ci_scale`: the scale of report --ci (default 0.01) */
 } nh_experiment;
 
 /* The run of step size j of a work-precision panel: p with h = steps[j], outputs at 0 and T only (or at 11
@@ -122,14 +131,27 @@ struct cJSON *nh_work_precision_summary(const char *out, const nh_exp_panel *p, 
 /* cli/claims.c: a claim's syntax (at load), its panels/methods (after load), its value against the results. */
 int nh_claim_parse(const char *value, nh_claim *c, nh_error *err);
 int nh_claims_check(const char *path, const nh_experiment *exp, nh_error *err);
-/* summary.json of (panel, method index) as cJSON (caller deletes), or NULL */
-typedef struct cJSON *(*nh_claim_summary_fn)(const nh_exp_panel *p, int method, void *ctx);
+/* Where a claim reads (panel, method index): its summary.json as cJSON (caller deletes; NULL if none) and
+ * its run folder (trend metrics read timeseries.csv there). */
+typedef struct nh_claim_source {
+    struct cJSON *(*summary)(const nh_exp_panel *p, int method, void *ctx);
+    void (*run_dir)(const nh_exp_panel *p, int method, void *ctx, char *dir, size_t len);
+    void *ctx;
+} nh_claim_source;
 typedef struct nh_claim_result {
-    double lhs, lhs_err, rhs, rhs_err;  /* errors: standard errors where the summary has them, else NAN */
-    int holds;                          /* 1, 0, or -1 when a value is missing */
+    double lhs, lhs_err, rhs, rhs_err;  /* errors: standard errors where there are, else NAN; rhs is the threshold
+                                           compared with (the `K*se` margin included) */
+    int holds;                          /* 1, 0, or -1 when a value (or an error the claim needs) is missing */
+    double foil_lhs, foil_rhs;          /* the foil's sides (ci claims; NAN otherwise) */
+    int foil_holds;                     /* as holds, for the foil; -2: no foil (not a ci claim) */
 } nh_claim_result;
-void nh_claim_evaluate(const nh_experiment *exp, const nh_claim *c, nh_claim_summary_fn load, void *ctx,
-                       nh_claim_result *out);
+void nh_claim_evaluate(const nh_experiment *exp, const nh_claim *c, const nh_claim_source *src, nh_claim_result *out);
+/* Whether a ci claim passes its check: it holds and its foil does not. */
+int nh_claim_discriminates(const nh_claim_result *r);
+/* cli/trend.c: the syntax of a trend metric FUNC(COLUMN[,FROM[,TO]]) and its value (and jackknife standard error)
+ * from DIR/timeseries.csv (NAN when unreadable or too short). */
+int nh_trend_metric_check(const char *metric, nh_error *err);
+double nh_trend_metric_value(const char *dir, const char *metric, double *stderr_out);
 
 /* allow_plugins: honour `plugin` keys (they load and run code); otherwise such a key is refused. */
 int nh_experiment_load(const char *path, int allow_plugins, nh_experiment *exp, nh_error *err);

@@ -23,7 +23,7 @@ extern char **environ;
 
 typedef struct report_options {
     const char *experiment, *out, *solver;
-    int allow_plugins, check_claims, dry_run;
+    int allow_plugins, check_claims, dry_run, ci;
     double scale;
     long threads;
     nh_solver_kind solver_kind;
@@ -42,11 +42,13 @@ static const nh_option REPORT_OPTIONS[] = {
     {"dry-run", NH_OPTION_FLAG, offsetof(report_options, dry_run), 0, 0, NULL,
      "check the whole file (every panel and method at this scale), print the plan, run nothing", 0, 0},
     {"check-claims", NH_OPTION_FLAG, offsetof(report_options, check_claims), 0, 0, NULL,
-     "exit 4 when a claim marked ci does not hold (every claim is reported either way)", 0, 0},
+     "exit 4 when a claim marked ci does not hold or its foil holds too (every claim is reported either way)", 0, 0},
+    {"ci", NH_OPTION_FLAG, offsetof(report_options, ci), 0, 0, NULL,
+     "--check-claims at the experiment's ci_scale (default 0.01) instead of --scale: what the test suite runs", 0, 0},
 };
 
 const nh_option_table nh_cli_report_table = {
-    "report", "EXPERIMENT.ini [--out DIR] [--scale F] [--threads K] [--solver kinsol|newton] [--allow-plugins] [--check-claims] [--dry-run]",
+    "report", "EXPERIMENT.ini [--out DIR] [--scale F] [--threads K] [--solver kinsol|newton] [--allow-plugins] [--check-claims] [--ci] [--dry-run]",
     "run an experiment file: results, figures (gnuplot) and report.md", REPORT_OPTIONS,
     sizeof REPORT_OPTIONS / sizeof REPORT_OPTIONS[0], 1};
 
@@ -507,6 +509,33 @@ static void observer_headers(FILE *md, unsigned mask)
     }
 }
 
+/* A fit cell "value ± error" ("no fit" without a value, no "±" without an error). */
+static void fit_cell(FILE *md, const cJSON *s, const char *key, int slope)
+{
+    char err_key[64];
+    snprintf(err_key, sizeof err_key, "%s_stderr", key);
+    const double v = nh_report_json_number(s, "variance_fit", key), e = nh_report_json_number(s, "variance_fit", err_key);
+    if (isnan(v))
+        fputs(" no fit", md);
+    else
+        fprintf(md, slope ? " %.2f" : " %.2e", v);
+    if (!isnan(v) && isfinite(e))
+        fprintf(md, slope ? " ± %.2f" : " ± %.1e", e);
+}
+
+/* The fitted C, C/h^2r and p, and whether the data support the law (summary.json's caveats say why not). */
+static void fit_cells(FILE *md, const cJSON *s)
+{
+    fit_cell(md, s, "C", 0);
+    fputs(" |", md);
+    fit_cell(md, s, "C_scaled", 0);
+    fputs(" |", md);
+    fit_cell(md, s, "p", 1);
+    const cJSON *supported = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(s, "variance_fit"),
+                                                              "supported");
+    fputs(cJSON_IsFalse(supported) ? " (not supported by the data: see caveats) |" : " |", md);
+}
+
 static void table_row(FILE *md, const char *method, const cJSON *s, unsigned mask, int fit)
 {
     fprintf(md, "| `%s` | %.0f |", method, nh_report_json_number(cJSON_GetObjectItemCaseSensitive(s, "method"), NULL, "order"));
@@ -520,10 +549,7 @@ static void table_row(FILE *md, const char *method, const cJSON *s, unsigned mas
             fprintf(md, " %.2e |", observer_value(s, obs, 0));
     }
     if (fit)
-        fprintf(md, " %.2e ± %.1e | %.2e ± %.1e | %.2f ± %.2f |", nh_report_json_number(s, "variance_fit", "C"),
-                nh_report_json_number(s, "variance_fit", "C_stderr"), nh_report_json_number(s, "variance_fit", "C_scaled"),
-                nh_report_json_number(s, "variance_fit", "C_scaled_stderr"), nh_report_json_number(s, "variance_fit", "p"),
-                nh_report_json_number(s, "variance_fit", "p_stderr"));
+        fit_cells(md, s);
     fprintf(md, " %.0f | %.2f |\n", nh_report_json_number(s, "failures", "count"), nh_report_json_number(s, "performance", "wall_seconds"));
 }
 
@@ -585,17 +611,33 @@ void nh_report_value_cell(FILE *md, double v, double e)
     fprintf(md, isfinite(e) && e > 0 ? "%.3g ± %.2g" : "%.3g", v, e);
 }
 
+/* The foil cell of a ci claim: its two sides and "fails" (as it must) or **holds too**. */
+static void foil_cell(FILE *md, const nh_claim_result *r)
+{
+    if (r->foil_holds == -2) {
+        fputs(" — |", md);
+        return;
+    }
+    fprintf(md, " %.3g vs %.3g: %s |", r->foil_lhs, r->foil_rhs,
+            r->foil_holds == 0 ? "fails" : r->foil_holds > 0 ? "**holds too**" : "not measured");
+}
+
 static void claims_table(FILE *md, const nh_experiment *exp, const nh_claim_result *r)
 {
     if (exp->n_claims == 0)
         return;
-    fprintf(md, "## Claims\n\n| claim | source | measured | against | verdict |\n|---|---|---|---|---|\n");
+    fprintf(md, "## Claims\n\n`K*se` is K times the combined standard error of the two sides; a `ci` claim's foil (the runs "
+                "swapped, or `vs` METHOD in place of its method) must fail.\n\n"
+                "| claim | source | measured | against | verdict | ci foil |\n|---|---|---|---|---|---|\n");
     for (int i = 0; i < exp->n_claims; ++i) {
-        fprintf(md, "| `%s` | %s | ", exp->claims[i].text, exp->claims[i].source);
+        const nh_claim *c = &exp->claims[i];
+        fprintf(md, "| `%s` | %s | ", c->text, c->source);
         nh_report_value_cell(md, r[i].lhs, r[i].lhs_err);
         fputs(" | ", md);
         nh_report_value_cell(md, r[i].rhs, r[i].rhs_err);
-        fprintf(md, " | %s |\n", claim_verdict(r[i].holds));
+        fprintf(md, " | %s |", claim_verdict(r[i].holds));
+        foil_cell(md, &r[i]);
+        fputc('\n', md);
     }
     fputc('\n', md);
 }
@@ -710,18 +752,37 @@ static cJSON *claim_summary(const nh_exp_panel *p, int method, void *ctx)
     return nh_report_load_summary(dir);
 }
 
-/* Every claim against the results, one line each on stderr; the number of ci claims that do not hold. */
+/* The run a claim reads: a work-precision panel's smallest step size (steps are kept largest first). */
+static void claim_run_dir(const nh_exp_panel *p, int method, void *ctx, char *dir, size_t len)
+{
+    const report_options *o = ctx;
+    nh_exp_panel run;
+    nh_experiment_step_run(p, p->n_steps ? p->n_steps - 1 : 0, &run);
+    nh_report_run_dir(o->out, &run, method, dir, len);
+}
+
+static const char *foil_word(int foil_holds)
+{
+    return foil_holds == 0 ? "fails" : foil_holds > 0 ? "HOLDS TOO" : "not measured";
+}
+
+/* Every claim against the results, one line each on stderr; the number of ci claims that do not hold or
+ * whose foil holds too. */
 static int evaluate_claims(const report_options *o, const nh_experiment *exp, nh_claim_result *results)
 {
     int held = 0, ci_failed = 0;
+    const nh_claim_source src = {claim_summary, claim_run_dir, (void *)o};
     for (int i = 0; i < exp->n_claims; ++i) {
         const nh_claim *c = &exp->claims[i];
-        nh_claim_evaluate(exp, c, claim_summary, (void *)o, &results[i]);
-        held += results[i].holds > 0;
-        ci_failed += c->ci && results[i].holds <= 0;
-        fprintf(stderr, "claim %s%s: %s (%.3g against %.3g)\n", c->text, c->ci ? " [ci]" : "",
-                results[i].holds > 0 ? "holds" : results[i].holds == 0 ? "DOES NOT HOLD" : "not measured",
-                results[i].lhs, results[i].rhs);
+        const nh_claim_result *r = &results[i];
+        nh_claim_evaluate(exp, c, &src, &results[i]);
+        held += r->holds > 0;
+        ci_failed += c->ci && !nh_claim_discriminates(r);
+        fprintf(stderr, "claim %s%s: %s (%.3g against %.3g)", c->text, c->ci ? " [ci]" : "",
+                r->holds > 0 ? "holds" : r->holds == 0 ? "DOES NOT HOLD" : "not measured", r->lhs, r->rhs);
+        if (c->ci)
+            fprintf(stderr, "; foil %s (%.3g against %.3g)", foil_word(r->foil_holds), r->foil_lhs, r->foil_rhs);
+        fputc('\n', stderr);
     }
     if (exp->n_claims)
         fprintf(stderr, "claims: %d of %d hold\n", held, exp->n_claims);
@@ -739,6 +800,14 @@ int nh_cli_report(const nh_cli *cli, int argc, char **argv)
     if (nh_experiment_load(o.experiment, o.allow_plugins, &exp, &err) || nh_experiment_load_plugins(&exp, cli->registry, &err)) {
         fprintf(stderr, "nhens report: %s\n", err.msg);
         return NH_EXIT_USAGE;
+    }
+    if (o.ci && nh_cli_given(&nh_cli_report_table, o.seen, "scale")) {
+        fprintf(stderr, "nhens report: --ci runs at the file's ci_scale; give --scale or --ci, not both\n");
+        return NH_EXIT_USAGE;
+    }
+    if (o.ci) {
+        o.scale = exp.ci_scale;
+        o.check_claims = 1;
     }
     if (o.scale < 1)
         nh_experiment_scale(&exp, o.scale);

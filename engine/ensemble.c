@@ -45,6 +45,8 @@ typedef struct block_stats {
     double method_seconds;  /* thread-seconds integrating its trajectories, the reference's excluded */
     double reference_seconds; /* thread-seconds in reference solutions (global error, section monodromy) */
     int abandoned;          /* interrupted before its last trajectory finished: never merged */
+    double *lanes;          /* NH_BLOCK_SIZE x n_out: each trajectory's fitted value, NAN where it is not live, when
+                               the fit groups are trajectories (nh_run_fit_groups_by_trajectory); else NULL */
     /* Claims, under critical(nh_claim): the block's worker takes its trajectories from the front and
      * computes them straight into the block; a worker with no block left takes them from the back
      * (the run's last blocks would otherwise finish on one thread) into records of its own, which the
@@ -82,6 +84,7 @@ typedef struct merge_queue {
     long end;                   /* one past the last block to compute */
     int out_of_memory;          /* a record could not grow: the run stops with NH_ERR_NOMEM */
     nh_run_result chunk;        /* the blocks merged so far of the chunk holding block `next` */
+    double *lanes;              /* the chunk's (one block's) lanes when the fit groups are trajectories, else NULL */
 } merge_queue;
 
 static int interrupted(const nh_run_config *cfg)
@@ -200,18 +203,23 @@ static int result_alloc(nh_run_result *res, long n_out)
     return res->time && res->live && res->acc && res->groups && res->paths && res->sketch ? NH_OK : NH_ERR_NOMEM;
 }
 
-/* A shard's kept chunks: one allocation of accumulators, cut per chunk. */
-static int chunks_alloc(nh_run_result *res)
+/* A shard's kept chunks: one allocation of accumulators (and of lanes), cut per chunk. */
+static int chunks_alloc(nh_run_result *res, int with_lanes)
 {
     const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
+    const size_t lane_cells = (size_t)NH_BLOCK_SIZE * (size_t)res->n_out;
     res->chunks = calloc((size_t)res->n_chunks, sizeof *res->chunks);
     nh_accum *acc = calloc((size_t)res->n_chunks * cells, sizeof *acc);
-    if (!res->chunks || !acc) {
+    double *lanes = with_lanes ? malloc((size_t)res->n_chunks * lane_cells * sizeof *lanes) : NULL;
+    if (!res->chunks || !acc || (with_lanes && !lanes)) {
         free(acc);
+        free(lanes);
         return NH_ERR_NOMEM;
     }
-    for (long c = 0; c < res->n_chunks; ++c)
+    for (long c = 0; c < res->n_chunks; ++c) {
         res->chunks[c].acc = acc + (size_t)c * cells;
+        res->chunks[c].lanes = lanes ? lanes + (size_t)c * lane_cells : NULL;
+    }
     return NH_OK;
 }
 
@@ -222,9 +230,10 @@ double nh_run_ns_per_step(const nh_run_result *res)
 
 double nh_run_observer_max(const nh_run_result *res, int obs)
 {
-    double worst = 0.0;
+    double worst = NAN;
     for (long k = 0; k < res->n_out; ++k)
-        worst = fmax(worst, nh_run_accum(res, k, obs)->absmax);
+        if (nh_run_accum(res, k, obs)->count > 0)
+            worst = fmax(worst, nh_run_accum(res, k, obs)->absmax);
     return worst;
 }
 
@@ -236,8 +245,10 @@ void nh_run_result_free(nh_run_result *res)
     free(res->groups);
     free(res->paths);
     free(res->sketch);
-    if (res->chunks)
+    if (res->chunks) {
         free(res->chunks[0].acc);
+        free(res->chunks[0].lanes);
+    }
     free(res->chunks);
     memset(res, 0, sizeof *res);
 }
@@ -428,11 +439,14 @@ static void run_trajectory(const nh_run_config *cfg, worker *w, trajectory_recor
 /* The record's contribution into block b, after those of the block's earlier trajectories: the same
  * additions, in the same order, as if the trajectory had been computed into the block. (An abandoned
  * record abandons the block: run_block marks it, under the claims' lock while helpers may read it.) */
-static void take_record(block_stats *b, const trajectory_record *rec, const nh_sketch_layout *sl)
+static void take_record(block_stats *b, const trajectory_record *rec, const nh_sketch_layout *sl, long n_out)
 {
-    const int nobs = nh_observer_count(), event = nh_observer_event();
+    const int nobs = nh_observer_count(), event = nh_observer_event(), fitted = nh_observer_fitted();
+    double *lane = b->lanes ? b->lanes + (rec->index % NH_BLOCK_SIZE) * n_out : NULL;
     for (long k = 0; k < rec->rows; ++k) {
         const double *values = rec->values + k * nobs;
+        if (lane)
+            lane[k] = values[fitted];
         for (int i = 0; i < nobs; ++i)
             if (!nh_observer_at(i)->event)
                 nh_accum_add(&b->acc[k * nobs + i], values[i]);
@@ -497,6 +511,8 @@ static void block_reset(block_stats *b, long n_out, const nh_sketch_layout *sl)
         nh_accum_reset(&b->acc[i]);
     for (long i = 0; i < sample_count(sl); ++i)
         b->samples[i] = NAN;
+    for (long i = 0; b->lanes && i < NH_BLOCK_SIZE * n_out; ++i)
+        b->lanes[i] = NAN;
     memset(b->live, 0, (size_t)n_out * sizeof *b->live);
     b->n_failures = 0;
     b->steps = 0;
@@ -531,16 +547,35 @@ static void merge_block(nh_run_result *chunk, const block_stats *b)
     nh_solver_stats_add(&chunk->solver, b->solver, 1);
 }
 
-void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, const nh_failure *failures,
-                          int n_failures)
+int nh_run_fit_groups_by_trajectory(const nh_run_config *cfg)
+{
+    return nh_run_chunk_count(cfg) < NH_FIT_GROUPS;
+}
+
+/* The fit groups of a chunk that is one block: trajectory i = chunk x NH_BLOCK_SIZE + j (lane j) into
+ * group i mod NH_FIT_GROUPS, value by value (NAN: not live). */
+static void merge_lanes(nh_run_result *res, long chunk, const double *lanes)
+{
+    for (long j = 0; j < NH_BLOCK_SIZE; ++j) {
+        nh_accum *group = &res->groups[((chunk * NH_BLOCK_SIZE + j) % NH_FIT_GROUPS) * res->n_out];
+        const double *lane = lanes + j * res->n_out;
+        for (long k = 0; k < res->n_out && !isnan(lane[k]); ++k)
+            nh_accum_add(&group[k], lane[k]);
+    }
+}
+
+void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, const double *lanes,
+                          const nh_failure *failures, int n_failures)
 {
     const int nobs = nh_observer_count(), fitted = nh_observer_fitted();
     const long cells = res->n_out * nobs;
     for (long i = 0; i < cells; ++i)
         nh_accum_merge(&res->acc[i], &acc[i]);
     nh_accum *group = &res->groups[(chunk % NH_FIT_GROUPS) * res->n_out];
-    for (long k = 0; k < res->n_out; ++k)
+    for (long k = 0; !lanes && k < res->n_out; ++k)
         nh_accum_merge(&group[k], &acc[k * nobs + fitted]);
+    if (lanes)
+        merge_lanes(res, chunk, lanes);
     for (int f = 0; f < n_failures && res->n_reported < NH_MAX_REPORTED_FAILURES; ++f)
         res->first_failures[res->n_reported++] = failures[f];
 }
@@ -562,15 +597,17 @@ void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from)
 }
 
 /* A finished chunk into the run: merged (a whole run) or kept as it is (a shard's partial result). */
-static void chunk_done(nh_run_result *res, long c, const nh_run_result *chunk)
+static void chunk_done(nh_run_result *res, long c, const nh_run_result *chunk, const double *lanes)
 {
     if (res->chunks) {
         nh_chunk_stats *kept = &res->chunks[c - res->first_chunk];
         memcpy(kept->acc, chunk->acc, (size_t)res->n_out * (size_t)nh_observer_count() * sizeof *kept->acc);
+        if (lanes)
+            memcpy(kept->lanes, lanes, (size_t)NH_BLOCK_SIZE * (size_t)res->n_out * sizeof *lanes);
         memcpy(kept->first_failures, chunk->first_failures, sizeof kept->first_failures);
         kept->n_reported = chunk->n_reported;
     } else {
-        nh_run_merge_ordered(res, c, chunk->acc, chunk->first_failures, chunk->n_reported);
+        nh_run_merge_ordered(res, c, chunk->acc, lanes, chunk->first_failures, chunk->n_reported);
     }
     nh_run_merge_counts(res, chunk);
 }
@@ -601,13 +638,17 @@ static void queue_free(merge_queue *q)
         free(q->slots[i].acc);
         free(q->slots[i].live);
         free(q->slots[i].samples);
+        free(q->slots[i].lanes);
     }
+    free(q->lanes);
     free(q->slots);
     free(q->ready);
 }
 
-static int queue_init(merge_queue *q, int threads, const nh_run_result *res, long first, long end, nh_error *err)
+static int queue_init(merge_queue *q, int threads, int lanes, const nh_run_result *res, long first, long end,
+                      nh_error *err)
 {
+    const size_t lane_cells = lanes ? (size_t)NH_BLOCK_SIZE * (size_t)res->n_out : 0;
     const long n_out = res->n_out;
     const nh_sketch_layout *sl = &res->sketch_layout;
     *q = (merge_queue){.n_slots = 2 * threads, .next = first, .next_claim = first, .end = end};
@@ -621,8 +662,11 @@ static int queue_init(merge_queue *q, int threads, const nh_run_result *res, lon
         q->slots[i].acc = calloc((size_t)n_out * nh_observer_count(), sizeof *q->slots[i].acc);
         q->slots[i].live = calloc((size_t)n_out, sizeof *q->slots[i].live);
         q->slots[i].samples = malloc((size_t)(sample_count(sl) ? sample_count(sl) : 1) * sizeof(double));
-        ok = q->slots[i].acc && q->slots[i].live && q->slots[i].samples;
+        q->slots[i].lanes = lanes ? malloc(lane_cells * sizeof(double)) : NULL;
+        ok = q->slots[i].acc && q->slots[i].live && q->slots[i].samples && (!lanes || q->slots[i].lanes);
     }
+    if (ok && lanes)
+        ok = (q->lanes = malloc(lane_cells * sizeof(double))) != NULL;
     if (!ok)
         queue_free(q);
     return ok ? NH_OK : nh_fail(err, NH_ERR_NOMEM, "out of memory for %d blocks of %ld output times", 2 * threads, n_out);
@@ -735,7 +779,7 @@ int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *e
     nh_run_shard_chunks(cfg, &res->first_chunk, &res->n_chunks);
     res->next_block = nh_run_chunk_first_block(cfg, res->first_chunk);
     res->trajectories_done = nh_run_trajectories_before(cfg, res->next_block);
-    if (cfg->shards > 0 && chunks_alloc(res)) {
+    if (cfg->shards > 0 && chunks_alloc(res, nh_run_fit_groups_by_trajectory(cfg))) {
         nh_run_result_free(res);
         return nh_fail(err, NH_ERR_NOMEM, "out of memory for %ld chunks of %ld output times", res->n_chunks, n_out);
     }
@@ -765,6 +809,8 @@ static void merge_next(const nh_run_config *cfg, merge_queue *q, long b, const b
     if (b == nh_run_chunk_first_block(cfg, c))
         chunk_reset(&q->chunk);
     merge_block(&q->chunk, blk);
+    if (q->lanes) /* the chunk is this one block */
+        memcpy(q->lanes, blk->lanes, (size_t)NH_BLOCK_SIZE * (size_t)q->chunk.n_out * sizeof *q->lanes);
     if (cfg->progress) {
         const long origin = nh_run_trajectories_before(cfg, nh_run_chunk_first_block(cfg, res->first_chunk));
         cfg->progress(nh_run_trajectories_before(cfg, b + 1) - origin,
@@ -772,7 +818,7 @@ static void merge_next(const nh_run_config *cfg, merge_queue *q, long b, const b
     }
     if (b + 1 != nh_run_chunk_first_block(cfg, c + 1))
         return;
-    chunk_done(res, c, &q->chunk);
+    chunk_done(res, c, &q->chunk, q->lanes);
     res->next_block = b + 1;
     res->trajectories_done = nh_run_trajectories_before(cfg, b + 1);
     if (cfg->merged && !res->chunks)
@@ -891,7 +937,7 @@ static int run_block(const nh_run_config *cfg, merge_queue *q, worker *w, long b
     long index;
     while ((index = claim_trajectory(slot, 0)) >= 0) {
         run_trajectory(cfg, w, &w->own, index, res->n_steps);
-        take_record(slot, &w->own, &res->sketch_layout);
+        take_record(slot, &w->own, &res->sketch_layout, res->n_out);
         out_of_memory |= w->own.out_of_memory;
         if (w->own.abandoned) {
 #pragma omp critical(nh_claim)
@@ -903,7 +949,7 @@ static int run_block(const nh_run_config *cfg, merge_queue *q, worker *w, long b
         trajectory_record *rec = slot->stolen_records[t];
         if (!rec)
             continue;
-        take_record(slot, rec, &res->sketch_layout);
+        take_record(slot, rec, &res->sketch_layout, res->n_out);
         slot->abandoned |= rec->abandoned;
         out_of_memory |= rec->out_of_memory;
         record_delete(rec);
@@ -1030,7 +1076,7 @@ int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_er
                        first, nh_run_chunk_first_block(cfg, res->first_chunk), end);
     double start = omp_get_wtime();
     merge_queue q;
-    if (queue_init(&q, cfg->threads, res, first, end, err))
+    if (queue_init(&q, cfg->threads, nh_run_fit_groups_by_trajectory(cfg), res, first, end, err))
         return NH_ERR_NOMEM;
     int rc = compute_blocks(cfg, &q, res, err);
     queue_free(&q);

@@ -1,4 +1,6 @@
-/* Writing run results whole-or-nothing (see include/nhens/output.h). JSON through cJSON. */
+/* Writing run results whole-or-nothing (see include/nhens/output.h). JSON through cJSON. Missing data is
+ * nan in the CSV files and null in summary.json, never 0: a statistic of an output time where no trajectory
+ * is live (or, for a variance, fewer than two), an extreme of no value, a fit without data. */
 #include "nhens/output.h"
 #include "summary_internal.h"
 
@@ -35,8 +37,11 @@ static long peak_resident_kib(void)
     return kib;
 }
 
+/* A column's statistic; NAN where it has no data (nothing accumulated; a variance needs two values). */
 static double column_value(const nh_accum *a, nh_stat_kind kind)
 {
+    if (a->count == 0 && kind != NH_STAT_COUNT)
+        return NAN;
     switch (kind) {
     case NH_STAT_MEAN: return a->mean;
     case NH_STAT_VARIANCE: return nh_accum_variance(a);
@@ -61,11 +66,7 @@ static int timeseries_body(FILE *f, const void *data)
         for (int i = 0; i < nh_observer_count(); ++i) {
             const nh_observer *o = nh_observer_at(i);
             for (int c = 0; c < o->n_columns && (res->observer_mask & (1u << i)); ++c) {
-                const nh_accum *a = nh_run_accum(res, k, i);
-                if (o->event && a->count == 0 && o->columns[c].kind != NH_STAT_COUNT)
-                    fprintf(f, ",nan");   /* no crossing in this bin */
-                else
-                    fprintf(f, ",%.17g", column_value(a, o->columns[c].kind));
+                fprintf(f, ",%.17g", column_value(nh_run_accum(res, k, i), o->columns[c].kind));
             }
         }
         fprintf(f, ",%.17g\n", nh_accum_variance(nh_run_accum(res, k, fitted)) / res->variance_scale);
@@ -267,7 +268,22 @@ static void add_observer_extremes(cJSON *ext, const nh_run_result *res, int core
             cJSON_AddNumberToObject(ext, nh_observer_at(o)->extreme_key, nh_run_observer_max(res, o));
 }
 
-static void add_results(cJSON *root, const nh_run_result *res)
+/* Whether the data support the variance law (null where there is no fit or no error to judge it by) and
+ * why not: one sentence per caveat. */
+static void add_fit_support(cJSON *fit, const nh_variance_fit *vf)
+{
+    const unsigned caveats = nh_variance_fit_caveats(vf);
+    if (caveats & (NH_FIT_NO_FIT | NH_FIT_NO_ERRORS))
+        cJSON_AddNullToObject(fit, "supported");
+    else
+        cJSON_AddBoolToObject(fit, "supported", caveats == 0);
+    cJSON *list = cJSON_AddArrayToObject(fit, "caveats");
+    for (unsigned bit = 1; bit <= caveats; bit <<= 1)
+        if (caveats & bit)
+            cJSON_AddItemToArray(list, cJSON_CreateString(nh_variance_fit_caveat_text(bit)));
+}
+
+static void add_variance_fit(cJSON *root, const nh_run_result *res)
 {
     cJSON *fit = cJSON_AddObjectToObject(root, "variance_fit");
     cJSON_AddStringToObject(fit, "model", "Var dH(t) = a + C t, least squares over [t_start, t_end]");
@@ -285,8 +301,20 @@ static void add_results(cJSON *root, const nh_run_result *res)
     cJSON_AddNumberToObject(fit, "C_over_h4_stderr", res->fit.C_over_h4_err);
     cJSON_AddNumberToObject(fit, "C_scaled_stderr", res->fit.C_scaled_err);
     cJSON_AddNumberToObject(fit, "p_stderr", res->fit.p_err);
-    cJSON_AddStringToObject(fit, "stderr_method", "delete-one-group jackknife; merge chunk c in group c mod 20 (a chunk is one block of 8 trajectories up to 2048 trajectories, at most 256 chunks)");
+    cJSON_AddNumberToObject(fit, "p_of_fit", res->fit.p_of_fit);
+    cJSON_AddStringToObject(fit, "stderr_method",
+                            "delete-one-group jackknife; up to 152 trajectories (fewer than 20 chunks) trajectory i in "
+                            "group i mod 20, else merge chunk c in group c mod 20 (a chunk is one block of 8 "
+                            "trajectories up to 2048 trajectories, at most 256 chunks)");
     cJSON_AddNumberToObject(fit, "groups", res->fit.groups);
+    cJSON_AddNumberToObject(fit, "dof", res->fit.dof);
+    cJSON_AddNumberToObject(fit, "t95", res->fit.t95);
+    add_fit_support(fit, &res->fit);
+}
+
+static void add_results(cJSON *root, const nh_run_result *res)
+{
+    add_variance_fit(root, res);
     cJSON *ext = cJSON_AddObjectToObject(root, "extremes");
     const int fitted = nh_observer_fitted();
     char key[96];

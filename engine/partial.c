@@ -1,10 +1,12 @@
 /* Partial results of sharded runs (see include/nhens/partial.h), in the shared state encoding of
- * engine/state_json.h plus each chunk's accumulators and first failures. */
+ * engine/state_json.h plus each chunk's accumulators, first failures and (runs whose fit groups are
+ * trajectories) lanes. */
 #include "nhens/partial.h"
 #include "nhens/files.h"
 #include "state_json.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +39,9 @@ static int add_chunks(cJSON *root, const nh_run_config *cfg, const nh_run_result
         cJSON *chunk = cJSON_CreateObject();
         cJSON_AddItemToArray(list, chunk);
         if (nh_json_add_doubles(chunk, "accumulators", (const double *)res->chunks[c].acc, 4 * cells) ||
-            nh_json_add_failures(chunk, "first_failures", res->chunks[c].first_failures, res->chunks[c].n_reported))
+            nh_json_add_failures(chunk, "first_failures", res->chunks[c].first_failures, res->chunks[c].n_reported) ||
+            (res->chunks[c].lanes &&
+             nh_json_add_doubles(chunk, "lanes", res->chunks[c].lanes, (size_t)NH_BLOCK_SIZE * (size_t)res->n_out)))
             return 1;
     }
     return 0;
@@ -123,25 +127,45 @@ void nh_partial_chunks(const nh_partial *p, long *first, long *count)
     *count = p->n_chunks;
 }
 
+/* A chunk's lanes (runs whose fit groups are trajectories): each lane finite on its first rows, then
+ * NAN; 1 when they are missing or damaged. */
+static int read_lanes(const cJSON *chunk, double *lanes, long n_out)
+{
+    if (nh_json_get_doubles(chunk, "lanes", lanes, (size_t)NH_BLOCK_SIZE * (size_t)n_out))
+        return 1;
+    for (long j = 0; j < NH_BLOCK_SIZE; ++j)
+        for (long k = 0; k < n_out; ++k) {
+            const double x = lanes[j * n_out + k];
+            if (!isnan(x) && (!isfinite(x) || (k > 0 && isnan(lanes[j * n_out + k - 1]))))
+                return 1;
+        }
+    return 0;
+}
+
 /* The chunks' ordered parts, each merged into res in turn. */
-static int merge_chunks(const nh_partial *p, nh_run_result *res, long traj_first, long traj_end)
+static int merge_chunks(const nh_partial *p, const nh_run_config *cfg, nh_run_result *res, long traj_first,
+                        long traj_end)
 {
     const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
+    const int with_lanes = nh_run_fit_groups_by_trajectory(cfg);
     nh_accum *acc = malloc(cells * sizeof *acc);
+    double *lanes = with_lanes ? malloc((size_t)NH_BLOCK_SIZE * (size_t)res->n_out * sizeof *lanes) : NULL;
     nh_failure failures[NH_MAX_REPORTED_FAILURES];
-    int n_failures, bad = !acc;
+    int n_failures, bad = !acc || (with_lanes && !lanes);
     const cJSON *chunk = cJSON_GetObjectItemCaseSensitive(p->root, "chunk_stats")->child;
     for (long c = 0; !bad && c < p->n_chunks; ++c, chunk = chunk->next) {
         bad = nh_json_get_doubles(chunk, "accumulators", (double *)acc, 4 * cells) ||
-              nh_json_get_failures(chunk, "first_failures", failures, &n_failures);
+              nh_json_get_failures(chunk, "first_failures", failures, &n_failures) ||
+              (with_lanes && read_lanes(chunk, lanes, res->n_out));
         for (int f = 0; !bad && f < n_failures; ++f)
             bad = failures[f].trajectory < traj_first || failures[f].trajectory >= traj_end;
         for (size_t i = 0; !bad && i < cells; ++i)
             bad = !(acc[i].count >= 0 && acc[i].count <= (double)(traj_end - traj_first) * (double)res->n_steps + 1);
         if (!bad)
-            nh_run_merge_ordered(res, p->first_chunk + c, acc, failures, n_failures);
+            nh_run_merge_ordered(res, p->first_chunk + c, acc, lanes, failures, n_failures);
     }
     free(acc);
+    free(lanes);
     return bad;
 }
 
@@ -162,7 +186,7 @@ int nh_partial_merge(const nh_partial *p, const nh_run_config *cfg, nh_run_resul
     const long traj_first = nh_run_trajectories_before(cfg, first_block);
     const long traj_end = nh_run_trajectories_before(cfg, end_block);
     if (nh_state_add(p->root, res, traj_end - traj_first, traj_first, traj_end) ||
-        merge_chunks(p, res, traj_first, traj_end))
+        merge_chunks(p, cfg, res, traj_first, traj_end))
         return nh_fail(err, NH_ERR_INPUT, "the partial result's statistics are damaged (a count, a failure record "
                                           "or an accumulator is missing or out of range)");
     const cJSON *wall = cJSON_GetObjectItemCaseSensitive(p->root, "wall_seconds");

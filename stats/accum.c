@@ -1,4 +1,5 @@
-/* Welford accumulation and Chan merge (see include/nhens/stats.h). */
+/* Welford accumulation and Chan merge (see include/nhens/stats.h). A statistic of too few samples is
+ * NAN, never 0: missing data must not read as a measured zero. */
 #include "nhens/stats.h"
 
 #include <math.h>
@@ -40,7 +41,7 @@ void nh_accum_merge(nh_accum *into, const nh_accum *from)
 
 double nh_accum_variance(const nh_accum *a)
 {
-    return a->count > 1.0 ? a->m2 / (a->count - 1.0) : 0.0;
+    return a->count > 1.0 ? a->m2 / (a->count - 1.0) : NAN;
 }
 
 double nh_accum_mean_stderr(const nh_accum *a)
@@ -50,5 +51,5 @@ double nh_accum_mean_stderr(const nh_accum *a)
 
 double nh_accum_rms(const nh_accum *a)
 {
-    return a->count > 0.0 ? sqrt(a->mean * a->mean + a->m2 / a->count) : 0.0;
+    return a->count > 0.0 ? sqrt(a->mean * a->mean + a->m2 / a->count) : NAN;
 }

@@ -95,9 +95,11 @@ typedef struct nh_failure {
 } nh_failure;
 
 /* What a chunk contributes in merge order (everything else adds): its accumulators, n_out x observers,
- * and its first failures. */
+ * its first failures and, when the fit groups are trajectories, its lanes. */
 typedef struct nh_chunk_stats {
     nh_accum *acc;
+    double *lanes;          /* NH_BLOCK_SIZE x n_out: the fitted value of each trajectory of the chunk (one block),
+                               NAN where it is not live; NULL unless nh_run_fit_groups_by_trajectory */
     nh_failure first_failures[NH_MAX_REPORTED_FAILURES];
     int n_reported;
 } nh_chunk_stats;
@@ -116,7 +118,8 @@ struct nh_run_result {
     double *time;           /* n_out */
     long *live;             /* n_out */
     nh_accum *acc;          /* n_out x nh_observer_count() */
-    nh_accum *groups;       /* NH_FIT_GROUPS x n_out: the fitted observer per group of blocks (fit errors) */
+    nh_accum *groups;       /* NH_FIT_GROUPS x n_out: the fitted observer per jackknife group (fit errors; see
+                               nh_run_fit_groups_by_trajectory) */
     double *paths;          /* paths x n_out x nh_observer_count(): the values of trajectory i at output k
                                (NAN after it failed, for event observers, and for trajectories not done) */
     long n_paths;
@@ -171,9 +174,14 @@ long nh_run_chunk_of_block(const nh_run_config *cfg, long block);
 int nh_run_is_chunk_boundary(const nh_run_config *cfg, long block);
 /* The chunks of cfg's shard (all of them for a whole run). */
 void nh_run_shard_chunks(const nh_run_config *cfg, long *first, long *count);
-/* Chunk `chunk`'s ordered part into res (the next chunk in order: accumulators, fit group, failures). */
-void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, const nh_failure *failures,
-                          int n_failures);
+/* Whether the jackknife groups of the variance fit are trajectories (trajectory i in group i mod
+ * NH_FIT_GROUPS: runs of fewer than NH_FIT_GROUPS chunks, each chunk one block) rather than chunks (chunk c
+ * in group c mod NH_FIT_GROUPS). A function of the ensemble size only, so threads, ranks and shards agree. */
+int nh_run_fit_groups_by_trajectory(const nh_run_config *cfg);
+/* Chunk `chunk`'s ordered part into res (the next chunk in order: accumulators, fit groups, failures);
+ * lanes: the chunk's lanes (nh_chunk_stats) when the fit groups are trajectories, else NULL. */
+void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, const double *lanes,
+                          const nh_failure *failures, int n_failures);
 /* The order-free part of `from` into res: live counts, sketches, failure and step and solver counts. */
 void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from);
 /* The derived results of merged statistics: the variance fit and its jackknife errors, steps/s. */
@@ -183,7 +191,7 @@ void nh_run_result_free(nh_run_result *res);
 /* Thread-nanoseconds per step of the method (method_seconds / completed_steps; NAN before any step). */
 double nh_run_ns_per_step(const nh_run_result *res);
 
-/* max |value| of observer `obs` over all output times. */
+/* max |value| of observer `obs` over all output times; NAN when it has no value at any. */
 double nh_run_observer_max(const nh_run_result *res, int obs);
 
 /* Value of observer `obs` on sample path i at output index k (i < res->n_paths). */

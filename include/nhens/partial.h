@@ -2,7 +2,8 @@
  * that a run computed as shards on separate machines, job-array tasks or MPI ranks merges to the bytes
  * of the unsharded run. A partial result holds the run's configuration and arguments, the order-free
  * statistics (live counts, quantile sketches, failure, step and solver counts, the shard's sample
- * paths) and, unmerged, each of its chunks' accumulators and first failures. Merging adds the
+ * paths) and, unmerged, each of its chunks' accumulators, first failures and (runs whose fit groups are
+ * trajectories, nh_run_fit_groups_by_trajectory) lanes of fitted values. Merging adds the
  * order-free parts and merges the chunks in chunk order, exactly as nh_run_ensemble does. The file is
  * JSON (docs/schema/partial.schema.json), written atomically and read as untrusted input. */
 #ifndef NHENS_PARTIAL_H
@@ -15,7 +16,7 @@ extern "C" {
 #endif
 #pragma GCC visibility push(default)
 
-enum { NH_PARTIAL_VERSION = 1, NH_PARTIAL_MAX_ARGS = 128 };
+enum { NH_PARTIAL_VERSION = 2, NH_PARTIAL_MAX_ARGS = 128 };
 
 typedef struct nh_partial nh_partial;
 

@@ -22,11 +22,11 @@ void nh_accum_reset(nh_accum *a);
 void nh_accum_add(nh_accum *a, double x);
 /* Chan et al. 1979: into <- into (+) from. The order of merges fixes the rounding. */
 void nh_accum_merge(nh_accum *into, const nh_accum *from);
-/* Unbiased sample variance (n - 1 in the denominator); 0 for fewer than two samples. */
+/* Unbiased sample variance (n - 1 in the denominator); NAN for fewer than two samples (missing, not 0). */
+double nh_accum_variance(const nh_accum *a);
 /* Standard error of the mean, sqrt(variance / count); NAN with fewer than 2 samples. */
 double nh_accum_mean_stderr(const nh_accum *a);
-double nh_accum_variance(const nh_accum *a);
-/* Root mean square, sqrt(mean^2 + m2/n); 0 when empty. */
+/* Root mean square, sqrt(mean^2 + m2/n); NAN when empty. */
 double nh_accum_rms(const nh_accum *a);
 
 /* A mergeable fixed-memory quantile sketch: a histogram of counts on signed logarithmic bins,
@@ -128,37 +128,59 @@ int nh_column_label(const char *column, char *buf, size_t len);
 /* Total number of timeseries columns after t and n_live. */
 int nh_observer_column_count(void);
 
-/* Least-squares fit Var(t) ~ a + C t over output times in [t_start, t_end], the log-log slope p of
- * Var against t over the same window, and C / h^(2r) for a method of order r. */
+/* Least-squares fit Var(t) ~ a + C t over the output times in [t_start, t_end] that have a variance (a NAN
+ * variance, fewer than two live trajectories, is missing data and left out), the log-log slope p of Var
+ * against t over the same times, and C / h^(2r) for a method of order r. */
 typedef struct nh_variance_fit {
     double t_start, t_end;
-    int points;
+    int points;             /* output times fitted */
     double a, C, p;
     double C_over_h4;
     int scaling_power;      /* 2r */
     double C_scaled;        /* C / h^(2r) */
+    double p_of_fit;        /* log-log slope of the fitted a + C t itself at the same times (NAN where a + C t <= 0) */
     /* standard errors from nh_variance_fit_jackknife (NAN before it, and where it gives none) */
     double a_err, C_err, p_err, C_over_h4_err, C_scaled_err;
     int groups;             /* non-empty groups the errors come from */
+    int dof;                /* groups - 1: the degrees of freedom of every error (0: none) */
+    double t95;             /* Student t quantile for dof: value +- t95 x error is a two-sided 95 % interval */
 } nh_variance_fit;
 
-/* The ensemble's trajectories fall in NH_FIT_GROUPS groups (merge chunk c in group c mod NH_FIT_GROUPS);
- * the fit's standard errors are the delete-one-group jackknife over them. */
+/* The jackknife's groups: trajectory i falls in group i mod NH_FIT_GROUPS when the run has fewer than
+ * NH_FIT_GROUPS merge chunks (at most 152 trajectories: groups of whole chunks would be too few for an
+ * error, 2 of them for 16 trajectories), else merge chunk c in group c mod NH_FIT_GROUPS. The fit's
+ * standard errors are the delete-one-group jackknife over them. */
 enum { NH_FIT_GROUPS = 20 };
 
-/* t, var: n samples; returns 0, or 1 if the window holds fewer than 3 points. */
+/* t, var: n samples; returns 0, or 1 if the window holds fewer than 3 output times with a variance
+ * (every estimate NAN then: a fit with no data). */
 int nh_variance_fit_compute(const double *t, const double *var, long n, double window_start,
                             double h, int order, nh_variance_fit *fit);
 /* Standard errors of fit's a, C, p, C/h^4 and C/h^(2r): the fit is repeated on the variance of every
- * group but one (groups[g * n + k]: the fitted observer's accumulator of group g at output time k),
- * se = sqrt((G - 1)/G sum (theta_g - mean theta)^2) over the G non-empty groups, of the first
- * min(n_groups, NH_FIT_GROUPS). Deterministic: for each g, the groups before g merged in index order,
- * those after g merged from the last back, then the two. Returns 1 (errors NAN) with fewer than 2
- * non-empty groups, or when C's error is not finite; an error is NAN where a set of all groups but one
- * holds fewer than 2 trajectories at an output time of the window (it has no variance there: 9
- * trajectories make a group of 8 and a group of 1) or gives no estimate (p of a variance that is 0). */
+ * group but one (groups[g * n + k]: the fitted observer's accumulator of group g at output time k) at the
+ * output times the whole fit used, se = sqrt((G - 1)/G sum (theta_g - mean theta)^2) over the G non-empty
+ * groups, of the first min(n_groups, NH_FIT_GROUPS), with G - 1 degrees of freedom (fit->dof, fit->t95).
+ * Deterministic: for each g, the groups before g merged in index order, those after g merged from the
+ * last back, then the two. Returns 1 (errors NAN) with fewer than 2 non-empty groups, or when C's error
+ * is not finite; an error is NAN where a set of all groups but one holds fewer than 2 trajectories at an
+ * output time the fit uses (it has no variance there: 9 trajectories in groups of 8 and 1) or gives no
+ * estimate (p of a variance that is 0). */
 int nh_variance_fit_jackknife(const double *t, const nh_accum *groups, int n_groups, long n, double window_start,
                               double h, int order, nh_variance_fit *fit);
+/* Two-sided 95 % quantile of Student's t with dof degrees of freedom (t_0.975; NAN for dof < 1). */
+double nh_student_t95(int dof);
+
+/* What the data say against the variance law (bits of nh_variance_fit_caveats; 0: the law is supported). */
+enum {
+    NH_FIT_NO_FIT = 1,          /* no estimate: fewer than 3 output times with a variance, or a variance that overflows */
+    NH_FIT_NO_ERRORS = 2,       /* no standard errors, so no judgement */
+    NH_FIT_C_UNRESOLVED = 4,    /* C < 2 C_err (negative C included): no growth resolved, no random-walk rate */
+    NH_FIT_FASTER = 8,          /* p - 2 p_err > 1: Var grows faster than linearly (drift, instability) */
+    NH_FIT_CURVED = 16          /* |p - p_of_fit| > 2 p_err: Var is curved in t where a + C t is not */
+};
+unsigned nh_variance_fit_caveats(const nh_variance_fit *fit);
+/* One sentence per caveat bit (the lowest set bit of `bit`), for summaries and printed reports. */
+const char *nh_variance_fit_caveat_text(unsigned bit);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

@@ -122,12 +122,15 @@ Test(cli, summary_reports_the_runs_own_peak_memory)
 
 Test(cli, variance_law_errors_are_given_only_where_the_jackknife_has_them)
 {
-    /* 9 trajectories: the jackknife's groups (blocks of 8) leave one trajectory out of a group, which has no
-     * variance, so no standard errors ("+- nan" before, with meaningless finite ones for a and C); 10 give
-     * errors. */
-    char dir[128], args[512], out[4096];
+    /* Up to 152 trajectories the jackknife's groups are trajectories (i mod 20). 2 trajectories: leaving one
+     * out leaves one, which has no variance, so no standard errors; 3 give errors with 2 degrees of freedom;
+     * 16 give 16 groups and 15 degrees of freedom (before: 2 groups of blocks of 8 and one degree of
+     * freedom, and no errors at all below 10 trajectories). */
+    char dir[128], args[512], out[4096], expect[96];
+    const int sizes[] = {2, 3, 16}, dof[] = {0, 2, 15};
     snprintf(dir, sizeof dir, "/tmp/nhens-cli-jack-%d", (int)getpid());
-    for (int n = 9; n <= 10; ++n) {
+    for (int i = 0; i < 3; ++i) {
+        const int n = sizes[i];
         snprintf(args, sizeof args,
                  "run --system quartic --method dla01 --h 0.1 --T 20 --energy 3.06 --ensemble %d --quiet --out %s", n,
                  dir);
@@ -136,8 +139,33 @@ Test(cli, variance_law_errors_are_given_only_where_the_jackknife_has_them)
         cr_assert(law != NULL, "%s", out);
         cr_expect(strstr(law, "nan") == NULL, "%d trajectories: %s", n, law);
         const int has_errors = strstr(law, "+-") != NULL, says_none = strstr(law, "no standard errors") != NULL;
-        cr_expect(n == 9 ? !has_errors && says_none : has_errors && !says_none, "%d trajectories: %s", n, law);
+        cr_expect(dof[i] == 0 ? !has_errors && says_none : has_errors && !says_none, "%d trajectories: %s", n, law);
+        snprintf(expect, sizeof expect, "jackknife over %d groups: %d degrees of freedom", n, dof[i]);
+        cr_expect(dof[i] == 0 || strstr(law, expect) != NULL, "%d trajectories, expected '%s': %s", n, expect, law);
     }
+    remove_tree(dir);
+}
+
+Test(cli, the_variance_law_says_when_the_data_do_not_support_it)
+{
+    /* A near-integrable run (the harmonically driven CVT: no chaos, no random walk of dH) fits a C within its
+     * error of 0, and the summary says so; the default study's 200 chaotic trajectories over T = 1000 (the
+     * README's numbers: C = (9.3 +- 1.5)e-9) print no caveat. An all-failed run prints no fit. */
+    char dir[128], args[600], out[8192];
+    snprintf(dir, sizeof dir, "/tmp/nhens-cli-law-%d", (int)getpid());
+    snprintf(args, sizeof args, "run --system hcvt --energy 1 --method dla01 --h 0.1 --T 1000 --ensemble 16 --quiet "
+             "--out %s", dir);
+    cr_assert(eq(int, nhens_output(args, out, sizeof out), 0), "stderr: %s", err_text);
+    cr_expect(strstr(out, "caveat: C is within its 95 % interval of 0") != NULL, "%s", out);
+    snprintf(args, sizeof args, "run --system quartic --preset seed000-fig2 --method dla01 --h 0.1 --T 1000 --quiet "
+             "--out %s", dir);
+    cr_assert(eq(int, nhens_output(args, out, sizeof out), 0), "stderr: %s", err_text);
+    cr_expect(strstr(out, "variance law") != NULL && strstr(out, "caveat:") == NULL, "%s", out);
+    snprintf(args, sizeof args, "run --system cvt --preset gearbox --method newmark:alpha=1 --h 2 --T 4000 "
+             "--ensemble 16 --fit-start 0.5 --quiet --out %s", dir);
+    cr_assert(eq(int, nhens_output(args, out, sizeof out), 3), "every trajectory fails: exit 3; stderr: %s", err_text);
+    cr_expect(strstr(out, "failed trajectories: 16") != NULL && strstr(out, "variance law on t in [2000, 4000]: no fit") != NULL,
+              "%s", out);
     remove_tree(dir);
 }
 

@@ -13,6 +13,7 @@
 
 #include "helpers.h"
 #include "scratch.h"
+#include "nhens/checkpoint.h"
 #include "nhens/ensemble.h"
 #include "nhens/output.h"
 #include "nhens/partial.h"
@@ -215,6 +216,94 @@ Test(ensemble, failed_trajectories_are_counted_and_left_out)
 {
     failing_run("rk4");
     failing_run("dd");
+}
+
+/* Every trajectory of the push fails: x(t) >= -1 - 2t + t^2/2 reaches 3 by t = 5.5, so over T = 16 the
+ * second half (the fit window) has no live trajectory. 24 trajectories: 3 chunks, fit groups by trajectory. */
+static void all_fail_config(nh_system *s, nh_run_config *cfg, long shard, long shards)
+{
+    nh_error err;
+    cr_assert(eq(int, nh_system_init(s, &PUSH, NULL, NULL, 0, &err), NH_OK), "%s", err.msg);
+    *cfg = (nh_run_config){.system = s, .h = 0.05, .T = 16.0, .every = 4, .ensemble = 24, .seed = 1, .threads = 2,
+                           .energy = 1.0, .fit_window_start = 0.5, .shard = shard, .shards = shards};
+    make_method(&cfg->method, "rk4");
+}
+
+/* The CSV row of `file` in dir whose n_live (second field) is `live`, the last such; NULL if none. */
+static char *row_with_live(const char *dir, const char *file, long live)
+{
+    char path[512], *found = NULL;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    char *text = slurp(path), *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        const char *comma = strchr(line, ',');
+        if (comma && strtol(comma + 1, NULL, 10) == live && comma[1] != 'n') {
+            free(found);
+            found = strdup(line);
+        }
+    }
+    free(text);
+    return found;
+}
+
+/* Every field of a CSV row after the first `skip` is "nan" (the last `keep` excepted). */
+static int fields_are_nan(const char *row, int skip, int keep)
+{
+    char *copy = strdup(row), *save = NULL;
+    int i = 0, n = 0, bad = 0;
+    for (const char *p = row; *p; ++p)
+        n += *p == ',';
+    for (char *f = strtok_r(copy, ",\n", &save); f; f = strtok_r(NULL, ",\n", &save), ++i)
+        bad |= i >= skip && i <= n - keep && strcmp(f, "nan") != 0;
+    free(copy);
+    return !bad;
+}
+
+Test(failures, once_no_trajectory_is_live_every_output_is_nan_and_the_fit_null)
+{
+    /* Before, timeseries.csv wrote 0 for every statistic of a row without live trajectories, smoothed.csv averaged those zeros, summary.json had final_dH_var 0 and fitted the
+     * window's zeros. */
+    nh_system s;
+    nh_run_config cfg;
+    nh_run_result res;
+    nh_error err;
+    all_fail_config(&s, &cfg, 0, 0);
+    cr_assert(eq(int, nh_run_ensemble(&cfg, &res, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(long, res.failed, 24L));
+    cr_assert(eq(long, res.live[res.n_out - 1], 0L));
+    char dir[256];
+    snprintf(dir, sizeof dir, "/tmp/nhens-test-all-failed-%d", (int)getpid());
+    remove_tree(dir);
+    cr_assert(eq(int, nh_make_directory(dir, &err), NH_OK), "%s", err.msg);
+    const int written = nh_write_run(dir, &cfg, &res, "test", 1.0, &err);
+    cr_assert(eq(int, written, NH_OK), "%s", err.msg);
+    char *dead = row_with_live(dir, "timeseries.csv", 0);
+    cr_assert(dead != NULL, "a row without live trajectories (%s)", dir);
+    cr_assert(fields_are_nan(dead, 2, 0), "no live trajectory: every statistic nan: %s", dead);
+    char path[512];
+    snprintf(path, sizeof path, "%s/smoothed.csv", dir);
+    char *smoothed = slurp(path), *last = strrchr(smoothed, '\n');
+    while (last > smoothed && last[-1] != '\n')
+        --last;
+    cr_assert(fields_are_nan(last, 2, 0), "smoothed: a window without live trajectories is nan: %s", last);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    char *text = slurp(path);
+    cJSON *root = cJSON_Parse(text), *fit = cJSON_GetObjectItem(root, "variance_fit");
+    cJSON *ext = cJSON_GetObjectItem(root, "extremes");
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItem(fit, "C")) && cJSON_IsNull(cJSON_GetObjectItem(fit, "a")) &&
+              cJSON_IsNull(cJSON_GetObjectItem(fit, "p")), "a fit with no data is null");
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItem(fit, "supported")));
+    cr_assert(eq(int, cJSON_GetObjectItem(fit, "points")->valueint, 0));
+    cr_assert(strstr(cJSON_GetArrayItem(cJSON_GetObjectItem(fit, "caveats"), 0)->valuestring, "no fit") != NULL);
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItem(ext, "final_dH_var")));
+    cr_assert(eq(dbl, cJSON_GetObjectItem(ext, "final_n_live")->valuedouble, 0.0));
+    cr_assert(cJSON_GetObjectItem(ext, "dH_absmax")->valuedouble > 0, "the extremes of the live part stay");
+    cJSON_Delete(root);
+    free(text);
+    free(smoothed);
+    free(dead);
+    remove_tree(dir);
+    nh_run_result_free(&res);
 }
 
 /* Which threads started trajectories: the interruption hook runs at the start of each trajectory (and
@@ -592,23 +681,36 @@ Test(latitude, another_section_is_a_parameter)
 
 /* ---- shards and partial results ---- */
 
-static void shard_config(nh_system *s, nh_run_config *cfg, long shard, long shards)
+typedef void (*shard_config_fn)(nh_system *s, nh_run_config *cfg, long shard, long shards);
+
+static void sized_shard_config(nh_system *s, nh_run_config *cfg, long ensemble, long shard, long shards)
 {
     make_system(s, "quartic", "n=2", NULL);
-    *cfg = (nh_run_config){.system = s, .h = 0.1, .T = 6, .every = 3, .ensemble = 2101, .seed = 77, .threads = 2,
+    *cfg = (nh_run_config){.system = s, .h = 0.1, .T = 6, .every = 3, .ensemble = ensemble, .seed = 77, .threads = 2,
                            .energy = 3.2575, .fit_window_start = 0.5, .paths = 3, .shard = shard, .shards = shards};
     make_method(&cfg->method, "dla01");
 }
 
+static void shard_config(nh_system *s, nh_run_config *cfg, long shard, long shards)
+{
+    sized_shard_config(s, cfg, 2101, shard, shards);
+}
+
+/* 45 trajectories: 6 blocks in 6 chunks, so the fit groups are trajectories */
+static void small_shard_config(nh_system *s, nh_run_config *cfg, long shard, long shards)
+{
+    sized_shard_config(s, cfg, 45, shard, shards);
+}
+
 /* Shard i of k computed, written as text and merged into whole (in order). */
-static void merge_shard(nh_run_result *whole, long i, long k)
+static void merge_shard_of(shard_config_fn config, nh_run_result *whole, long i, long k)
 {
     nh_system s;
     nh_run_config cfg, whole_cfg;
     nh_run_result part;
     nh_error err;
-    shard_config(&s, &cfg, i, k);
-    shard_config(&s, &whole_cfg, 0, 0);
+    config(&s, &cfg, i, k);
+    config(&s, &whole_cfg, 0, 0);
     cr_assert(eq(int, nh_run_ensemble(&cfg, &part, &err), NH_OK), "%s", err.msg);
     char *text = nh_partial_text(&cfg, &part, 0, NULL, &err);
     cr_assert(text != NULL, "%s", err.msg);
@@ -633,8 +735,118 @@ static void assert_same_statistics(const nh_run_result *a, const nh_run_result *
     cr_assert(eq(long, a->failed, b->failed));
     cr_assert(eq(long, a->trajectories_done, b->trajectories_done));
     cr_assert(eq(int, a->complete, b->complete));
-    cr_assert(eq(dbl, a->fit.C, b->fit.C));
-    cr_assert(eq(dbl, a->fit.C_err, b->fit.C_err));
+    cr_assert(a->fit.C == b->fit.C || (isnan(a->fit.C) && isnan(b->fit.C)), "C %g vs %g", a->fit.C, b->fit.C);
+    cr_assert(a->fit.C_err == b->fit.C_err || (isnan(a->fit.C_err) && isnan(b->fit.C_err)));
+    cr_assert(eq(int, a->fit.groups, b->fit.groups));
+}
+
+/* The whole run of config against its shards merged, for each shard count. */
+static void check_shards_merge_bitwise(shard_config_fn config, const long *shard_counts, int n_counts)
+{
+    nh_system s;
+    nh_run_config cfg;
+    nh_run_result whole;
+    nh_error err;
+    config(&s, &cfg, 0, 0);
+    cr_assert(eq(int, nh_run_ensemble(&cfg, &whole, &err), NH_OK), "%s", err.msg);
+    for (int t = 0; t < n_counts; ++t) {
+        nh_run_result merged;
+        cr_assert(eq(int, nh_run_result_init(&cfg, &merged, &err), NH_OK), "%s", err.msg);
+        for (long i = 0; i < shard_counts[t]; ++i)
+            merge_shard_of(config, &merged, i, shard_counts[t]);
+        nh_run_result_finish(&cfg, &merged);
+        assert_same_statistics(&whole, &merged);
+        nh_run_result_free(&merged);
+    }
+    nh_run_result_free(&whole);
+}
+
+typedef struct checkpoint_target {
+    const char *path;
+    const nh_run_config *cfg;
+} checkpoint_target;
+
+/* The merged-prefix hook: a checkpoint after the third chunk. */
+static void checkpoint_at_third_chunk(const nh_run_result *partial, long next_block, void *ctx)
+{
+    const checkpoint_target *target = ctx;
+    nh_error err;
+    if (next_block == 3)
+        cr_assert(eq(int, nh_checkpoint_save(target->path, target->cfg, partial, 0, NULL, &err), NH_OK), "%s",
+                  err.msg);
+}
+
+Test(shards, a_small_run_resumed_from_a_checkpoint_is_bitwise_the_whole_run)
+{
+    /* 45 trajectories (fit groups by trajectory): checkpointed after 3 of 6 chunks, restored and continued,
+     * the groups, fit and errors are those of the uninterrupted run */
+    nh_system s;
+    nh_run_config cfg;
+    nh_run_result whole, resumed;
+    nh_error err;
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/nhens-test-small-ck-%d.json", (int)getpid());
+    small_shard_config(&s, &cfg, 0, 0);
+    checkpoint_target target = {path, &cfg};
+    cfg.merged = checkpoint_at_third_chunk;
+    cfg.hook_ctx = &target;
+    cr_assert(eq(int, nh_run_ensemble(&cfg, &whole, &err), NH_OK), "%s", err.msg);
+    cfg.merged = NULL;
+    nh_checkpoint *ck = nh_checkpoint_load(path, &err);
+    cr_assert(ck != NULL, "%s", err.msg);
+    cr_assert(eq(int, nh_run_result_init(&cfg, &resumed, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(int, nh_checkpoint_restore(ck, &cfg, &resumed, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(long, resumed.next_block, 3L));
+    cr_assert(eq(int, nh_run_ensemble_continue(&cfg, &resumed, &err), NH_OK), "%s", err.msg);
+    assert_same_statistics(&whole, &resumed);
+    nh_checkpoint_free(ck);
+    remove(path);
+    nh_run_result_free(&whole);
+    nh_run_result_free(&resumed);
+}
+
+Test(shards, parts_without_a_live_trajectory_merge_bitwise)
+{
+    /* every trajectory of the push fails: 3 chunks, 1 to 3 shards, each part ending with none live */
+    const long counts[] = {1, 2, 3};
+    check_shards_merge_bitwise(all_fail_config, counts, 3);
+}
+
+Test(shards, a_small_run_grouped_by_trajectory_merges_bitwise)
+{
+    /* 45 trajectories: the fit groups are trajectories (i mod 20: 20 groups, 19 degrees of freedom) and each
+     * partial result carries its chunks' lanes; 1, 2, 5 and 6 shards (5 and 6 leave shards of one chunk) */
+    nh_system s;
+    nh_run_config cfg;
+    nh_run_result whole;
+    nh_error err;
+    small_shard_config(&s, &cfg, 0, 0);
+    cr_assert(nh_run_fit_groups_by_trajectory(&cfg));
+    cr_assert(eq(int, nh_run_ensemble(&cfg, &whole, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(int, whole.fit.groups, NH_FIT_GROUPS));
+    cr_assert(eq(int, whole.fit.dof, NH_FIT_GROUPS - 1));
+    cr_assert(isfinite(whole.fit.C_err) && whole.fit.C_err > 0);
+    nh_run_result_free(&whole);
+    const long counts[] = {1, 2, 5, 6};
+    check_shards_merge_bitwise(small_shard_config, counts, 4);
+    /* a part without its lanes is refused as damaged */
+    small_shard_config(&s, &cfg, 0, 2);
+    nh_run_config whole_cfg;
+    small_shard_config(&s, &whole_cfg, 0, 0);
+    nh_run_result part;
+    cr_assert(eq(int, nh_run_ensemble(&cfg, &part, &err), NH_OK), "%s", err.msg);
+    char *text = nh_partial_text(&cfg, &part, 0, NULL, &err);
+    char *lanes = strstr(text, "\"lanes\"");
+    cr_assert(lanes != NULL, "a small run's part holds lanes");
+    lanes[5] = 'z';
+    nh_partial *p = nh_partial_parse(text, "no lanes", &err);
+    cr_assert(eq(int, nh_run_result_init(&whole_cfg, &whole, &err), NH_OK));
+    cr_assert(eq(int, nh_partial_merge(p, &whole_cfg, &whole, &err), NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "damaged") != NULL, "%s", err.msg);
+    nh_partial_free(p);
+    free(text);
+    nh_run_result_free(&whole);
+    nh_run_result_free(&part);
 }
 
 Test(shards, merged_partial_results_are_the_whole_run_bitwise)
@@ -643,22 +855,11 @@ Test(shards, merged_partial_results_are_the_whole_run_bitwise)
      * order is exercised; 1, 2 and 5 shards (5 does not divide 256) */
     nh_system s;
     nh_run_config cfg;
-    nh_run_result whole;
-    nh_error err;
     shard_config(&s, &cfg, 0, 0);
     cr_assert(eq(long, nh_run_chunk_count(&cfg), NH_MERGE_CHUNKS));
-    cr_assert(eq(int, nh_run_ensemble(&cfg, &whole, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(int, nh_run_fit_groups_by_trajectory(&cfg), 0));
     const long shard_counts[] = {1, 2, 5};
-    for (int t = 0; t < 3; ++t) {
-        nh_run_result merged;
-        cr_assert(eq(int, nh_run_result_init(&cfg, &merged, &err), NH_OK), "%s", err.msg);
-        for (long i = 0; i < shard_counts[t]; ++i)
-            merge_shard(&merged, i, shard_counts[t]);
-        nh_run_result_finish(&cfg, &merged);
-        assert_same_statistics(&whole, &merged);
-        nh_run_result_free(&merged);
-    }
-    nh_run_result_free(&whole);
+    check_shards_merge_bitwise(shard_config, shard_counts, 3);
 }
 
 Test(shards, out_of_order_damaged_and_foreign_parts_are_refused)
