@@ -68,6 +68,7 @@ typedef struct sweep_result {
     int failed[2];              /* trajectories failed, per solver (0 kinsol, 1 newton) */
     long fail_step[2][MAX_TRAJECTORIES];   /* the step of each trajectory's failure, 0: none */
     double c[2];                /* Brouwer constant per solver (NaN: not an energy method or no step) */
+    double scale;               /* the largest S of the case's completed trajectories */
     int skipped;                /* the method does not serve the system */
 } sweep_result;
 
@@ -141,6 +142,8 @@ static void run_case(const sweep_settings *cfg, const nh_method_spec *spec, cons
             const double c = dh / (UNIT_ROUNDOFF * sqrt((double)cfg->steps) * scale);
             if (!failed && scale > 0 && !(c <= worst))   /* (NaN worst: the first completed trajectory) */
                 worst = c;
+            if (!failed && scale > r->scale)
+                r->scale = scale;
         }
         r->c[solver] = r->energy ? worst : NAN;
         nh_stepper_free(stepper);
@@ -165,7 +168,7 @@ static int print_case(const sweep_settings *cfg, const sweep_result *r)
         same &= r->fail_step[0][i] == r->fail_step[1][i];
     char c[64] = "-";
     if (r->energy)
-        snprintf(c, sizeof c, "%.2f / %.2f", r->c[0], r->c[1]);
+        snprintf(c, sizeof c, "%.2f / %.2f (S %.3g)", r->c[0], r->c[1], r->scale);
     const char *why = expected_failure(method, start);
     const int failed = r->failed[0] || r->failed[1], bad = failed && !why;
     const int over = r->energy && !failed && !(r->c[0] <= cfg->bound && r->c[1] <= cfg->bound);
@@ -173,7 +176,7 @@ static int print_case(const sweep_settings *cfg, const sweep_result *r)
     for (int i = 0, len = 0; failed && i < cfg->trajectories && len < (int)sizeof steps - 40; ++i)
         len += snprintf(steps + len, sizeof steps - (size_t)len, "%s%ld/%ld", i ? ", " : " at steps ",
                         r->fail_step[0][i], r->fail_step[1][i]);
-    printf("| %-11s | %-26s | %d / %d | %-4s | %-13s | %s%s%s\n", method, start, r->failed[0], r->failed[1],
+    printf("| %-11s | %-26s | %d / %d | %-4s | %-24s | %s%s%s\n", method, start, r->failed[0], r->failed[1],
            same ? "same" : "diff", c, bad ? "UNEXPECTED FAILURE" : over ? "ABOVE BOUND" : failed ? "method's own: " : "",
            failed && why ? why : "", steps);
     return bad || over;
@@ -247,7 +250,7 @@ int main(int argc, char **argv)
         nh_method_spec_defaults(&spec, nh_registry_method_at(reg, cases[i].method), reg);
         run_case(&cfg, &spec, &s, &cases[i]);
     }
-    printf("%ld steps of h = %g, %d trajectories per case; failed kinsol / newton; c = max|dH| / (u sqrt(N) S)\n",
+    printf("%ld steps of h = %g, %d trajectories per case; failed kinsol / newton; c = max|dH| / (u sqrt(N) S), S = max(|T| + |V|)\n",
            cfg.steps, STEP, cfg.trajectories);
     printf("| method      | start                      | failed | steps | c (kinsol / newton) | note\n");
     int bad = 0;
