@@ -15,7 +15,7 @@
 static const double FD_STEP = 1e-6, FD_TOL = 1e-7, ROUNDOFF_TOL = 1e-12;
 
 enum { ROW_GRAD, ROW_HESS, ROW_DAU, ROW_DATL, ROW_AFFINE, ROW_MASS, ROW_KERNEL, ROW_DX, ROW_PATTERN,
-       ROW_DSTAR_FIELD, ROW_DSTAR_GRAD, ROW_PI_SKEW, ROW_INDEX1, ROW_ANGLES, ROW_COUNT };
+       ROW_DSTAR_FIELD, ROW_DSTAR_GRAD, ROW_PI_SKEW, ROW_INDEX1, ROW_KINDS, ROW_COUNT };
 _Static_assert((int)ROW_COUNT <= (int)NH_CHECK_MAX_ROWS, "the report holds every row");
 
 static const char *const ROW_NAMES[ROW_COUNT] = {
@@ -32,7 +32,7 @@ static const char *const ROW_NAMES[ROW_COUNT] = {
     "grad H on D* vs differences",
     "Pi skew: a.Pi b = -b.Pi a",
     "index-1 field keeps A v = 0 and H",
-    "declared angles: V, grad V, A, M, X 2 pi-periodic",
+    "declared angles and ignorable coordinates",
 };
 
 /* Scratch for one point, on the heap (n up to NH_MAX_DIM makes dX n^3). */
@@ -125,37 +125,49 @@ static double relative_gap(int count, const double *a, const double *b)
     return worst;
 }
 
-/* Declared angle coordinates (angle_coordinates): V, grad V, A, M(q) and the adapted basis at q and at q
- * with that coordinate turned by 2 pi agree to round-off of the turned coordinate (|q_i| + 2 pi ~ 10, so
- * 1e-12 leaves three orders for sin/cos); a coordinate that is not periodic differs by O(1). */
-static void check_angles(const nh_system *s, const double *q, check_work *w, nh_check_report *rep)
+/* V, grad V, A, M(q) and the adapted basis at q and at `moved`: the largest relative difference */
+static double difference_at(const nh_system *s, const double *q, const double *moved, check_work *w)
 {
-    unsigned char angle[NH_MAX_DIM] = {0};
-    if (!s->type->angle_coordinates)
+    const int n = s->n, m = s->m;
+    double g0[NH_MAX_DIM], g1[NH_MAX_DIM], a0[NH_MAX_CON * NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM];
+    const double v0 = s->type->potential(s, q), v1 = s->type->potential(s, moved);
+    s->type->potential_gradient(s, q, g0);
+    s->type->potential_gradient(s, moved, g1);
+    s->type->constraint(s, q, a0);
+    s->type->constraint(s, moved, a1);
+    double gap = fmax(relative_gap(1, &v0, &v1), fmax(relative_gap(n, g0, g1), relative_gap(m * n, a0, a1)));
+    nh_mass_matrix(s, q, w->mp);
+    nh_mass_matrix(s, moved, w->mm);
+    gap = fmax(gap, relative_gap(n * n, w->mp, w->mm));
+    if (s->type->adapted_basis) {
+        nh_adapted_basis(s, q, w->x, w->dx);
+        nh_adapted_basis(s, moved, w->xp, w->dx);
+        gap = fmax(gap, relative_gap(n * (n - m), w->x, w->xp));
+    }
+    return gap;
+}
+
+/* Declared coordinate kinds (coordinate_kinds): V, grad V, A, M(q) and the adapted basis at q and at q
+ * with an angle turned by 2 pi, or an ignorable coordinate moved by 3.7 and by -1234.5, agree to round-off
+ * of the moved coordinate (|q_i| + 2 pi ~ 10: 1e-12 leaves three orders for sin and cos); a coordinate
+ * that is neither differs by O(1). */
+static void check_coordinate_kinds(const nh_system *s, const double *q, check_work *w, nh_check_report *rep)
+{
+    unsigned char kind[NH_MAX_DIM] = {0};
+    if (!s->type->coordinate_kinds)
         return;
-    s->type->angle_coordinates(s, angle);
-    const int n = s->n, m = s->m, r = n - m;
-    for (int i = 0; i < n; ++i) {
-        if (!angle[i])
-            continue;
-        double turned[NH_MAX_DIM], g0[NH_MAX_DIM], g1[NH_MAX_DIM], a0[NH_MAX_CON * NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM];
-        memcpy(turned, q, (size_t)n * sizeof *q);
-        turned[i] += 2.0 * M_PI;
-        const double v0 = s->type->potential(s, q), v1 = s->type->potential(s, turned);
-        s->type->potential_gradient(s, q, g0);
-        s->type->potential_gradient(s, turned, g1);
-        s->type->constraint(s, q, a0);
-        s->type->constraint(s, turned, a1);
-        double gap = fmax(relative_gap(1, &v0, &v1), fmax(relative_gap(n, g0, g1), relative_gap(m * n, a0, a1)));
-        nh_mass_matrix(s, q, w->mp);
-        nh_mass_matrix(s, turned, w->mm);
-        gap = fmax(gap, relative_gap(n * n, w->mp, w->mm));
-        if (s->type->adapted_basis) {
-            nh_adapted_basis(s, q, w->x, w->dx);
-            nh_adapted_basis(s, turned, w->xp, w->dx);
-            gap = fmax(gap, relative_gap(n * r, w->x, w->xp));
+    s->type->coordinate_kinds(s, kind);
+    const double angle_moves[1] = {2.0 * M_PI}, ignorable_moves[2] = {3.7, -1234.5};
+    for (int i = 0; i < s->n; ++i) {
+        const int moves = kind[i] == NH_COORDINATE_ANGLE ? 1 : kind[i] == NH_COORDINATE_IGNORABLE ? 2 : 0;
+        for (int k = 0; k < moves; ++k) {
+            double moved[NH_MAX_DIM];
+            memcpy(moved, q, (size_t)s->n * sizeof *q);
+            moved[i] += kind[i] == NH_COORDINATE_ANGLE ? angle_moves[k] : ignorable_moves[k];
+            note(rep, ROW_KINDS, difference_at(s, q, moved, w));
         }
-        note(rep, ROW_ANGLES, gap);
+        if (kind[i] > NH_COORDINATE_IGNORABLE)
+            note(rep, ROW_KINDS, INFINITY);   /* not a kind nhens knows */
     }
 }
 
@@ -367,7 +379,7 @@ int nh_system_check(const nh_system *s, int points, uint64_t seed, nh_check_repo
         check_potential_and_constraint(s, q, &w, report);
         check_affine_constraint(s, q, report);
         check_mass_matrix(s, q, &w, report);
-        check_angles(s, q, &w, report);
+        check_coordinate_kinds(s, q, &w, report);
         if (s->type->adapted_basis) {
             check_adapted_basis(s, q, &w, report);
             check_basis_pattern(s, q, &w, report);

@@ -323,7 +323,7 @@ static int burn_in(const nh_run_config *cfg, worker *w, double *q, double *v)
         w->rec->steps++;
         if (rc != NH_OK)
             return rc;
-        nh_stepper_wrap_angles(w->stepper, q);
+        nh_stepper_recentre(w->stepper, q);
     }
     return NH_OK;
 }
@@ -334,7 +334,7 @@ static int reference_error(const nh_run_config *cfg, worker *w, long k, const do
 {
     const double start = omp_get_wtime();
     double qr[NH_MAX_DIM], vr[NH_MAX_DIM], unwrapped[NH_MAX_DIM];
-    nh_stepper_unwrap(w->stepper, q, unwrapped);   /* the reference runs in the frame of the start */
+    nh_stepper_in_start_frame(w->stepper, q, unwrapped);   /* the reference runs in the frame of the start */
     int rc = k == 0 ? nh_reference_tracker_start(w->reference, unwrapped, v)
                     : nh_reference_tracker_advance(w->reference, (double)k * cfg->h, qr, vr);
     if (rc == NH_OK)
@@ -405,7 +405,7 @@ static void integrate_trajectory(const nh_run_config *cfg, worker *w, long index
             }
         }
         if (rc == NH_OK)   /* after the crossing test, which read qa and q in one frame */
-            nh_stepper_wrap_angles(w->stepper, q);
+            nh_stepper_recentre(w->stepper, q);
         if (rc == NH_OK && k % cfg->every == 0 && (rc = observe_at(cfg, w, k, q, v, &init, values)) == NH_OK)
             rc = record_sample(w, index, k / cfg->every, values);
         if (rc != NH_OK) {

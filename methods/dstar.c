@@ -1067,11 +1067,11 @@ static const nh_param_def gonzalez_r_params[] = {
     {"fd", 0, 0, 1, 1, "1: derivatives of the QR basis by central differences (Remark 3.5)", NULL},
 };
 
-/* A wrapped angle (nh_stepper_wrap_angles): the kept end point moves with it, so rho continues. */
-static void dstar_move_kept(nh_stepper *st, int i, int sign)
+/* A recentred coordinate (nh_stepper_recentre): the kept end point moves with it, so rho continues. */
+static void dstar_move_kept(nh_stepper *st, int i, double high, double low)
 {
     dstar_continuation *last = &((dstar_stepper *)st->impl)->last;
-    last->q[i] = nh_angle_turned(last->q[i], sign);
+    last->q[i] = nh_coordinate_moved(last->q[i], high, low);
 }
 
 static int dstar_create(nh_stepper *st, nh_error *err)

@@ -13,15 +13,15 @@
 /* 2 pi = TWO_PI_HIGH + TWO_PI_LOW to about 1e-32 */
 static const double TWO_PI_HIGH = 6.283185307179586232, TWO_PI_LOW = 2.4492935982947064e-16;
 
-double nh_angle_turned(double x, int sign)
+double nh_coordinate_moved(double x, double high, double low)
 {
-    return (x - sign * TWO_PI_HIGH) - sign * TWO_PI_LOW;
+    return (x - high) - low;
 }
 
-static void mark_angles(nh_stepper *st)
+static void mark_coordinate_kinds(nh_stepper *st)
 {
-    if (st->sys->type->angle_coordinates)
-        st->sys->type->angle_coordinates(st->sys, st->angle);
+    if (st->sys->type->coordinate_kinds)
+        st->sys->type->coordinate_kinds(st->sys, st->kind);
 }
 
 static nh_stepper *stepper_alloc(const nh_method_spec *spec, const nh_system *sys, nh_solver_kind solver,
@@ -41,7 +41,7 @@ static nh_stepper *stepper_alloc(const nh_method_spec *spec, const nh_system *sy
     st->sys = sys;
     st->solver_kind = solver;
     st->carried_dim = spec->type->carried_dim ? spec->type->carried_dim(spec, sys) : 0;
-    mark_angles(st);
+    mark_coordinate_kinds(st);
     return st;
 }
 
@@ -102,6 +102,7 @@ static void forget_earlier_trajectories(nh_stepper *st)
 {
     st->history.count = 0;
     memset(st->turns, 0, sizeof st->turns);
+    memset(st->offset, 0, sizeof st->offset);
     st->trajectory++;
     if (st->solver)
         nh_solver_forget(st->solver);
@@ -123,37 +124,51 @@ int nh_stepper_step(nh_stepper *st, double h, double *q, double *v, double *carr
     return rc;
 }
 
-/* Coordinate i of everything st (and its inner steppers) keeps of the last step turned by sign. */
-static void move_memory(nh_stepper *st, int i, int sign)
+/* Coordinate i of everything st (and its inner steppers) keeps of the last step moved by high + low. */
+static void move_memory(nh_stepper *st, int i, double high, double low)
 {
     if (st->history.solution)
-        st->history.q[i] = nh_angle_turned(st->history.q[i], sign);
+        st->history.q[i] = nh_coordinate_moved(st->history.q[i], high, low);
     if (st->move_kept)
-        st->move_kept(st, i, sign);
+        st->move_kept(st, i, high, low);
     for (int k = 0; k < st->n_inner; ++k)
-        move_memory(st->inner[k], i, sign);
+        move_memory(st->inner[k], i, high, low);
 }
 
-int nh_stepper_wrap_angles(nh_stepper *st, double *q)
+/* Move q_i (outside [-2 pi, 2 pi]) back: an angle by a turn, an ignorable coordinate by the nearest
+ * integer, which q_i - that integer gives exactly (the two are within a factor 2). */
+static void recentre_coordinate(nh_stepper *st, int i, double *q)
+{
+    double high, low = 0.0;
+    if (st->kind[i] == NH_COORDINATE_ANGLE) {
+        const double sign = q[i] > 0 ? 1.0 : -1.0;
+        high = sign * TWO_PI_HIGH;
+        low = sign * TWO_PI_LOW;
+        st->turns[i] += sign;
+    } else {
+        high = nearbyint(q[i]);
+        st->offset[i] += high;
+    }
+    q[i] = nh_coordinate_moved(q[i], high, low);
+    move_memory(st, i, high, low);
+}
+
+int nh_stepper_recentre(nh_stepper *st, double *q)
 {
     const double limit = 2.0 * M_PI;
     int moved = 0;
-    for (int i = 0; i < st->sys->n; ++i) {
-        if (!st->angle[i] || !(fabs(q[i]) > limit))
-            continue;
-        const int sign = q[i] > 0 ? 1 : -1;
-        q[i] = nh_angle_turned(q[i], sign);
-        st->turns[i] += sign;
-        move_memory(st, i, sign);
-        ++moved;
-    }
+    for (int i = 0; i < st->sys->n; ++i)
+        if (st->kind[i] != NH_COORDINATE_PLAIN && fabs(q[i]) > limit && isfinite(q[i])) {
+            recentre_coordinate(st, i, q);
+            ++moved;
+        }
     return moved;
 }
 
-void nh_stepper_unwrap(const nh_stepper *st, const double *q, double *out)
+void nh_stepper_in_start_frame(const nh_stepper *st, const double *q, double *out)
 {
     for (int i = 0; i < st->sys->n; ++i)
-        out[i] = st->turns[i] != 0.0 ? q[i] + st->turns[i] * TWO_PI_HIGH + st->turns[i] * TWO_PI_LOW : q[i];
+        out[i] = q[i] + st->offset[i] + (st->turns[i] != 0.0 ? st->turns[i] * TWO_PI_HIGH + st->turns[i] * TWO_PI_LOW : 0.0);
 }
 
 static int same_values(int n, const double *a, const double *b)

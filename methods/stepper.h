@@ -37,16 +37,17 @@ struct nh_stepper {
     nh_step_history history;
     unsigned long trajectory;   /* counts the starts of this stepper (and of its outer one): what a method
                                  * keeps of its own last step is valid only within the same trajectory */
-    unsigned char angle[NH_MAX_DIM]; /* the system's angle coordinates (nh_stepper_wrap_angles) ... */
-    double turns[NH_MAX_DIM];   /* ... and the whole turns taken off each since the trajectory's start */
-    /* A method that keeps coordinates of its last step outside the history moves them with a wrapped
-     * angle i (sign +1: q_i lost a turn) by nh_angle_turned; NULL: it keeps none. */
-    void (*move_kept)(nh_stepper *st, int i, int sign);
+    unsigned char kind[NH_MAX_DIM]; /* the system's coordinate kinds (nh_stepper_recentre) ... */
+    double turns[NH_MAX_DIM];   /* ... the whole turns taken off each angle since the trajectory's start ... */
+    double offset[NH_MAX_DIM];  /* ... and the integers taken off each ignorable coordinate */
+    /* A method that keeps coordinates of its last step outside the history moves coordinate i of them as
+     * the stepper moved q_i, by nh_coordinate_moved(x, high, low); NULL: it keeps none. */
+    void (*move_kept)(nh_stepper *st, int i, double high, double low);
 };
 
-/* x with one turn taken off (sign +1) or added (-1): x - sign 2 pi in two rounded parts, the same bits
- * wherever a stepper moves a kept copy of a wrapped coordinate. */
-double nh_angle_turned(double x, int sign);
+/* (x - high) - low: a coordinate moved by high + low (a turn in two parts, or an integer and 0), the same
+ * bits wherever a stepper moves a kept copy of it. */
+double nh_coordinate_moved(double x, double high, double low);
 
 /* Before a step from (q, v) with step h: the number of solutions recorded for it (at most
  * NH_HISTORY_POINTS; *past points to them, newest first, history.dim apart). They count only while the

@@ -55,8 +55,8 @@ int nh_solver_keeps_matrix(const nh_nonlinear_problem *problem, int have_matrix,
     return problem->reuse_jacobian == NH_JACOBIAN_ACROSS_SOLVES && have_matrix && matrix_key == problem->jacobian_key;
 }
 
-void nh_solver_finish(const nh_nonlinear_problem *problem, double *x, double *f, double last_step, double *step,
-                      int (*solve)(double *step, void *ctx), void *ctx)
+int nh_solver_finish(const nh_nonlinear_problem *problem, double *x, double *f, double last_step, double *step,
+                     int (*solve)(double *step, void *ctx), void *ctx)
 {
     const int n = problem->dim;
     double saved[NH_MAX_UNKNOWNS], previous = last_step;
@@ -64,21 +64,22 @@ void nh_solver_finish(const nh_nonlinear_problem *problem, double *x, double *f,
         for (int j = 0; j < n; ++j)
             step[j] = -f[j];
         if (solve(step, ctx))
-            return;
+            return i;
         const double size = nh_solver_relative_step(n, step, x);
         if (!(size < previous))   /* no longer decreasing: x is at the floor */
-            return;
+            return i;
         memcpy(saved, x, (size_t)n * sizeof *x);
         for (int j = 0; j < n; ++j)
             x[j] += step[j];
         if (size <= NH_SOLVER_ROUNDOFF_STEP)   /* a step of a few ulps: the fixed point, without F */
-            return;
+            return i;
         if (problem->residual(x, f, problem->ctx)) {
             memcpy(x, saved, (size_t)n * sizeof *x);
-            return;
+            return i + 1;
         }
         previous = size;
     }
+    return NH_SOLVER_FINISH_STEPS;
 }
 
 nh_solver *nh_solver_create(nh_solver_kind kind, int dim, nh_error *err)

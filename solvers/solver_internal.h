@@ -29,8 +29,9 @@ int nh_solver_keeps_matrix(const nh_nonlinear_problem *problem, int have_matrix,
  * which the last update of relative size last_step reached, chord steps with the backend's factored matrix
  * (solve turns step = -f into J^-1 step; non-zero: cannot, stop) while their relative size keeps
  * decreasing; a step of at most NH_SOLVER_ROUNDOFF_STEP is taken and ends it without a residual. x is left
- * at the last iterate taken; f then belongs to x unless the last step was a round-off one. */
-void nh_solver_finish(const nh_nonlinear_problem *problem, double *x, double *f, double last_step, double *step,
-                      int (*solve)(double *step, void *ctx), void *ctx);
+ * at the last iterate taken; f then belongs to x unless the last step was a round-off one. Returns the
+ * residuals it evaluated (each counts as an iteration). */
+int nh_solver_finish(const nh_nonlinear_problem *problem, double *x, double *f, double last_step, double *step,
+                     int (*solve)(double *step, void *ctx), void *ctx);
 
 #endif

@@ -207,16 +207,16 @@ static int kinsol_solve_step(double *step, void *ctx)
 /* The end of an accepted solve (solver.h), as the Newton backend takes it: chord steps with KINSOL's
  * factored matrix from the solution, whose residual is the last one KINSOL evaluated, while they keep
  * decreasing. (No factors, e.g. after a matrix that came with the last residual: the solve is left as is.) */
-static void kinsol_finish(kinsol_impl *k, const nh_nonlinear_problem *pb, N_Vector u)
+static int kinsol_finish(kinsol_impl *k, const nh_nonlinear_problem *pb, N_Vector u)
 {
     const int n = k->dim;
     double *x = NV_DATA_S(u), f[NH_MAX_UNKNOWNS], step[NH_MAX_UNKNOWNS], last_step[NH_MAX_UNKNOWNS];
     if (!k->have_matrix || memcmp(k->last_x, x, (size_t)n * sizeof *x) != 0)
-        return;
+        return 0;
     for (int i = 0; i < n; ++i)
         last_step[i] = x[i] - k->previous_x[i];
     memcpy(f, k->last_f, (size_t)n * sizeof *f);
-    nh_solver_finish(pb, x, f, nh_solver_relative_step(n, last_step, x), step, kinsol_solve_step, k);
+    return nh_solver_finish(pb, x, f, nh_solver_relative_step(n, last_step, x), step, kinsol_solve_step, k);
 }
 
 /* One KINSol call from the guess; its iterations are counted unless the guess was accepted. */
@@ -264,7 +264,7 @@ static int kinsol_attempt(kinsol_impl *k, const nh_nonlinear_problem *pb, const 
     const int ok = flag == KIN_SUCCESS || flag == KIN_INITIAL_GUESS_OK ||
                    (flag == KIN_STEP_LT_STPTOL && at_end && isfinite(nh_norm_inf(k->dim, k->last_f)));
     if (ok && flag != KIN_INITIAL_GUESS_OK)
-        kinsol_finish(k, pb, k->unknowns);
+        *iterations += kinsol_finish(k, pb, k->unknowns);
     return ok;
 }
 

@@ -115,7 +115,7 @@ static int iterate(newton_impl *w, const nh_nonlinear_problem *pb, double *x, lo
             return fail;
         if (nh_solver_accepts(pb, fnorm, step)) {
             if (w->have_matrix && !w->filled)   /* (filled: F' came with F after a far step; a linear problem) */
-                nh_solver_finish(pb, x, w->residual, step, w->step, lu_solve_step, w);
+                *iterations += nh_solver_finish(pb, x, w->residual, step, w->step, lu_solve_step, w);
             return NH_OK;
         }
         if (stale && (fnorm > NH_SOLVER_STALE_RATE * previous || it >= NH_SOLVER_STALE_ITERS))

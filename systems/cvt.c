@@ -150,11 +150,11 @@ static double cvt_minimum_energy(const nh_system *s)
     return v < best ? v : best;
 }
 
-/* q[2] is an angle: V, A and the basis are 2 pi-periodic in it */
-static void cvt_angles(const nh_system *s, unsigned char *is_angle)
+/* xi (q[2]) is an angle */
+static void cvt_coordinate_kinds(const nh_system *s, unsigned char *kind)
 {
     (void)s;
-    is_angle[2] = 1;
+    kind[2] = NH_COORDINATE_ANGLE;
 }
 
 const nh_system_type nh_system_cvt = {
@@ -178,5 +178,5 @@ const nh_system_type nh_system_cvt = {
     .adapted_basis = cvt_adapted_basis,
     .driver_energy = cvt_driver_energy,
     .coupled_structure = cvt_coupled_structure,
-    .angle_coordinates = cvt_angles,
+    .coordinate_kinds = cvt_coordinate_kinds,
 };

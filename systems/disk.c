@@ -111,12 +111,14 @@ static double disk_minimum_energy(const nh_system *s)
     return 0.0;
 }
 
-/* theta = q[2] and phi = q[3] are angles (nothing depends on phi) */
-static void disk_angles(const nh_system *s, unsigned char *is_angle)
+/* theta (q[2]) and phi (q[3]) are angles; the position (q[0], q[1]) is ignorable: V = 0, A reads theta only */
+static void disk_coordinate_kinds(const nh_system *s, unsigned char *kind)
 {
     (void)s;
-    is_angle[2] = 1;
-    is_angle[3] = 1;
+    kind[0] = NH_COORDINATE_IGNORABLE;
+    kind[1] = NH_COORDINATE_IGNORABLE;
+    kind[2] = NH_COORDINATE_ANGLE;
+    kind[3] = NH_COORDINATE_ANGLE;
 }
 
 const nh_system_type nh_system_disk = {
@@ -137,5 +139,5 @@ const nh_system_type nh_system_disk = {
     .sample_configuration = disk_sample,
     .minimum_energy = disk_minimum_energy,
     .adapted_basis = disk_adapted_basis,
-    .angle_coordinates = disk_angles,
+    .coordinate_kinds = disk_coordinate_kinds,
 };

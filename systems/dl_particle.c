@@ -82,6 +82,13 @@ static double dl_minimum_energy(const nh_system *s)
     return 0.0;
 }
 
+/* z (q[2]) is ignorable: V = x^2 + y^2 and A = [-y, 0, 1] do not read it */
+static void dl_coordinate_kinds(const nh_system *s, unsigned char *kind)
+{
+    (void)s;
+    kind[2] = NH_COORDINATE_IGNORABLE;
+}
+
 const nh_system_type nh_system_dlparticle = {
     .name = "dlparticle",
     .summary = "nonholonomic particle of seed 003 Example 4.2 (z' = y x', V = x^2 + y^2)",
@@ -97,4 +104,5 @@ const nh_system_type nh_system_dlparticle = {
     .sample_configuration = dl_sample,
     .minimum_energy = dl_minimum_energy,
     .adapted_basis = dl_adapted_basis,
+    .coordinate_kinds = dl_coordinate_kinds,
 };

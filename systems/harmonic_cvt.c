@@ -108,6 +108,13 @@ static double coupled_minimum_energy(const nh_system *s)
     return 0.0;
 }
 
+/* mvparticle's x1 (q[0]) is ignorable: its potential and A read x2 and xi only (hcvt's spring reads x1) */
+static void coupled_coordinate_kinds(const nh_system *s, unsigned char *kind)
+{
+    if (!first_shaft_sprung(s))
+        kind[0] = NH_COORDINATE_IGNORABLE;
+}
+
 #define COUPLED_SYSTEM(var, nm, summ)                                                                              \
     const nh_system_type var = {.name = nm, .summary = summ, .reference = "Modin-Verdier 2020 Sect. 2.2.1, Table 1", \
                                 .flags = NH_SYS_CVT_TYPE | NH_SYS_AFFINE_CONSTRAINT,                               \
@@ -118,7 +125,8 @@ static double coupled_minimum_energy(const nh_system *s)
                                 .constraint_jacobian_multiplier = coupled_jacobian_multiplier,                     \
                                 .sample_configuration = coupled_sample, .minimum_energy = coupled_minimum_energy,  \
                                 .adapted_basis = coupled_adapted_basis, .driver_energy = coupled_driver_energy,   \
-                                .coupled_structure = coupled_structure}
+                                .coupled_structure = coupled_structure,                                            \
+                                .coordinate_kinds = coupled_coordinate_kinds}
 
 COUPLED_SYSTEM(nh_system_hcvt, "hcvt", "harmonically driven CVT / contact oscillator (seed 004 Sect. 2.2.1, kappa = I)");
 COUPLED_SYSTEM(nh_system_mvparticle, "mvparticle",

@@ -116,11 +116,12 @@ static double knife_minimum_energy(const nh_system *s)
     return -KNIFE_BOX;
 }
 
-/* q[2] is an angle: V, A and the basis are 2 pi-periodic in it */
-static void knife_angles(const nh_system *s, unsigned char *is_angle)
+/* xi (q[2]) is an angle; x2 (q[1]) is ignorable: V = -x1 and A read neither */
+static void knife_coordinate_kinds(const nh_system *s, unsigned char *kind)
 {
     (void)s;
-    is_angle[2] = 1;
+    kind[1] = NH_COORDINATE_IGNORABLE;
+    kind[2] = NH_COORDINATE_ANGLE;
 }
 
 const nh_system_type nh_system_knife = {
@@ -144,5 +145,5 @@ const nh_system_type nh_system_knife = {
     .adapted_basis = knife_adapted_basis,
     .driver_energy = knife_driver_energy,
     .coupled_structure = knife_coupled_structure,
-    .angle_coordinates = knife_angles,
+    .coordinate_kinds = knife_coordinate_kinds,
 };

@@ -123,11 +123,13 @@ static double sleigh_minimum_energy(const nh_system *s)
     return 0.0;
 }
 
-/* q[2] is an angle: V, A and the basis are 2 pi-periodic in it */
-static void sleigh_angles(const nh_system *s, unsigned char *is_angle)
+/* theta (q[2]) is an angle; the position (q[0], q[1]) is ignorable: V = 0, and M and A read theta only */
+static void sleigh_coordinate_kinds(const nh_system *s, unsigned char *kind)
 {
     (void)s;
-    is_angle[2] = 1;
+    kind[0] = NH_COORDINATE_IGNORABLE;
+    kind[1] = NH_COORDINATE_IGNORABLE;
+    kind[2] = NH_COORDINATE_ANGLE;
 }
 
 const nh_system_type nh_system_sleigh = {
@@ -150,5 +152,5 @@ const nh_system_type nh_system_sleigh = {
     .adapted_basis = sleigh_adapted_basis,
     .mass_matrix = sleigh_mass_matrix,
     .mass_matrix_derivative = sleigh_mass_matrix_derivative,
-    .angle_coordinates = sleigh_angles,
+    .coordinate_kinds = sleigh_coordinate_kinds,
 };

@@ -101,11 +101,14 @@ static double vd_minimum_energy(const nh_system *s)
     return has_potential(s) ? -1.0 : 0.0;
 }
 
-/* q[3] is an angle: V, A and the basis are 2 pi-periodic in it */
-static void vertical_disk_angles(const nh_system *s, unsigned char *is_angle)
+/* xi (q[3]) is an angle; x1, x2, x3 are ignorable: V and A read xi only */
+static void vertical_disk_coordinate_kinds(const nh_system *s, unsigned char *kind)
 {
     (void)s;
-    is_angle[3] = 1;
+    kind[0] = NH_COORDINATE_IGNORABLE;
+    kind[1] = NH_COORDINATE_IGNORABLE;
+    kind[2] = NH_COORDINATE_IGNORABLE;
+    kind[3] = NH_COORDINATE_ANGLE;
 }
 
 #define VERTICAL_DISK_SYSTEM(var, nm, summ)                                                                        \
@@ -117,7 +120,7 @@ static void vertical_disk_angles(const nh_system *s, unsigned char *is_angle)
                                 .sample_configuration = vd_sample, .minimum_energy = vd_minimum_energy,            \
                                 .adapted_basis = vd_adapted_basis, .driver_energy = vd_driver_energy,             \
                                 .coupled_structure = vd_coupled_structure,                                          \
-                                .angle_coordinates = vertical_disk_angles}
+                                .coordinate_kinds = vertical_disk_coordinate_kinds}
 
 VERTICAL_DISK_SYSTEM(nh_system_vdisk, "vdisk", "vertical rolling disk / rolling penny (seed 004 eq. 15)");
 VERTICAL_DISK_SYSTEM(nh_system_robot, "robot", "mobile robot: vertical disk with driver potential sin(xi) (seed 004 Sect. 2.2.3)");

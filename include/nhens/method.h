@@ -97,13 +97,15 @@ nh_stepper *nh_stepper_create(const nh_method_spec *spec, const nh_system *sys, 
 int nh_stepper_start(nh_stepper *st, const double *q, const double *v, double *carried);
 /* One step; also turns a non-finite result into NH_STEP_NONFINITE. */
 int nh_stepper_step(nh_stepper *st, double h, double *q, double *v, double *carried);
-/* Between steps of a long run: every angle coordinate of q (the system's angle_coordinates) outside
- * [-2 pi, 2 pi] is moved back by a whole turn (2 pi in two parts, so the turn is exact to ~1e-32), and
- * what the stepper keeps of its last step moves with it, so the next step continues as if it had not
- * moved. The state then evolves in a frame where a rotating angle is as precise as a bounded one.
- * Returns the number of coordinates moved. nh_stepper_unwrap gives q back in the frame of the start. */
-int nh_stepper_wrap_angles(nh_stepper *st, double *q);
-void nh_stepper_unwrap(const nh_stepper *st, const double *q, double *out);
+/* Between steps of a long run: every coordinate of q that the system declares an angle or ignorable
+ * (coordinate_kinds) and that has left [-2 pi, 2 pi] is moved back, an angle by a whole turn (2 pi in two
+ * parts, so the turn is exact to ~1e-32), an ignorable coordinate by the nearest integer (exactly); what
+ * the stepper keeps of its last step moves with it, so the next step continues as if nothing had moved.
+ * The state then evolves in a frame where a rotating angle or a rolling body's position is as precise as a
+ * bounded coordinate. Returns the number of coordinates moved. nh_stepper_in_start_frame gives q back in
+ * the frame of the trajectory's start. */
+int nh_stepper_recentre(nh_stepper *st, double *q);
+void nh_stepper_in_start_frame(const nh_stepper *st, const double *q, double *out);
 void nh_stepper_free(nh_stepper *st);
 
 /* Accessors for method implementations and callers. */

@@ -48,6 +48,13 @@ enum nh_system_flags {
     NH_SYS_AFFINE_CONSTRAINT = 1u << 1
 };
 
+/* What nh_system_type.coordinate_kinds says of a coordinate. */
+enum nh_coordinate_kind {
+    NH_COORDINATE_PLAIN = 0,      /* its value matters */
+    NH_COORDINATE_ANGLE = 1,      /* V, A, M(q) and the basis are 2 pi-periodic in it */
+    NH_COORDINATE_IGNORABLE = 2   /* V, A, M(q) and the basis do not depend on it */
+};
+
 /* The engine never calls a system's callbacks with an output array that overlaps an input, so they may
  * declare their array parameters restrict. */
 typedef struct nh_system_type {
@@ -100,11 +107,13 @@ typedef struct nh_system_type {
      * keeps the rest zero (nh_adapted_basis clears the arrays first), and the D* steppers then neither
      * clear nor scan the full arrays at each frame. `nhens check` verifies the declaration. */
     void (*adapted_basis_pattern)(const nh_system *s, unsigned char *x_mask, unsigned char *dx_mask);
-    /* Optional: the angle coordinates, as 1s in is_angle (n entries, which the caller zeroes): V, A, the
-     * mass matrix and the adapted basis are 2 pi-periodic in each of them. A long run keeps such a
-     * coordinate within [-2 pi, 2 pi] by whole turns (nh_stepper_wrap_angles), so that a rotating angle
-     * keeps the digits of a bounded one, while its outputs stay unwrapped. `nhens check` verifies it. */
-    void (*angle_coordinates)(const nh_system *s, unsigned char *is_angle);
+    /* Optional: the coordinates whose size does not matter, as nh_coordinate_kind values in kind (n
+     * entries, which the caller sets to NH_COORDINATE_PLAIN): an angle (V, A, the mass matrix and the
+     * adapted basis are 2 pi-periodic in it) or an ignorable coordinate (none of them depends on it: the
+     * position of a rolling or sliding body whose potential does not read it). A long run keeps such a
+     * coordinate within [-2 pi, 2 pi], by whole turns or by whole units (nh_stepper_recentre), so that it
+     * keeps the digits of a bounded one. `nhens check` verifies the declaration. */
+    void (*coordinate_kinds)(const nh_system *s, unsigned char *kind);
 } nh_system_type;
 
 struct nh_system {

@@ -1523,32 +1523,39 @@ Test(structure, step_kernels_give_the_bits_of_the_methods_steps)
     cr_expect(nh_step_kernel_for(m.type, &cvt) == NULL, "a quartic kernel for the CVT");
 }
 
-/* ---- angles wrapped by whole turns (nh_stepper_wrap_angles) ------------------------------------- */
+/* ---- angles wrapped by whole turns (nh_stepper_recentre) ------------------------------------- */
 
-/* max |H - H0| / (u sqrt(N) (|T| + |V|)) over `steps` steps of h = 0.1 from the rotating driver at
- * eps = 0.5, where xi grows by about 3 per unit time; wrapping the angle between steps or not. */
-static double brouwer_constant(const char *method, int wrap, long steps)
+/* max |H - H0| / (u sqrt(N) (|T| + |V|)) over `steps` steps of h = 0.1 of `method` from (q, v) on s,
+ * recentring the angles and ignorable coordinates between steps or not. */
+static double brouwer_constant_from(const char *method, nh_system *s, double *q, double *v, int recentre, long steps)
 {
-    nh_system s;
     nh_method_spec m;
     nh_error err;
-    double q[NH_MAX_DIM], v[NH_MAX_DIM], worst = 0.0, scale = 0.0;
-    rotating_state(&s, "eps=0.5", q, v);
+    double worst = 0.0, scale = 0.0;
     make_method(&m, method);
-    nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
+    nh_stepper *st = nh_stepper_create(&m, s, NH_SOLVER_NEWTON, &err);
     cr_assert(st != NULL, "%s", err.msg);
     nh_stepper_start(st, q, v, NULL);
-    const double h0 = nh_energy(&s, q, v);
+    const double h0 = nh_energy(s, q, v);
     for (long k = 0; k < steps; ++k) {
         cr_assert(eq(int, nh_stepper_step(st, 0.1, q, v, NULL), NH_OK), "%s, step %ld", method, k);
-        if (wrap)
-            nh_stepper_wrap_angles(st, q);
-        const double kinetic = nh_kinetic_energy(&s, q, v), energy = nh_energy(&s, q, v);
+        if (recentre)
+            nh_stepper_recentre(st, q);
+        const double kinetic = nh_kinetic_energy(s, q, v), energy = nh_energy(s, q, v);
         scale = fmax(scale, fabs(kinetic) + fabs(energy - kinetic));
         worst = fmax(worst, fabs(energy - h0));
     }
     nh_stepper_free(st);
     return worst / (0x1p-53 * sqrt((double)steps) * scale);
+}
+
+/* The same from the rotating driver at eps = 0.5, where xi grows by about 3 per unit time. */
+static double brouwer_constant(const char *method, int recentre, long steps)
+{
+    nh_system s;
+    double q[NH_MAX_DIM], v[NH_MAX_DIM];
+    rotating_state(&s, "eps=0.5", q, v);
+    return brouwer_constant_from(method, &s, q, v, recentre, steps);
 }
 
 /* Brouwer's law on an unbounded angle: over 2e4 steps (xi reaches ~6000, where an ulp is 9e-13, 8000
@@ -1566,38 +1573,51 @@ Test(angles, wrapping_keeps_the_energy_methods_at_brouwers_law)
     cr_assert(unwrapped > 20.0, "gonzalez: c = %.2f unwrapped", unwrapped);
 }
 
-/* The wrapped run is the unwrapped one in another frame: dla01 (no solve) and gonzalez (a D* method that
- * continues rho across steps and a history guess) from the rotating driver, 3000 steps; unwrapped at the
- * end they agree with the run that never wraps to the rounding of xi ~ 1000 (ulp 1.1e-13) grown over the
- * run: 1e-9 (measured 3e-12 .. 9e-11), and xi made about 150 whole turns. */
-Test(angles, a_wrapped_run_unwraps_to_the_unwrapped_one)
+/* A recentred run is the plain one in another frame: dla01 (no solve) and gonzalez (a D* method that
+ * continues rho across steps and a history guess), 3000 steps from the rotating driver (xi turns about 150
+ * times) and from a state of the vertical disk (xi turns, x1..x3 are ignorable and move by whole units: 77
+ * moves in all);
+ * back in the start frame they agree with the run that never recentres to the rounding of coordinates of
+ * ~1000 (ulp 1.1e-13) grown over the run: 1e-9 (measured 3e-12 .. 9e-11). */
+static void compare_recentred_run(const char *method, nh_system *s, const double *q0, const double *v0)
+{
+    nh_method_spec m;
+    nh_error err;
+    double q[2][NH_MAX_DIM], v[2][NH_MAX_DIM], back[NH_MAX_DIM];
+    nh_stepper *st[2];
+    make_method(&m, method);
+    for (int w = 0; w < 2; ++w) {
+        memcpy(q[w], q0, (size_t)s->n * sizeof *q0);
+        memcpy(v[w], v0, (size_t)s->n * sizeof *v0);
+        st[w] = nh_stepper_create(&m, s, NH_SOLVER_NEWTON, &err);
+        cr_assert(st[w] != NULL, "%s", err.msg);
+        nh_stepper_start(st[w], q[w], v[w], NULL);
+    }
+    int moves = 0;
+    for (int k = 0; k < 3000; ++k) {
+        for (int w = 0; w < 2; ++w)
+            cr_assert(eq(int, nh_stepper_step(st[w], 0.1, q[w], v[w], NULL), NH_OK));
+        moves += nh_stepper_recentre(st[1], q[1]);
+    }
+    nh_stepper_in_start_frame(st[1], q[1], back);
+    cr_assert(moves > 50, "%s on %s: %d moves", method, s->type->name, moves);
+    for (int i = 0; i < s->n; ++i)
+        cr_assert(fabs(q[1][i]) <= 2 * M_PI || q[0][i] == q[1][i], "%s on %s: q%d = %g", method, s->type->name, i, q[1][i]);
+    cr_assert(max_abs_diff(s->n, q[0], back) < 1e-9, "%s on %s: %g", method, s->type->name, max_abs_diff(s->n, q[0], back));
+    cr_assert(max_abs_diff(s->n, v[0], v[1]) < 1e-9, "%s on %s: %g", method, s->type->name, max_abs_diff(s->n, v[0], v[1]));
+    nh_stepper_free(st[0]);
+    nh_stepper_free(st[1]);
+}
+
+Test(angles, a_recentred_run_is_the_plain_one_in_another_frame)
 {
     const char *methods[] = {"dla01", "gonzalez"};
     for (int i = 0; i < 2; ++i) {
         nh_system s;
-        nh_method_spec m;
-        nh_error err;
-        double q[2][NH_MAX_DIM], v[2][NH_MAX_DIM], unwrapped[NH_MAX_DIM];
-        make_method(&m, methods[i]);
-        nh_stepper *st[2];
-        for (int w = 0; w < 2; ++w) {
-            rotating_state(&s, "eps=0.5", q[w], v[w]);
-            st[w] = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
-            cr_assert(st[w] != NULL, "%s", err.msg);
-            nh_stepper_start(st[w], q[w], v[w], NULL);
-        }
-        int turns = 0;
-        for (int k = 0; k < 3000; ++k) {
-            for (int w = 0; w < 2; ++w)
-                cr_assert(eq(int, nh_stepper_step(st[w], 0.1, q[w], v[w], NULL), NH_OK));
-            turns += nh_stepper_wrap_angles(st[1], q[1]);
-        }
-        nh_stepper_unwrap(st[1], q[1], unwrapped);
-        cr_assert(turns > 100, "%s: %d turns", methods[i], turns);
-        cr_assert(fabs(q[1][2]) <= 2 * M_PI, "%s: xi = %g", methods[i], q[1][2]);
-        cr_assert(max_abs_diff(s.n, q[0], unwrapped) < 1e-9, "%s: %g", methods[i], max_abs_diff(s.n, q[0], unwrapped));
-        cr_assert(max_abs_diff(s.n, v[0], v[1]) < 1e-9, "%s: %g", methods[i], max_abs_diff(s.n, v[0], v[1]));
-        nh_stepper_free(st[0]);
-        nh_stepper_free(st[1]);
+        double q[NH_MAX_DIM], v[NH_MAX_DIM];
+        rotating_state(&s, "eps=0.5", q, v);
+        compare_recentred_run(methods[i], &s, q, v);
+        shell_state(&s, "vdisk", NULL, 1.0, 1, q, v);
+        compare_recentred_run(methods[i], &s, q, v);
     }
 }

@@ -186,24 +186,38 @@ Test(systems, check_finds_a_curved_constraint_declared_affine)
     assert_only_row_fails(&rep, "affine", 1e-2, INFINITY);
 }
 
-/* cvt's x1 (q[0]) declared an angle: V = x1^2/2 + ... moves by 2 pi x1 + 2 pi^2 when x1 turns by 2 pi */
-static void first_coordinate_is_an_angle(const nh_system *s, unsigned char *is_angle)
+/* cvt's x1 (q[0]) declared an angle, then ignorable: V = x1^2/2 + ... moves by 2 pi x1 + 2 pi^2 when x1
+ * turns by 2 pi, and by O(1) or O(10^6) when it moves by 3.7 or -1234.5 */
+static void first_coordinate_is_an_angle(const nh_system *s, unsigned char *kind)
 {
     (void)s;
-    is_angle[0] = 1;
+    kind[0] = NH_COORDINATE_ANGLE;
+}
+
+static void first_coordinate_is_ignorable(const nh_system *s, unsigned char *kind)
+{
+    (void)s;
+    kind[0] = NH_COORDINATE_IGNORABLE;
 }
 
 static void declare_x1_an_angle(nh_system_type *t)
 {
-    t->angle_coordinates = first_coordinate_is_an_angle;
+    t->coordinate_kinds = first_coordinate_is_an_angle;
 }
 
-Test(systems, check_finds_a_coordinate_wrongly_declared_an_angle)
+static void declare_x1_ignorable(nh_system_type *t)
 {
-    /* V, grad V and A differ by O(1) at x1 + 2 pi; the row's tolerance is round-off (1e-12) */
+    t->coordinate_kinds = first_coordinate_is_ignorable;
+}
+
+Test(systems, check_finds_a_coordinate_wrongly_declared_an_angle_or_ignorable)
+{
+    /* V, grad V and A differ by O(1) at the moved x1; the row's tolerance is round-off (1e-12) */
     nh_check_report rep;
     check_patched("cvt", "eps=0.3", declare_x1_an_angle, 5, &rep);
-    assert_only_row_fails(&rep, "angles", 1e-2, INFINITY);
+    assert_only_row_fails(&rep, "ignorable", 1e-2, INFINITY);
+    check_patched("cvt", "eps=0.3", declare_x1_ignorable, 5, &rep);
+    assert_only_row_fails(&rep, "ignorable", 1e-2, INFINITY);
 }
 
 Test(systems, the_declared_affine_constraints_are_checked)
