@@ -85,9 +85,10 @@ Test(fit, recovers_offset_and_rate)
  * X_i(t_k) = sqrt(A) z_i + W_i(t_k), z_i ~ N(0, 1), W_i a random walk with Var W(t) = C t, so
  * Var X(t) = A + C t exactly. Fills `groups` like the ensemble driver and returns the fit with errors. */
 enum { SYN_TRAJ = 160, SYN_OUT = 41 };
-/* SYN_TRAJ random walks x(t) = sqrt(A) xi_0 + sqrt(C) W(t) in NH_FIT_GROUPS groups of blocks of 8: the
- * groups' accumulators (NH_FIT_GROUPS x SYN_OUT), the times and the ensemble's variance. */
-static void synthetic_ensemble(uint64_t seed, nh_accum *groups, double *t, double *var)
+/* n random walks x(t) = sqrt(A) xi_0 + sqrt(C) W(t) in NH_FIT_GROUPS groups, trajectory i in group
+ * (i / 8) mod NH_FIT_GROUPS (blocks of 8, `by_block`) or i mod NH_FIT_GROUPS: the groups' accumulators
+ * (NH_FIT_GROUPS x SYN_OUT), the times and the ensemble's variance. */
+static void random_walks(uint64_t seed, int n, int by_block, nh_accum *groups, double *t, double *var)
 {
     const double A = 2.0, C = 0.5, dt = 0.25;
     nh_accum total[SYN_OUT];
@@ -97,11 +98,11 @@ static void synthetic_ensemble(uint64_t seed, nh_accum *groups, double *t, doubl
         nh_accum_reset(&total[k]);
         t[k] = k * dt;
     }
-    for (int i = 0; i < SYN_TRAJ; ++i) {
+    for (int i = 0; i < n; ++i) {
         nh_pcg32 rng;
         nh_pcg32_for_trajectory(&rng, seed, (uint64_t)i);
         double x = sqrt(A) * nh_pcg32_gaussian(&rng);
-        nh_accum *g = &groups[(i / 8 % NH_FIT_GROUPS) * SYN_OUT];
+        nh_accum *g = &groups[((by_block ? i / 8 : i) % NH_FIT_GROUPS) * SYN_OUT];
         for (int k = 0; k < SYN_OUT; ++k) {
             if (k)
                 x += sqrt(C * dt) * nh_pcg32_gaussian(&rng);
@@ -111,6 +112,12 @@ static void synthetic_ensemble(uint64_t seed, nh_accum *groups, double *t, doubl
     }
     for (int k = 0; k < SYN_OUT; ++k)
         var[k] = nh_accum_variance(&total[k]);
+}
+
+/* The 160-trajectory ensemble in blocks of 8, as the ensemble driver groups it */
+static void synthetic_ensemble(uint64_t seed, nh_accum *groups, double *t, double *var)
+{
+    random_walks(seed, SYN_TRAJ, 1, groups, t, var);
 }
 
 static nh_variance_fit synthetic_fit(uint64_t seed)
@@ -195,29 +202,9 @@ Test(fit, jackknife_errors_match_the_scatter_over_independent_ensembles)
  * its jackknife errors. */
 static nh_variance_fit small_ensemble_fit(uint64_t seed, int n, int by_block)
 {
-    const double A = 2.0, C = 0.5, dt = 0.25;
-    nh_accum groups[NH_FIT_GROUPS * SYN_OUT], total[SYN_OUT];
+    nh_accum groups[NH_FIT_GROUPS * SYN_OUT];
     double t[SYN_OUT], var[SYN_OUT];
-    for (int i = 0; i < NH_FIT_GROUPS * SYN_OUT; ++i)
-        nh_accum_reset(&groups[i]);
-    for (int k = 0; k < SYN_OUT; ++k) {
-        nh_accum_reset(&total[k]);
-        t[k] = k * dt;
-    }
-    for (int i = 0; i < n; ++i) {
-        nh_pcg32 rng;
-        nh_pcg32_for_trajectory(&rng, seed, (uint64_t)i);
-        double x = sqrt(A) * nh_pcg32_gaussian(&rng);
-        nh_accum *g = &groups[((by_block ? i / 8 : i) % NH_FIT_GROUPS) * SYN_OUT];
-        for (int k = 0; k < SYN_OUT; ++k) {
-            if (k)
-                x += sqrt(C * dt) * nh_pcg32_gaussian(&rng);
-            nh_accum_add(&g[k], x);
-            nh_accum_add(&total[k], x);
-        }
-    }
-    for (int k = 0; k < SYN_OUT; ++k)
-        var[k] = nh_accum_variance(&total[k]);
+    random_walks(seed, n, by_block, groups, t, var);
     nh_variance_fit fit;
     cr_assert(eq(int, nh_variance_fit_compute(t, var, SYN_OUT, 0.0, 0.1, 2, &fit), 0));
     nh_variance_fit_jackknife(t, groups, NH_FIT_GROUPS, SYN_OUT, 0.0, 0.1, 2, &fit);
