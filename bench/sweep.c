@@ -3,6 +3,7 @@
  * wrapped between steps). Per case it prints the failed trajectories with both solvers, whether the two
  * backends failed at the same steps, and for an energy-preserving method
  *   c = max_k |H_k - H_0| / (u sqrt(N) S),   u = 2^-53, S = max_k (|T_k| + |V_k|),
+ * with N the implicit steps taken (the nonlinear solves: a triple jump's three per step),
  * Brouwer's law with its constant (docs/METHODS.md, "Round-off"). Not timed: it measures numbers, not speed.
  * --check exits 1 when an energy method's c exceeds --bound or a trajectory fails before it has left the
  * flow: a failure counts as the method's own (docs/METHODS.md §11) only when the trajectory's energy, or
@@ -52,7 +53,8 @@ static const double DEPARTED = 0.1;
 static const double STEP = 0.1, UNIT_ROUNDOFF = 0x1p-53;
 
 typedef struct sweep_result {
-    int method, start;          /* indices */
+    char method[48];            /* the method's spec */
+    int start;                  /* index in STARTS */
     int energy;                 /* the method claims energy preservation */
     int failed[2];              /* trajectories failed, per solver (0 kinsol, 1 newton) */
     long fail_step[2][MAX_TRAJECTORIES];   /* the step of each trajectory's failure, 0: none */
@@ -95,7 +97,7 @@ static int start_state(const sweep_start *st, const nh_system *s, int index, dou
  * the largest departure from the flow, max(|H - H0| / S, |h - h0| / max(|h0|, 1e-3 S0)) (h: the driver
  * energy, where the system has one; S0: |T| + |V| at the start). */
 typedef struct trajectory_result {
-    long failed;
+    long failed, solves;
     double dh, scale, departure;
 } trajectory_result;
 
@@ -113,6 +115,7 @@ static trajectory_result run_trajectory(nh_stepper *stepper, const nh_system *s,
         r.failed = -1;
         return r;
     }
+    const long solves0 = nh_stepper_solver_stats(stepper).solves;
     const double h0 = nh_energy(s, q, v), driver0 = driver_energy(s, q, v), kinetic0 = nh_kinetic_energy(s, q, v);
     const double scale0 = fabs(kinetic0) + fabs(h0 - kinetic0);
     for (long k = 1; k <= steps && !r.failed; ++k) {
@@ -127,6 +130,7 @@ static trajectory_result run_trajectory(nh_stepper *stepper, const nh_system *s,
         drift = fmax(drift, fabs(driver_energy(s, q, v) - driver0));
     }
     r.departure = fmax(r.dh / r.scale, drift / fmax(fabs(driver0), 1e-3 * scale0));
+    r.solves = nh_stepper_solver_stats(stepper).solves - solves0;
     return r;
 }
 
@@ -146,7 +150,7 @@ static void run_case(const sweep_settings *cfg, const nh_method_spec *spec, cons
             r->fail_step[solver][i] = t.failed;
             r->departure[solver][i] = t.departure;
             r->failed[solver] += t.failed != 0;
-            const double c = t.dh / (UNIT_ROUNDOFF * sqrt((double)cfg->steps) * t.scale);
+            const double c = t.dh / (UNIT_ROUNDOFF * sqrt((double)(t.solves > cfg->steps ? t.solves : cfg->steps)) * t.scale);
             if (!t.failed && t.scale > 0 && !(c <= worst))   /* (NaN worst: the first completed trajectory) */
                 worst = c;
             if (!t.failed && t.scale > r->scale)
@@ -172,7 +176,7 @@ static int failures_are_the_methods_own(const sweep_settings *cfg, const sweep_r
 /* The row of one case; returns 1 when --check fails it. */
 static int print_case(const sweep_settings *cfg, const sweep_result *r)
 {
-    const char *method = nh_registry_method_at(cfg->reg, r->method)->name, *start = STARTS[r->start].label;
+    const char *method = r->method, *start = STARTS[r->start].label;
     int same = 1;
     for (int i = 0; i < cfg->trajectories; ++i)
         same &= r->fail_step[0][i] == r->fail_step[1][i];
@@ -189,7 +193,7 @@ static int print_case(const sweep_settings *cfg, const sweep_result *r)
     for (int i = 0; failed && i < cfg->trajectories && len < (int)sizeof note - 40; ++i)
         len += snprintf(note + len, sizeof note - (size_t)len, "%s %ld/%ld", i ? "," : "", r->fail_step[0][i],
                         r->fail_step[1][i]);
-    printf("| %-11s | %-26s | %d / %d | %-4s | %-24s | %s\n", method, start, r->failed[0], r->failed[1],
+    printf("| %-21s | %-26s | %d / %d | %-4s | %-24s | %s\n", method, start, r->failed[0], r->failed[1],
            same ? "same" : "diff", c, over ? "ABOVE BOUND" : note);
     return bad || over;
 }
@@ -219,6 +223,21 @@ static int parse(int argc, char **argv, sweep_settings *cfg)
     return 0;
 }
 
+/* Compositions of energy methods (of the one-step ones: the D* methods carry their rho), beside every
+ * registered method at its defaults. */
+static const char *const COMPOSITIONS[] = {"triple-jump:inner=dd", "compose:inner=dd,coeffs=0.25/0.5/0.25",
+                                           "triple-jump:inner=gonzalez-f"};
+enum { N_COMPOSITIONS = sizeof COMPOSITIONS / sizeof COMPOSITIONS[0] };
+
+/* The spec of method m: registered method m, then the compositions. */
+static int method_spec(const nh_registry *reg, int m, nh_method_spec *spec, char *text, size_t len)
+{
+    nh_error err;
+    const int registered = nh_registry_method_count(reg);
+    snprintf(text, len, "%s", m < registered ? nh_registry_method_at(reg, m)->name : COMPOSITIONS[m - registered]);
+    return nh_method_spec_parse(reg, spec, text, &err);
+}
+
 /* The cases: every implicit method that serves the start's system. */
 static int list_cases(const sweep_settings *cfg, sweep_result *cases)
 {
@@ -227,14 +246,18 @@ static int list_cases(const sweep_settings *cfg, sweep_result *cases)
         nh_system s;
         if ((cfg->only && strcmp(cfg->only, STARTS[st].system)) || make_system(&STARTS[st], cfg->reg, &s))
             continue;
-        for (int m = 0; m < nh_registry_method_count(cfg->reg) && count < MAX_CASES; ++m) {
+        for (int m = 0; m < nh_registry_method_count(cfg->reg) + N_COMPOSITIONS && count < MAX_CASES; ++m) {
             nh_method_spec spec;
             nh_error err;
-            nh_method_spec_defaults(&spec, nh_registry_method_at(cfg->reg, m), cfg->reg);
+            sweep_result *r = &cases[count];
+            if (method_spec(cfg->reg, m, &spec, r->method, sizeof r->method))
+                continue;
             const unsigned flags = nh_method_spec_flags(&spec);
             if (!(flags & NH_METHOD_IMPLICIT) || nh_method_spec_check(&spec, &s, &err))
                 continue;
-            cases[count++] = (sweep_result){.method = m, .start = st, .energy = !!(flags & NH_METHOD_PRESERVES_ENERGY)};
+            r->start = st;
+            r->energy = !!(flags & NH_METHOD_PRESERVES_ENERGY);
+            ++count;
         }
     }
     return count;
@@ -259,12 +282,13 @@ int main(int argc, char **argv)
         nh_system s;
         nh_method_spec spec;
         make_system(&STARTS[cases[i].start], reg, &s);
-        nh_method_spec_defaults(&spec, nh_registry_method_at(reg, cases[i].method), reg);
-        run_case(&cfg, &spec, &s, &cases[i]);
+        nh_error err;
+        if (nh_method_spec_parse(reg, &spec, cases[i].method, &err) == NH_OK)
+            run_case(&cfg, &spec, &s, &cases[i]);
     }
-    printf("%ld steps of h = %g, %d trajectories per case; failed kinsol / newton; c = max|dH| / (u sqrt(N) S), S = max(|T| + |V|)\n",
+    printf("%ld steps of h = %g, %d trajectories per case; failed kinsol / newton; c = max|dH| / (u sqrt(N) S), N the solves, S = max(|T| + |V|)\n",
            cfg.steps, STEP, cfg.trajectories);
-    printf("| method      | start                      | failed | steps | c (kinsol / newton) | note\n");
+    printf("| method                | start                      | failed | steps | c (kinsol / newton) | note\n");
     int bad = 0;
     for (int i = 0; i < count; ++i)
         if (!cases[i].skipped)

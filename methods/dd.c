@@ -108,10 +108,10 @@ static double dd_scale(void *ctx, const double *x)
     const nh_system *s = c->sys;
     double q1[NH_MAX_DIM], mid[NH_MAX_DIM], vbar[NH_MAX_DIM];
     dd_points(c, x, q1, mid, vbar);
-    const double step = c->h * sqrt(nh_dot(nh_dim(s), vbar, vbar));
+    const double step = fabs(c->h) * sqrt(nh_dot(nh_dim(s), vbar, vbar));
     const double floor_step = 1e-12 * sqrt(1.0 + nh_dot(nh_dim(s), mid, mid)); /* the correction's cut-off */
     const double potentials = fabs(c->potential0) + fabs(s->type->potential(s, q1));
-    const double correction = c->h * potentials / fmax(step, floor_step);
+    const double correction = fabs(c->h) * potentials / fmax(step, floor_step);
     return fmax(nh_method_momentum_scale(s, c->h, c->v0, c->grad0), correction);
 }
 

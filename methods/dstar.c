@@ -1015,7 +1015,7 @@ static int dstar_step_fn(nh_stepper *st, double h, double *q, double *v, double 
     /* An analytic matrix is cheap: build it at each step's guess (a fresh, exact matrix converges in
      * 2-3 iterations); a difference matrix costs dim + 1 residuals and is kept across steps. */
     const int reuse = nh_dstar_has_analytic_jacobian(&c) ? NH_JACOBIAN_EACH_SOLVE : NH_JACOBIAN_ACROSS_SOLVES;
-    nh_nonlinear_problem pb = {c.dim, dstar_residual, dstar_jacobian, &c, fmax(nh_norm_inf(c.dim, c.z0) / h, 1e-300),
+    nh_nonlinear_problem pb = {c.dim, dstar_residual, dstar_jacobian, &c, fmax(nh_norm_inf(c.dim, c.z0) / fabs(h), 1e-300),
                                reuse, h, nh_dstar_shares_residual(&c) ? dstar_residual_and_jacobian : NULL};
     int rc = nh_method_solve(st, &pb, h, q, v, NH_QUINTIC_POINTS, dstar_guess, NULL, z1);
     if (rc)

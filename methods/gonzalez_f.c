@@ -200,7 +200,7 @@ static int gonzalez_f_step_fn(nh_stepper *st, double h, double *q, double *v, do
         c.z0[n + i] = s->mass[i] * v[i];
     c.energy0 = canonical_energy(s, c.z0);
     nh_nonlinear_problem pb = {2 * n + s->m, gonzalez_f_residual, gonzalez_f_jacobian, &c,
-                               fmax(nh_norm_inf(2 * n, c.z0) / h, 1e-300), NH_JACOBIAN_EACH_SOLVE, 0,
+                               fmax(nh_norm_inf(2 * n, c.z0) / fabs(h), 1e-300), NH_JACOBIAN_EACH_SOLVE, 0,
                                gonzalez_f_residual_and_jacobian};
     const int rc = nh_method_solve(st, &pb, h, q, v, NH_QUINTIC_POINTS, gonzalez_f_guess, NULL, x);
     if (rc)

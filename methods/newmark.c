@@ -316,7 +316,7 @@ static int newmark_step_fn(nh_stepper *st, double h, double *q, double *v, doubl
     s->type->potential_gradient(s, q0, grad);
     for (int i = 0; i < n; ++i)
         c.gamma0_force[i] = -s->inv_mass[i] * grad[i];
-    double scale = fmax(nh_norm_inf(n, q0) / h, fmax(nh_norm_inf(n, v), h * nh_norm_inf(n, grad)));
+    double scale = fmax(nh_norm_inf(n, q0) / fabs(h), fmax(nh_norm_inf(n, v), fabs(h) * nh_norm_inf(n, grad)));
     /* Full Newton: a chord iteration needs more iterations here (2.24 instead of 1.98 at beta = 0.1, 3.81
      * instead of 2.02 at 0.2). */
     nh_nonlinear_problem pb = {n + 2 * m, newmark_residual, newmark_jacobian, &c, scale > 0 ? scale : 1.0,

@@ -59,27 +59,32 @@ int nh_solver_finish(const nh_nonlinear_problem *problem, double *x, double *f, 
                      int (*solve)(double *step, void *ctx), void *ctx)
 {
     const int n = problem->dim;
-    double saved[NH_MAX_UNKNOWNS], previous = last_step;
+    double best[NH_MAX_UNKNOWNS], best_size = last_step;
+    int evaluations = 0;
+    memcpy(best, x, (size_t)n * sizeof *x);
     for (int i = 0; i < NH_SOLVER_FINISH_STEPS; ++i) {
         for (int j = 0; j < n; ++j)
             step[j] = -f[j];
         if (solve(step, ctx))
-            return i;
+            break;
         const double size = nh_solver_relative_step(n, step, x);
-        if (!(size < previous))   /* no longer decreasing: x is at the floor */
-            return i;
-        memcpy(saved, x, (size_t)n * sizeof *x);
-        for (int j = 0; j < n; ++j)
+        const int smaller = size < best_size;
+        if (!smaller && !(size > NH_SOLVER_FLOOR_STEP))   /* no longer decreasing, and small: the floor */
+            break;
+        for (int j = 0; j < n; ++j)   /* (a larger step above the floor: a contraction that oscillates) */
             x[j] += step[j];
-        if (size <= NH_SOLVER_ROUNDOFF_STEP)   /* a step of a few ulps: the fixed point, without F */
-            return i;
-        if (problem->residual(x, f, problem->ctx)) {
-            memcpy(x, saved, (size_t)n * sizeof *x);
-            return i + 1;
+        if (smaller) {
+            best_size = size;
+            memcpy(best, x, (size_t)n * sizeof *x);
+            if (size <= NH_SOLVER_ROUNDOFF_STEP)   /* a step of a few ulps: the fixed point, without F */
+                break;
         }
-        previous = size;
+        if (problem->residual(x, f, problem->ctx))
+            break;
+        ++evaluations;
     }
-    return NH_SOLVER_FINISH_STEPS;
+    memcpy(x, best, (size_t)n * sizeof *x);   /* the iterate after the smallest step */
+    return evaluations;
 }
 
 nh_solver *nh_solver_create(nh_solver_kind kind, int dim, nh_error *err)

@@ -9,9 +9,10 @@
  *   |F(x)|_inf <= NH_SOLVER_FTOL * scale, or
  *   max_i |dx_i| / max(|x_i|, 1) <= NH_SOLVER_STEPTOL (and F(x) is finite);
  * every accepted solve then ends the same way (the round-off rule of Hairer, McLachlan & Razakarivony
- * 2008): chord steps dx = -J^-1 F(x) with the factored matrix are taken while their relative size keeps
- * decreasing, at most NH_SOLVER_FINISH_STEPS of them; a step of at most NH_SOLVER_ROUNDOFF_STEP (a few
- * ulps) is the last. The solution is therefore at the floor of the residual's rounding, wherever that
+ * 2008): chord steps dx = -J^-1 F(x) with the factored matrix are taken until one no longer decreases
+ * while at most NH_SOLVER_FLOOR_STEP (the rounding floor; a larger step that does not decrease belongs to
+ * a contraction that oscillates and is taken), at most NH_SOLVER_FINISH_STEPS of them, and the solve ends
+ * at the iterate after the smallest; a step of at most NH_SOLVER_ROUNDOFF_STEP (a few ulps) is the last. The solution is therefore at the floor of the residual's rounding, wherever that
  * floor lies (large coordinates lift it above FTOL * scale, and a scale that overestimates a row's
  * terms would stop above it); the tolerances above only decide that the iteration has converged.
  * An initial guess with |F| <= 0.01 * NH_SOLVER_FTOL * scale is accepted unchanged.
@@ -30,6 +31,7 @@ extern "C" {
 #define NH_SOLVER_STEPTOL 1.0e-11     /* after a Newton step this small the error is O(step^2): converged */
 #define NH_SOLVER_FINISH_STEPS 20     /* chord steps at most in the end of a solve */
 #define NH_SOLVER_ROUNDOFF_STEP 8.9e-16 /* 4 DBL_EPSILON: a relative step of a few ulps */
+#define NH_SOLVER_FLOOR_STEP 1e-12    /* a floor above it would take a condition number over ~1e4 */
 #define NH_SOLVER_MAX_ITERS 20
 
 typedef enum nh_solver_kind { NH_SOLVER_KINSOL = 0, NH_SOLVER_NEWTON = 1 } nh_solver_kind;
