@@ -46,7 +46,7 @@ static const sweep_start STARTS[] = {
 enum { N_STARTS = sizeof STARTS / sizeof STARTS[0], MAX_CASES = 512, MAX_TRAJECTORIES = 16 };
 
 /* A failure is the method's own when, before it, the trajectory has left the flow: its energy is off by
- * this fraction of S, or its driver's energy (which the exact flow of a coupled system keeps) by this
+ * this fraction of its initial S, or its driver's energy (which the exact flow of a coupled system keeps) by this
  * fraction of its initial size (at least 1e-3 of the initial S). */
 static const double DEPARTED = 0.1;
 
@@ -94,8 +94,8 @@ static int start_state(const sweep_start *st, const nh_system *s, int index, dou
 }
 
 /* What one trajectory measured: the step of its failure (0: none), max |H - H0|, max (|T| + |V|), and
- * the largest departure from the flow, max(|H - H0| / S, |h - h0| / max(|h0|, 1e-3 S0)) (h: the driver
- * energy, where the system has one; S0: |T| + |V| at the start). */
+ * the largest departure from the flow, max(|H - H0| / S0, |h - h0| / max(|h0|, 1e-3 S0)) (S0: |T| + |V|
+ * at the start; h: the driver energy, where the system has one). */
 typedef struct trajectory_result {
     long failed, solves;
     double dh, scale, departure;
@@ -129,7 +129,7 @@ static trajectory_result run_trajectory(nh_stepper *stepper, const nh_system *s,
         r.dh = fmax(r.dh, fabs(energy - h0));
         drift = fmax(drift, fabs(driver_energy(s, q, v) - driver0));
     }
-    r.departure = fmax(r.dh / r.scale, drift / fmax(fabs(driver0), 1e-3 * scale0));
+    r.departure = fmax(r.dh / scale0, drift / fmax(fabs(driver0), 1e-3 * scale0));
     r.solves = nh_stepper_solver_stats(stepper).solves - solves0;
     return r;
 }
@@ -266,7 +266,7 @@ static int list_cases(const sweep_settings *cfg, sweep_result *cases)
 int main(int argc, char **argv)
 {
     nh_error err;
-    sweep_settings cfg = {.steps = 10000, .trajectories = 2, .bound = 4.0};
+    sweep_settings cfg = {.steps = 10000, .trajectories = 2, .bound = 10.0};
     if (parse(argc, argv, &cfg))
         return 2;
     nh_registry *reg = nh_registry_create(&err);
