@@ -33,13 +33,16 @@ static char *slurp(const char *path)
     return buf;
 }
 
-static void run_to_dir(const char *method, const char *solver_name, int threads, const char *dir)
+/* The shell state run of the thread test: the quartic on H = 3.06, or the CVT at eps = 0.5 on H = 6, where
+ * most states rotate the driver (about 25 turns of xi recentred per trajectory by T = 50) */
+static void run_to_dir(const char *system, const char *method, const char *solver_name, int threads, const char *dir)
 {
     nh_system s;
     nh_run_config cfg = {0};
     nh_run_result res;
     nh_error err;
-    make_system(&s, "quartic", "n=3", NULL);
+    const int quartic = strcmp(system, "quartic") == 0;
+    make_system(&s, system, quartic ? "n=3" : "eps=0.5", NULL);
     cfg.system = &s;
     make_method(&cfg.method, method);
     nh_solver_kind_parse(solver_name, &cfg.solver);
@@ -49,7 +52,7 @@ static void run_to_dir(const char *method, const char *solver_name, int threads,
     cfg.ensemble = 37; /* not a multiple of the block size */
     cfg.seed = 2024;
     cfg.threads = threads;
-    cfg.energy = 3.06;
+    cfg.energy = quartic ? 3.06 : 6.0;
     cfg.fit_window_start = 0.5;
     cr_assert(eq(int, nh_run_ensemble(&cfg, &res, &err), NH_OK), "%s", err.msg);
     cr_assert(eq(int, nh_make_directory(dir, &err), NH_OK), "%s", err.msg);
@@ -73,14 +76,15 @@ static cJSON *summary_without_timing(const char *dir)
     return j;
 }
 
-static void check_thread_independence(const char *method, const char *solver)
+static void check_thread_independence(const char *system, const char *method, const char *solver)
 {
     char dirs[3][256], path[300];
     char *series[3], *quantiles[3];
     cJSON *summaries[3];
     for (int t = 0; t < 3; ++t) {
-        snprintf(dirs[t], sizeof dirs[t], "/tmp/nhens-test-repro-%d-%s-%s-%d", (int)getpid(), method, solver, t + 1);
-        run_to_dir(method, solver, t + 1, dirs[t]);
+        snprintf(dirs[t], sizeof dirs[t], "/tmp/nhens-test-repro-%d-%s-%s-%s-%d", (int)getpid(), system, method, solver,
+                 t + 1);
+        run_to_dir(system, method, solver, t + 1, dirs[t]);
         snprintf(path, sizeof path, "%s/timeseries.csv", dirs[t]);
         series[t] = slurp(path);
         snprintf(path, sizeof path, "%s/quantiles.csv", dirs[t]);
@@ -104,9 +108,10 @@ static void check_thread_independence(const char *method, const char *solver)
 
 Test(ensemble, same_seed_gives_identical_files_with_1_2_3_threads)
 {
-    check_thread_independence("dla01", "newton");
-    check_thread_independence("dd", "kinsol");
-    check_thread_independence("lf", "newton");
+    check_thread_independence("quartic", "dla01", "newton");
+    check_thread_independence("quartic", "dd", "kinsol");
+    check_thread_independence("quartic", "lf", "newton");
+    check_thread_independence("cvt", "gonzalez", "kinsol");   /* recentred angles, rho continued across them */
 }
 
 /* A test-only system whose force is undefined beyond x = 3: trajectories that get there fail with a
