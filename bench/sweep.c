@@ -150,7 +150,8 @@ static void run_case(const sweep_settings *cfg, const nh_method_spec *spec, cons
             r->fail_step[solver][i] = t.failed;
             r->departure[solver][i] = t.departure;
             r->failed[solver] += t.failed != 0;
-            const double c = t.dh / (UNIT_ROUNDOFF * sqrt((double)(t.solves > cfg->steps ? t.solves : cfg->steps)) * t.scale);
+            const double n = (double)(t.solves > cfg->steps ? t.solves : cfg->steps);
+            const double c = t.dh / (UNIT_ROUNDOFF * sqrt(n) * t.scale);
             if (!t.failed && t.scale > 0 && !(c <= worst))   /* (NaN worst: the first completed trajectory) */
                 worst = c;
             if (!t.failed && t.scale > r->scale)
@@ -275,7 +276,12 @@ int main(int argc, char **argv)
         return 2;
     }
     cfg.reg = reg;
-    static sweep_result cases[MAX_CASES];
+    sweep_result *cases = calloc(MAX_CASES, sizeof *cases);
+    if (!cases) {
+        fprintf(stderr, "nhens_sweep: out of memory\n");
+        nh_registry_free(reg);
+        return 2;
+    }
     const int count = list_cases(&cfg, cases);
 #pragma omp parallel for schedule(dynamic, 1)
     for (int i = 0; i < count; ++i) {
@@ -286,14 +292,15 @@ int main(int argc, char **argv)
         if (nh_method_spec_parse(reg, &spec, cases[i].method, &err) == NH_OK)
             run_case(&cfg, &spec, &s, &cases[i]);
     }
-    printf("%ld steps of h = %g, %d trajectories per case; failed kinsol / newton; c = max|dH| / (u sqrt(N) S), N the solves, S = max(|T| + |V|)\n",
-           cfg.steps, STEP, cfg.trajectories);
+    printf("%ld steps of h = %g, %d trajectories per case; failed kinsol / newton; c = max|dH| / (u sqrt(N) S), "
+           "N the solves, S = max(|T| + |V|)\n", cfg.steps, STEP, cfg.trajectories);
     printf("| method                | start                      | failed | steps | c (kinsol / newton) | note\n");
     int bad = 0;
     for (int i = 0; i < count; ++i)
         if (!cases[i].skipped)
             bad += print_case(&cfg, &cases[i]);
     nh_registry_free(reg);
+    free(cases);
     printf("%d of %d cases outside the expectations\n", bad, count);
     return cfg.check && bad ? 1 : 0;
 }

@@ -1,7 +1,9 @@
 /* System checks (include/nhens/check.h). Derivatives are compared with central differences of step
  * FD_STEP: truncation ~1e-12 f''' and rounding ~1e-16 |f| / 1e-6 = 1e-10 |f|, so FD_TOL = 1e-7 of
  * (1 + |value|) leaves three orders of margin and still catches a wrong sign or a missing term. The
- * closed-form identities (A X = 0, D* field = full field, Pi skew) hold to round-off. */
+ * closed-form identities (A X = 0, D* field = full field, Pi skew) and the declared coordinate kinds
+ * (what the system's functions read is unchanged by a turn of an angle or a move of an ignorable
+ * coordinate) hold to round-off. */
 #include "nhens/check.h"
 
 #include "nhens/dstar.h"
@@ -125,7 +127,31 @@ static double relative_gap(int count, const double *a, const double *b)
     return worst;
 }
 
-/* V, grad V, A, M(q) and the adapted basis at q and at `moved`: the largest relative difference */
+/* The driver energy (at a fixed velocity) and the coupled structure at q and at `moved`, where the system
+ * has them: the largest relative difference */
+static double coupled_difference_at(const nh_system *s, const double *q, const double *moved)
+{
+    double v[NH_MAX_DIM], gap = 0.0;
+    contraction_vector(s->n, v);
+    if (s->type->driver_energy) {
+        const double e0 = s->type->driver_energy(s, q, v), e1 = s->type->driver_energy(s, moved, v);
+        gap = relative_gap(1, &e0, &e1);
+    }
+    if (s->type->coupled_structure) {
+        const int p = s->n - 1;
+        double k0[NH_MAX_DIM], k1[NH_MAX_DIM], kappa0[NH_MAX_DIM * NH_MAX_DIM], kappa1[NH_MAX_DIM * NH_MAX_DIM];
+        double f0[NH_MAX_DIM], f1[NH_MAX_DIM];
+        int rows0, rows1;
+        s->type->coupled_structure(s, q[p], k0, kappa0, &rows0, f0);
+        s->type->coupled_structure(s, moved[p], k1, kappa1, &rows1, f1);
+        gap = fmax(gap, fmax(relative_gap(p, k0, k1), relative_gap(p, f0, f1)));
+        gap = fmax(gap, rows0 == rows1 ? relative_gap(rows0 * p, kappa0, kappa1) : INFINITY);
+    }
+    return gap;
+}
+
+/* V, grad V, A, M(q), the adapted basis and the coupled system's functions at q and at `moved`: the
+ * largest relative difference */
 static double difference_at(const nh_system *s, const double *q, const double *moved, check_work *w)
 {
     const int n = s->n, m = s->m;
@@ -144,7 +170,7 @@ static double difference_at(const nh_system *s, const double *q, const double *m
         nh_adapted_basis(s, moved, w->xp, w->dx);
         gap = fmax(gap, relative_gap(n * (n - m), w->x, w->xp));
     }
-    return gap;
+    return fmax(gap, coupled_difference_at(s, q, moved));
 }
 
 /* Declared coordinate kinds (coordinate_kinds): V, grad V, A, M(q) and the adapted basis at q and at q

@@ -2,6 +2,7 @@
  * lookup, flags, order and the check of a method against a system. Built-in methods are listed once,
  * in `builtin_methods`; adding a method = one file + one line there. */
 #include "nhens/registry.h"
+#include "stepper.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,14 @@ static const nh_method_type *const builtin_methods[] = {
     &nh_method_spark2, &nh_method_genfun, &nh_method_avf, &nh_method_gonzalez, &nh_method_itoh_abe,
     &nh_method_gonzalez_r, &nh_method_gonzalez_f,
 };
+
+int nh_method_is_builtin(const nh_method_type *type)
+{
+    for (size_t i = 0; i < sizeof builtin_methods / sizeof builtin_methods[0]; ++i)
+        if (builtin_methods[i] == type)
+            return 1;
+    return 0;
+}
 
 enum { MAX_ENTRIES = 128 };
 

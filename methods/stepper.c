@@ -1,5 +1,6 @@
-/* The stepper life cycle (create / start / step / free), its accessors and the solver statistics
- * summed over inner steppers (include/nhens/method.h). */
+/* The stepper life cycle (create / start / step / free), its accessors, the solver statistics summed
+ * over inner steppers, and the recentring of angles and ignorable coordinates between steps with the
+ * turns and offsets that give them back in the start frame (include/nhens/method.h). */
 #include "stepper.h"
 
 #include "kernels.h"
@@ -22,6 +23,16 @@ static void mark_coordinate_kinds(nh_stepper *st)
 {
     if (st->sys->type->coordinate_kinds)
         st->sys->type->coordinate_kinds(st->sys, st->kind);
+}
+
+/* Whether st's method and all its inner steppers' are built in: only they move what they keep of a step
+ * when a coordinate is recentred (stepper.h's move_kept). */
+static int all_recentre(const nh_stepper *st)
+{
+    int all = nh_method_is_builtin(st->type);
+    for (int i = 0; i < st->n_inner; ++i)
+        all &= all_recentre(st->inner[i]);
+    return all;
 }
 
 static nh_stepper *stepper_alloc(const nh_method_spec *spec, const nh_system *sys, nh_solver_kind solver,
@@ -81,6 +92,8 @@ nh_stepper *nh_stepper_create(const nh_method_spec *spec, const nh_system *sys, 
         nh_stepper_free(st);
         return NULL;
     }
+    if (st)
+        st->recentres = all_recentre(st);
     return st;
 }
 
@@ -153,22 +166,30 @@ static void recentre_coordinate(nh_stepper *st, int i, double *q)
     move_memory(st, i, high, low);
 }
 
+/* Angles beyond this are left alone: each turn is then no longer exact, and the angle has lost its digits */
+static const double ANGLE_RECENTRE_LIMIT = 0x1p20;
+
 int nh_stepper_recentre(nh_stepper *st, double *q)
 {
     const double limit = 2.0 * M_PI;
     int moved = 0;
-    for (int i = 0; i < st->sys->n; ++i)
-        if (st->kind[i] != NH_COORDINATE_PLAIN && fabs(q[i]) > limit && isfinite(q[i])) {
+    for (int i = 0; st->recentres && i < st->sys->n; ++i) {
+        const int angle = st->kind[i] == NH_COORDINATE_ANGLE, ignorable = st->kind[i] == NH_COORDINATE_IGNORABLE;
+        if (!(fabs(q[i]) > limit) || !isfinite(q[i]) || !(ignorable || (angle && fabs(q[i]) < ANGLE_RECENTRE_LIMIT)))
+            continue;
+        while (fabs(q[i]) > limit)   /* one turn a time (a step moves less than one, but a start may not) */
             recentre_coordinate(st, i, q);
-            ++moved;
-        }
+        ++moved;
+    }
     return moved;
 }
 
 void nh_stepper_in_start_frame(const nh_stepper *st, const double *q, double *out)
 {
-    for (int i = 0; i < st->sys->n; ++i)
-        out[i] = q[i] + st->offset[i] + (st->turns[i] != 0.0 ? st->turns[i] * TWO_PI_HIGH + st->turns[i] * TWO_PI_LOW : 0.0);
+    for (int i = 0; i < st->sys->n; ++i) {
+        const double turns = st->turns[i];
+        out[i] = q[i] + st->offset[i] + (turns != 0.0 ? turns * TWO_PI_HIGH + turns * TWO_PI_LOW : 0.0);
+    }
 }
 
 static int same_values(int n, const double *a, const double *b)

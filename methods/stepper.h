@@ -17,7 +17,8 @@ typedef struct nh_step_history {
     int count;              /* consecutive steps recorded (at most NH_HISTORY_POINTS) */
     int dim;                /* the solver's unknowns (0: the method solves nothing) */
     double h;
-    double *solution;       /* NH_HISTORY_POINTS x dim (no method records absolute coordinates here) */
+    double *solution;       /* NH_HISTORY_POINTS x dim (newmark records q1 here, but its guess recomputes it:
+                             * what recentring moves is q and v below) */
     double *q, *v;          /* n each */
 } nh_step_history;
 
@@ -37,6 +38,8 @@ struct nh_stepper {
     nh_step_history history;
     unsigned long trajectory;   /* counts the starts of this stepper (and of its outer one): what a method
                                  * keeps of its own last step is valid only within the same trajectory */
+    int recentres;              /* nh_stepper_recentre moves coordinates: a built-in method, whose inner
+                                 * steppers all recentre (a plugin cannot say what it keeps) */
     unsigned char kind[NH_MAX_DIM]; /* the system's coordinate kinds (nh_stepper_recentre) ... */
     double turns[NH_MAX_DIM];   /* ... the whole turns taken off each angle since the trajectory's start ... */
     double offset[NH_MAX_DIM];  /* ... and the integers taken off each ignorable coordinate */
@@ -44,6 +47,9 @@ struct nh_stepper {
      * the stepper moved q_i, by nh_coordinate_moved(x, high, low); NULL: it keeps none. */
     void (*move_kept)(nh_stepper *st, int i, double high, double low);
 };
+
+/* Whether a method is one of the built-in ones (methods/registry.c). */
+int nh_method_is_builtin(const nh_method_type *type);
 
 /* (x - high) - low: a coordinate moved by high + low (a turn in two parts, or an integer and 0), the same
  * bits wherever a stepper moves a kept copy of it. */

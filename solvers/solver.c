@@ -44,7 +44,9 @@ double nh_solver_relative_step(int n, const double *dx, const double *x)
     for (int i = 0; i < n; ++i) {
         double denom = fabs(x[i]) > 1.0 ? fabs(x[i]) : 1.0;
         double t = fabs(dx[i]) / denom;
-        if (!(t <= r))   /* a NaN step is the largest */
+        if (isnan(t))   /* a NaN step is the largest */
+            return t;
+        if (t > r)
             r = t;
     }
     return r;
@@ -73,15 +75,17 @@ int nh_solver_finish(const nh_nonlinear_problem *problem, double *x, double *f, 
             break;
         for (int j = 0; j < n; ++j)   /* (a larger step above the floor: a contraction that oscillates) */
             x[j] += step[j];
+        if (smaller && size <= NH_SOLVER_ROUNDOFF_STEP) {   /* a step of a few ulps: the fixed point, without F */
+            memcpy(best, x, (size_t)n * sizeof *x);
+            break;
+        }
+        if (problem->residual(x, f, problem->ctx))   /* x cannot be evaluated: the best so far stands */
+            break;
+        ++evaluations;
         if (smaller) {
             best_size = size;
             memcpy(best, x, (size_t)n * sizeof *x);
-            if (size <= NH_SOLVER_ROUNDOFF_STEP)   /* a step of a few ulps: the fixed point, without F */
-                break;
         }
-        if (problem->residual(x, f, problem->ctx))
-            break;
-        ++evaluations;
     }
     memcpy(x, best, (size_t)n * sizeof *x);   /* the iterate after the smallest step */
     return evaluations;

@@ -1,12 +1,12 @@
 /* SUNDIALS KINSOL backend: one SUNContext and one full solver set (KINSOL memory, and the project's
- * vectors, small dense matrix and LU solver of kinsol_dense.h) per instance, created once per
- * worker and reused. Settings from
- * docs/TOOLCHAIN.md: strategy KIN_NONE, tolerances at round-off, silent error handler; the problem's
- * Newton matrix policy (nh_jacobian_reuse) as max setup calls and no-init-setup, every accepted solve
- * ending as the Newton backend's does (nh_solver_finish); KIN_STEP_LT_STPTOL is accepted as the shared
- * step test accepts, a guess KINSOL accepts only if it passes solver.h's guess
- * rule, and a residual that cannot be evaluated ends the attempt, as in the Newton backend. Where the Newton backend would take the matrix with the residual
- * (residual_and_jacobian), so does this one, and hands it to KINSOL when KINSOL asks for it there. */
+ * vectors, small dense matrix and LU solver of kinsol_dense.h) per instance, created once per worker and
+ * reused. Settings from docs/TOOLCHAIN.md: strategy KIN_NONE, tolerances at round-off, silent error
+ * handler; the problem's Newton matrix policy (nh_jacobian_reuse) as max setup calls and no-init-setup.
+ * Every accepted solve ends as the Newton backend's does (nh_solver_finish); KIN_STEP_LT_STPTOL is
+ * accepted with a finite residual; a guess KINSOL accepts is kept only if it passes solver.h's guess rule;
+ * a residual that cannot be evaluated ends the attempt, as in the Newton backend. Where the Newton backend
+ * would take the matrix with the residual (residual_and_jacobian), so does this one, and hands it to
+ * KINSOL when KINSOL asks for it there. */
 #include "kinsol_dense.h"
 #include "solver_internal.h"
 
@@ -205,13 +205,20 @@ static int kinsol_solve_step(double *step, void *ctx)
 }
 
 /* The end of an accepted solve (solver.h), as the Newton backend takes it: chord steps with KINSOL's
- * factored matrix from the solution, whose residual is the last one KINSOL evaluated, while they keep
- * decreasing. (No factors, e.g. after a matrix that came with the last residual: the solve is left as is.) */
+ * factored matrix from the solution, whose residual is the last one KINSOL evaluated (a matrix that came
+ * with that residual is factored first). */
 static int kinsol_finish(kinsol_impl *k, const nh_nonlinear_problem *pb, N_Vector u)
 {
     const int n = k->dim;
     double *x = NV_DATA_S(u), f[NH_MAX_UNKNOWNS], step[NH_MAX_UNKNOWNS], last_step[NH_MAX_UNKNOWNS];
-    if (!k->have_matrix || memcmp(k->last_x, x, (size_t)n * sizeof *x) != 0)
+    if (memcmp(k->last_x, x, (size_t)n * sizeof *x) != 0)
+        return 0;
+    if (!k->have_matrix && k->jacobian_at_last_x) {   /* F' came with the last F: factor it, as Newton does */
+        k->jacobian_at_last_x = 0;
+        k->have_matrix = SUNLinSolSetup(k->linear_solver, k->matrix) == 0;
+        k->matrix_key = pb->jacobian_key;
+    }
+    if (!k->have_matrix)
         return 0;
     for (int i = 0; i < n; ++i)
         last_step[i] = x[i] - k->previous_x[i];
@@ -256,10 +263,9 @@ static int kinsol_attempt(kinsol_impl *k, const nh_nonlinear_problem *pb, const 
         kinsol_set_tolerance(k, NH_SOLVER_FTOL * pb->scale);   /* KINSOL's guess test is then the rule */
         flag = kinsol_run(k, guess, iterations, stale);
     }
-    /* The acceptance test is the Newton backend's (solver.h): KINSOL's step test is its scaled step
-     * tolerance, and its residual test an L2 norm, which at the rounding floor of a many-component residual
-     * exceeds the max norm of FTOL (it refused steps the Newton backend accepts: dd on cvt eps=0.5 failed
-     * at t = 362.1); a step it ends on a small step is accepted when its residual there is finite. */
+    /* KINSOL stops on its residual test (FTOL in the max norm, as the Newton backend's) or on its scaled
+     * step, |dx_i| / (1 + |x_i|) <= NH_SOLVER_STEPTOL (up to twice as strict as the shared step test); a
+     * stop on the step is accepted when the residual there is finite, as the shared test does. */
     const int at_end = memcmp(k->last_x, NV_DATA_S(k->unknowns), (size_t)k->dim * sizeof *k->last_x) == 0;
     const int ok = flag == KIN_SUCCESS || flag == KIN_INITIAL_GUESS_OK ||
                    (flag == KIN_STEP_LT_STPTOL && at_end && isfinite(nh_norm_inf(k->dim, k->last_f)));

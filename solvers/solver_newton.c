@@ -1,7 +1,7 @@
 /* Built-in dense Newton backend: Newton or chord steps with partial-pivoting LU (the matrix policy
- * nh_jacobian_reuse), the convergence rule and the end of a solve of include/nhens/solver.h; the first matrix of a solve comes
- * with the guess's residual when the problem has residual_and_jacobian. Workspace is allocated once at
- * creation; a Newton matrix kept across solves lives here until nh_solver_forget. */
+ * nh_jacobian_reuse), the convergence rule and the end of a solve of include/nhens/solver.h; the first
+ * matrix of a solve comes with the guess's residual when the problem has residual_and_jacobian. Workspace
+ * is allocated once at creation; a Newton matrix kept across solves lives here until nh_solver_forget. */
 #include "nhens/linalg.h"
 #include "solver_internal.h"
 
@@ -79,14 +79,14 @@ static int residual_at_guess(newton_impl *w, const nh_nonlinear_problem *pb, con
 
 /* F at the new iterate x of a full Newton iteration whose relative step was `step`. After a step this
  * large the next iterate's error, O(step^2), is far above round-off: the solve will go on and build its
- * matrix here, so a problem with residual_and_jacobian gives it with F (the factors in w->jacobian are
- * spent: full Newton refactors every iteration). Otherwise, or if that call fails, F alone. */
+ * matrix here, so a problem with residual_and_jacobian gives it with F (which overwrites the factors in
+ * w->jacobian: full Newton refactors every iteration). Otherwise, or if that call fails, F alone. */
 static int residual_after_step(newton_impl *w, const nh_nonlinear_problem *pb, const double *x, double step)
 {
-    const int matrix_follows = pb->reuse_jacobian == NH_JACOBIAN_EACH_ITERATION && step > NH_SOLVER_FAR_STEP;
-    w->filled = matrix_follows && pb->residual_and_jacobian &&
-                !pb->residual_and_jacobian(x, w->residual, w->jacobian, pb->ctx);
-    w->have_matrix &= !matrix_follows;
+    const int combined = pb->reuse_jacobian == NH_JACOBIAN_EACH_ITERATION && step > NH_SOLVER_FAR_STEP &&
+                         pb->residual_and_jacobian;
+    w->filled = combined && !pb->residual_and_jacobian(x, w->residual, w->jacobian, pb->ctx);
+    w->have_matrix &= !combined;   /* the call overwrote the factors, whatever it returned */
     return !w->filled && pb->residual(x, w->residual, pb->ctx);
 }
 
@@ -114,7 +114,9 @@ static int iterate(newton_impl *w, const nh_nonlinear_problem *pb, double *x, lo
         if (!isfinite(fnorm))
             return fail;
         if (nh_solver_accepts(pb, fnorm, step)) {
-            if (w->have_matrix && !w->filled)   /* (filled: F' came with F after a far step; a linear problem) */
+            if (w->filled)   /* F' came with F after a far step (a nearly linear problem): factor it for the end */
+                build_matrix(w, pb, x);
+            if (w->have_matrix)
                 *iterations += nh_solver_finish(pb, x, w->residual, step, w->step, lu_solve_step, w);
             return NH_OK;
         }

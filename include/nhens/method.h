@@ -102,8 +102,10 @@ int nh_stepper_step(nh_stepper *st, double h, double *q, double *v, double *carr
  * parts, so the turn is exact to ~1e-32), an ignorable coordinate by the nearest integer (exactly); what
  * the stepper keeps of its last step moves with it, so the next step continues as if nothing had moved.
  * The state then evolves in a frame where a rotating angle or a rolling body's position is as precise as a
- * bounded coordinate. Returns the number of coordinates moved. nh_stepper_in_start_frame gives q back in
- * the frame of the trajectory's start. */
+ * bounded coordinate. Returns the number of coordinates moved. Only the built-in methods take part (a
+ * plugin method cannot declare what it keeps of a step): with a plugin method, or a composition of one,
+ * nothing moves. An angle beyond 2^20 is left alone. nh_stepper_in_start_frame gives q back in the frame
+ * of the trajectory's start. */
 int nh_stepper_recentre(nh_stepper *st, double *q);
 void nh_stepper_in_start_frame(const nh_stepper *st, const double *q, double *out);
 void nh_stepper_free(nh_stepper *st);

@@ -12,9 +12,11 @@
  * 2008): chord steps dx = -J^-1 F(x) with the factored matrix are taken until one no longer decreases
  * while at most NH_SOLVER_FLOOR_STEP (the rounding floor; a larger step that does not decrease belongs to
  * a contraction that oscillates and is taken), at most NH_SOLVER_FINISH_STEPS of them, and the solve ends
- * at the iterate after the smallest; a step of at most NH_SOLVER_ROUNDOFF_STEP (a few ulps) is the last. The solution is therefore at the floor of the residual's rounding, wherever that
- * floor lies (large coordinates lift it above FTOL * scale, and a scale that overestimates a row's
- * terms would stop above it); the tolerances above only decide that the iteration has converged.
+ * at the iterate after the smallest; a step of at most NH_SOLVER_ROUNDOFF_STEP (a few ulps) is the last.
+ * The solution is therefore at the floor of the residual's rounding, wherever that floor lies (large
+ * coordinates lift it above FTOL * scale, and a scale that overestimates a row's terms would stop above
+ * it); the tolerances above only decide that the iteration has converged. An accepted guess (below) is
+ * the exception: it is returned as it is.
  * An initial guess with |F| <= 0.01 * NH_SOLVER_FTOL * scale is accepted unchanged.
  * `scale` is the magnitude of the terms summed in the residual, supplied by the method. */
 #ifndef NHENS_SOLVER_H

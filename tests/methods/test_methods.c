@@ -1598,7 +1598,13 @@ static void compare_recentred_run(const char *method, nh_system *s, const double
     for (int k = 0; k < 3000; ++k) {
         for (int w = 0; w < 2; ++w)
             cr_assert(eq(int, nh_stepper_step(st[w], 0.1, q[w], v[w], NULL), NH_OK));
-        moves += nh_stepper_recentre(st[1], q[1]);
+        const int moved = nh_stepper_recentre(st[1], q[1]);
+        const double *past;
+        /* the step history moved with q: the next step still starts from all of it */
+        const int kept = !moved || k < NH_HISTORY_POINTS || !nh_stepper_solver(st[1]) ||
+                         nh_stepper_history(st[1], 0.1, q[1], v[1], &past) == NH_HISTORY_POINTS;
+        cr_assert(kept, "%s on %s: the history was lost at step %d", method, s->type->name, k);
+        moves += moved;
     }
     nh_stepper_in_start_frame(st[1], q[1], back);
     cr_assert(moves > 50, "%s on %s: %d moves", method, s->type->name, moves);
@@ -1608,6 +1614,31 @@ static void compare_recentred_run(const char *method, nh_system *s, const double
     cr_assert(max_abs_diff(s->n, v[0], v[1]) < 1e-9, "%s on %s: %g", method, s->type->name, max_abs_diff(s->n, v[0], v[1]));
     nh_stepper_free(st[0]);
     nh_stepper_free(st[1]);
+}
+
+/* A method that is not built in (here a copy of dla01's descriptor, as a plugin would register it) cannot
+ * say what it keeps of a step: recentring leaves its runs alone. */
+Test(angles, a_plugin_method_is_not_recentred)
+{
+    nh_system s;
+    nh_method_spec m;
+    nh_error err;
+    double q[NH_MAX_DIM], v[NH_MAX_DIM];
+    rotating_state(&s, "eps=0.5", q, v);
+    make_method(&m, "dla01");
+    nh_method_type copy = *m.type;
+    m.type = &copy;
+    nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
+    cr_assert(st != NULL, "%s", err.msg);
+    q[2] = 100.0;
+    cr_assert(eq(int, nh_stepper_recentre(st, q), 0));
+    cr_assert(eq(dbl, q[2], 100.0));
+    nh_stepper_free(st);
+    make_method(&m, "dla01");
+    st = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
+    cr_assert(eq(int, nh_stepper_recentre(st, q), 1));   /* the built-in one: 100 - 15 turns */
+    cr_assert(fabs(q[2] - (100.0 - 30.0 * M_PI)) < 1e-13, "%.17g", q[2]);
+    nh_stepper_free(st);
 }
 
 Test(angles, a_recentred_run_is_the_plain_one_in_another_frame)

@@ -316,6 +316,70 @@ Test(solver, both_backends_end_at_the_rounding_floor_whatever_the_scale)
         }
 }
 
+/* F(x) = x^3 - 2, which cannot be evaluated within 1e-10 of its root. The chord iteration from 1.3 (rate
+ * 0.06) passes the FTOL test (scale 1e8) about 1e-9 from the root, and the end of the solve steps into that
+ * region: it must keep the last point it could evaluate rather than return the one it could not. */
+static int cube_root_residual(const double *x, double *r, void *ctx)
+{
+    (void)ctx;
+    r[0] = x[0] * x[0] * x[0] - 2.0;
+    return fabs(x[0] - cbrt(2.0)) < 1e-10;
+}
+
+static int cube_root_jacobian(const double *x, double *j, void *ctx)
+{
+    (void)ctx;
+    j[0] = 3.0 * x[0] * x[0];
+    return 0;
+}
+
+Test(solver, the_end_of_a_solve_keeps_a_point_it_could_evaluate)
+{
+    nh_nonlinear_problem pb = {1, cube_root_residual, cube_root_jacobian, NULL, 1e8, NH_JACOBIAN_EACH_SOLVE, 0, NULL};
+    for (int kind = 0; kind < 2; ++kind) {
+        double x[1] = {1.3}, r[1];
+        const int rc = solve_once((nh_solver_kind)kind, &pb, x, NULL);
+        cr_assert(eq(int, rc, NH_OK), "backend %d", kind);
+        cr_assert(eq(int, cube_root_residual(x, r, NULL), 0), "backend %d returned x = %.17g, which F refuses", kind, x[0]);
+    }
+}
+
+/* A linear F(x) = A x - b with the 3 x 3 Hilbert matrix (condition 524), full Newton without
+ * residual_and_jacobian, from 0: the first step lands within the LU's rounding of the root and passes the
+ * FTOL test (scale 100). Both backends then end the solve with the same chord steps and return the same
+ * bits. (The Newton backend used to skip them after a step over NH_SOLVER_FAR_STEP, as if the factors were
+ * spent: x0 = 171.00000000000074 after 1 iteration against KINSOL's 171.00000000000091 after 2.) */
+static int linear3_residual(const double *x, double *r, void *ctx)
+{
+    (void)ctx;
+    static const double a[9] = {1.0, 1.0 / 2, 1.0 / 3, 1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 3, 1.0 / 4, 1.0 / 5};
+    static const double b[3] = {1.0, -2.0, 3.0};
+    for (int i = 0; i < 3; ++i)
+        r[i] = a[3 * i] * x[0] + a[3 * i + 1] * x[1] + a[3 * i + 2] * x[2] - b[i];
+    return 0;
+}
+
+static int linear3_jacobian(const double *x, double *j, void *ctx)
+{
+    (void)x;
+    (void)ctx;
+    static const double a[9] = {1.0, 1.0 / 2, 1.0 / 3, 1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 3, 1.0 / 4, 1.0 / 5};
+    memcpy(j, a, sizeof a);
+    return 0;
+}
+
+Test(solver, both_backends_end_a_linear_full_newton_solve_alike)
+{
+    nh_nonlinear_problem pb = {3, linear3_residual, linear3_jacobian, NULL, 100.0, NH_JACOBIAN_EACH_ITERATION, 0, NULL};
+    double x[2][3] = {{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}};
+    long iterations[2] = {0, 0};
+    for (int kind = 0; kind < 2; ++kind)
+        cr_assert(eq(int, solve_once((nh_solver_kind)kind, &pb, x[kind], &iterations[kind]), NH_OK), "backend %d", kind);
+    for (int i = 0; i < 3; ++i)
+        cr_assert(eq(dbl, x[0][i], x[1][i]), "x%d: kinsol %.17g, newton %.17g (iterations %ld, %ld)", i, x[0][i], x[1][i],
+                  iterations[0], iterations[1]);
+}
+
 Test(fdjac, matches_the_analytic_jacobian_to_the_forward_difference_error)
 {
     /* forward differences of step d_j = NH_FD_STEP max(1, |x_j|): for the quadratic row the error is exactly
