@@ -128,8 +128,8 @@ static double relative_gap(int count, const double *a, const double *b)
 }
 
 /* The driver energy (at a fixed velocity) and the coupled structure at q and at `moved`, where the system
- * has them: the largest relative difference */
-static double coupled_difference_at(const nh_system *s, const double *q, const double *moved)
+ * has them: the largest relative difference (kappa in w's n x n scratch mp and mm) */
+static double coupled_difference_at(const nh_system *s, const double *q, const double *moved, check_work *w)
 {
     double v[NH_MAX_DIM], gap = 0.0;
     contraction_vector(s->n, v);
@@ -139,13 +139,12 @@ static double coupled_difference_at(const nh_system *s, const double *q, const d
     }
     if (s->type->coupled_structure) {
         const int p = s->n - 1;
-        double k0[NH_MAX_DIM], k1[NH_MAX_DIM], kappa0[NH_MAX_DIM * NH_MAX_DIM], kappa1[NH_MAX_DIM * NH_MAX_DIM];
-        double f0[NH_MAX_DIM], f1[NH_MAX_DIM];
+        double k0[NH_MAX_DIM], k1[NH_MAX_DIM], f0[NH_MAX_DIM], f1[NH_MAX_DIM];
         int rows0, rows1;
-        s->type->coupled_structure(s, q[p], k0, kappa0, &rows0, f0);
-        s->type->coupled_structure(s, moved[p], k1, kappa1, &rows1, f1);
+        s->type->coupled_structure(s, q[p], k0, w->mp, &rows0, f0);
+        s->type->coupled_structure(s, moved[p], k1, w->mm, &rows1, f1);
         gap = fmax(gap, fmax(relative_gap(p, k0, k1), relative_gap(p, f0, f1)));
-        gap = fmax(gap, rows0 == rows1 ? relative_gap(rows0 * p, kappa0, kappa1) : INFINITY);
+        gap = fmax(gap, rows0 == rows1 ? relative_gap(rows0 * p, w->mp, w->mm) : INFINITY);
     }
     return gap;
 }
@@ -170,7 +169,7 @@ static double difference_at(const nh_system *s, const double *q, const double *m
         nh_adapted_basis(s, moved, w->xp, w->dx);
         gap = fmax(gap, relative_gap(n * (n - m), w->x, w->xp));
     }
-    return fmax(gap, coupled_difference_at(s, q, moved));
+    return fmax(gap, coupled_difference_at(s, q, moved, w));
 }
 
 /* Declared coordinate kinds (coordinate_kinds): V, grad V, A, M(q) and the adapted basis at q and at q
