@@ -347,8 +347,8 @@ Test(solver, the_end_of_a_solve_keeps_a_point_it_could_evaluate)
 /* A linear F(x) = A x - b with the 3 x 3 Hilbert matrix (condition 524), full Newton without
  * residual_and_jacobian, from 0: the first step lands within the LU's rounding of the root and passes the
  * FTOL test (scale 100). Both backends then end the solve with the same chord steps and return the same
- * bits. (The Newton backend used to skip them after a step over NH_SOLVER_FAR_STEP, as if the factors were
- * spent: x0 = 171.00000000000074 after 1 iteration against KINSOL's 171.00000000000091 after 2.) */
+ * bits. (A backend that skipped them after a step over NH_SOLVER_FAR_STEP, as if the factors were spent,
+ * returns x0 = 171.00000000000074 after 1 iteration against the 171.00000000000091 of 2.) */
 static int linear3_residual(const double *x, double *r, void *ctx)
 {
     (void)ctx;
