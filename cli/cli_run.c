@@ -53,7 +53,7 @@ static const nh_option RUN_OPTIONS[] = {
             "trajectories (default: the shell preset's, 1 for a state, else 100)"),
     RUN_OPT("seed", NH_OPTION_U64, seed, 0, 0, "S", "seed of every sampled state (default 1)"),
     RUN_OPT("threads", NH_OPTION_LONG, threads, 1, 1024, "K", "OpenMP threads (default: the cores); results do not depend on it"),
-    RUN_OPT("every", NH_OPTION_LONG, every, 1, 2000000000, "J", "output every J steps (default: about 1000 rows)"),
+    RUN_OPT("every", NH_OPTION_LONG, every, 1, 2000000000, "J", "output every J steps and at T (default: about 1000 rows)"),
     RUN_OPT("solver", NH_OPTION_STRING, solver, 0, 0, "kinsol|newton", "nonlinear solver (default " NH_CLI_DEFAULT_SOLVER ")"),
     RUN_OPT("fit-start", NH_OPTION_DOUBLE, fit_start, 0, 0.99, "F", "variance law fitted over [F T, T] (default 0.1: after the bounded part has settled)"),
     RUN_OPT("section", NH_OPTION_DOUBLE, section, -1e6, 1e6, "XI", "driver section angle of the latitude (default xi(0))"),
@@ -398,7 +398,7 @@ static int run_status(const nh_run_result *res)
 
 static int print_plan(const nh_run_config *cfg, const run_options *o)
 {
-    const long n_steps = (long)floor(cfg->T / cfg->h + 0.5), rows = n_steps / cfg->every + 1;
+    const long n_steps = (long)floor(cfg->T / cfg->h + 0.5), rows = nh_run_output_rows(cfg);
     const double bytes = (double)rows * (nh_observer_count() * (double)sizeof(nh_accum) + 16) * (cfg->threads + 1);
     printf("nhens run (dry run): %s, method %s, %ld trajectories x %ld steps, %ld output rows, about %.3g MB of "
            "statistics, %d threads; output folder %s%s%s\n",

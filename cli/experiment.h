@@ -152,6 +152,9 @@ int nh_claim_discriminates(const nh_claim_result *r);
  * from DIR/timeseries.csv (NAN when unreadable or too short). */
 int nh_trend_metric_check(const char *metric, nh_error *err);
 double nh_trend_metric_value(const char *dir, const char *metric, double *stderr_out);
+/* Whether the CSV file's column holds a finite value on some row: 1, 0 (every value nan), or -1 (no such
+ * file or column). */
+int nh_csv_column_has_finite(const char *path, const char *column);
 
 /* allow_plugins: honour `plugin` keys (they load and run code); otherwise such a key is refused. */
 int nh_experiment_load(const char *path, int allow_plugins, nh_experiment *exp, nh_error *err);

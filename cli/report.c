@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sundials/sundials_config.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -362,6 +363,40 @@ static void plot_band(FILE *g, const char *out, const nh_exp_panel *p, const nh_
     }
 }
 
+/* Whether some method's run has a finite value to draw in plotted column c (a band: its median; sample
+ * paths: any path). */
+static int column_has_data(const char *out, const nh_exp_panel *p, int c, const char *file)
+{
+    const nh_observer *path = path_column(p->plot[c]), *band = band_column(p->plot[c]);
+    int found = 0;
+    for (int k = 0; k < p->n_methods && !found; ++k) {
+        char dir[1024], data[1100], column[96];
+        nh_report_run_dir(out, p, k, dir, sizeof dir);
+        snprintf(data, sizeof data, "%s/%s", dir, path ? "paths.csv" : band ? "quantiles.csv" : file);
+        for (long i = 0; i < (path ? p->paths : 1) && !found; ++i) {
+            if (path)
+                snprintf(column, sizeof column, "%s_%ld", path->name, i);
+            else if (band)
+                snprintf(column, sizeof column, "%s_%s", band->quantile_prefix, nh_quantile_suffixes[1]);
+            else
+                snprintf(column, sizeof column, "%s", p->plot[c]);
+            found = nh_csv_column_has_finite(data, column) == 1;
+        }
+    }
+    return found;
+}
+
+/* A panel without a finite value in any run (a section never crossed, every trajectory failed): empty axes
+ * over [0, T] with a note saying so, where gnuplot would stop on an undefined range. */
+static void plot_no_data(FILE *g, const nh_exp_panel *p, int c)
+{
+    char note[160];
+    snprintf(note, sizeof note, "no finite value of %s in any run: every value is nan", p->plot[c]);
+    fprintf(g, "set xrange [0:%.17g]\nset yrange [1:10]\nunset ytics\nset label 1 ", p->T);
+    nh_gp_string(g, note, "");
+    fputs(" at graph 0.5,0.5 center noenhanced\nplot NaN notitle\nunset label 1\nset autoscale xy\n", g);
+}
+
 static void plot_column(FILE *g, const char *out, const nh_exp_panel *p, int c, const char *file)
 {
     char label[256];
@@ -375,10 +410,14 @@ static void plot_column(FILE *g, const char *out, const nh_exp_panel *p, int c, 
     fprintf(g, "%s\nset xlabel 't'\nset ylabel ", p->logy ? "set logscale y\nset ytics autofreq\nset format y '10^{%L}'"
                                                             : "unset logscale y\nset ytics autofreq\nset format y '%g'");
     nh_gp_string(g, label, "");
-    fputs(" noenhanced", g);
+    fputs(" noenhanced\n", g);
+    if (!column_has_data(out, p, c, file)) {
+        plot_no_data(g, p, c);
+        return;
+    }
     /* a marker every tenth of the curve */
     const long rows = (long)(p->T / (p->h * (double)p->every)) + 1, every_marker = rows / 10 > 1 ? rows / 10 : 1;
-    fputs("\nplot ", g);
+    fputs("plot ", g);
     if (path)
         plot_paths(g, out, p, path);
     if (band)
@@ -456,15 +495,20 @@ static int plot_panel(const char *out, const nh_exp_panel *p)
     static const char *const ext[2] = {"png", "svg"};
     panel_plot pp = {out, p, {"", ""}};
     char script[1100], final[1100];
-    nh_error err;
+    nh_error err = {0};
     for (int i = 0; i < 2; ++i)
         snprintf(pp.figure[i], sizeof pp.figure[i], "%s/.%s.%s.tmp.%ld", out, p->name, ext[i], (long)getpid());
     snprintf(script, sizeof script, "%s/%s/plot.gp", out, p->name);
     int bad = (p->n_steps && nh_work_precision_write_csv(out, p, &err)) || nh_write_file(script, script_body, &pp, &err) ||
               run_gnuplot(script);
+    if (bad && err.msg[0])
+        fprintf(stderr, "nhens report: %s\n", err.msg);
     for (int i = 0; i < 2; ++i) {
         snprintf(final, sizeof final, "%s/%s.%s", out, p->name, ext[i]);
-        bad = bad || rename(pp.figure[i], final) != 0;
+        if (!bad && rename(pp.figure[i], final) != 0) {
+            fprintf(stderr, "nhens report: cannot write %s: %s\n", final, strerror(errno));
+            bad = 1;
+        }
         remove(pp.figure[i]);
     }
     return bad;
@@ -564,7 +608,13 @@ static void write_panel_table(FILE *md, const char *out, const nh_exp_panel *p)
             p->title[0] ? p->title : p->name, "Methods", p->system, p->params[0] ? "(" : "", p->params,
             p->params[0] ? ")" : "", p->preset[0] ? "preset " : "energy ", p->preset[0] ? p->preset : "shell",
             p->perturb > 0 ? " perturbed" : "", steps, p->T, p->ensemble, p->ensemble == 1 ? "y" : "ies", p->seed);
-    fprintf(md, "![%s](%s.png)\n\n", p->name, p->name);
+    char figure[1100];
+    snprintf(figure, sizeof figure, "%s/%s.png", out, p->name);
+    struct stat st;
+    if (stat(figure, &st) == 0 && S_ISREG(st.st_mode))
+        fprintf(md, "![%s](%s.png)\n\n", p->name, p->name);
+    else
+        fputs("*Figure not drawn: gnuplot or the file system failed (the report printed the reason).*\n\n", md);
     if (p->n_steps) {
         nh_work_precision_table(md, out, p);
         return;
@@ -721,6 +771,15 @@ static int panel_method(const nh_cli *cli, const report_options *o, const nh_exp
     return rc != 0;
 }
 
+static void remove_figures(const char *out, const nh_exp_panel *p)
+{
+    for (int i = 0; i < 2; ++i) {
+        char final[1100];
+        snprintf(final, sizeof final, "%s/%s.%s", out, p->name, i ? "svg" : "png");
+        remove(final);
+    }
+}
+
 /* Runs (or reuses) every pair and plots every panel whose runs all succeeded; counts the failures. */
 static void run_panels(const nh_cli *cli, const report_options *o, const nh_experiment *exp, int *runs_failed,
                        int *plots_failed)
@@ -736,7 +795,8 @@ static void run_panels(const nh_cli *cli, const report_options *o, const nh_expe
             }
         *runs_failed += failed;
         if (!failed && !nh_cli_interrupt_status() && plot_panel(o->out, p)) {
-            fprintf(stderr, "nhens report: gnuplot failed for panel %s\n", p->name);
+            fprintf(stderr, "nhens report: the figure of panel %s is not drawn (the reason is above)\n", p->name);
+            remove_figures(o->out, p); /* an older figure would show another configuration */
             ++*plots_failed;
         }
     }
@@ -853,7 +913,8 @@ int nh_cli_report(const nh_cli *cli, int argc, char **argv)
         fprintf(stderr, "nhens report: %s\n", err.msg);
         return NH_EXIT_ERROR;
     }
-    printf("nhens report: wrote %s/report.md and %d figure(s) (PNG and SVG)\n", o.out, exp.n_panels);
+    printf("nhens report: wrote %s/report.md and %d of %d figure(s) (PNG and SVG)%s\n", o.out,
+           exp.n_panels - plots_failed, exp.n_panels, plots_failed ? "; the others are not drawn (above)" : "");
     if (plots_failed)
         return NH_EXIT_ERROR;
     return o.check_claims && claims_failed ? NH_EXIT_CLAIMS : NH_EXIT_OK;

@@ -124,6 +124,20 @@ static double csv_field(const char *line, int col)
     return p ? strtod(p, NULL) : NAN;
 }
 
+int nh_csv_column_has_finite(const char *path, const char *column)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    int col = f && getline(&line, &cap, f) > 0 ? column_index(line, column) : -1, found = 0;
+    while (col >= 0 && !found && getline(&line, &cap, f) > 0)
+        found = isfinite(csv_field(line, col));
+    free(line);
+    if (f)
+        fclose(f);
+    return col < 0 ? -1 : found;
+}
+
 /* t and the column's value of every row of DIR/timeseries.csv with a live trajectory (n_live > 0: a row after
  * every trajectory failed holds no data); 1 if unreadable. */
 static int series_read(const char *dir, const char *column, series *s)

@@ -102,6 +102,26 @@ static long step_count(const nh_run_config *cfg)
     return (long)floor(cfg->T / cfg->h + 1e-9);
 }
 
+long nh_run_output_rows(const nh_run_config *cfg)
+{
+    const long n_steps = step_count(cfg);
+    return n_steps / cfg->every + 1 + (n_steps % cfg->every != 0);
+}
+
+long nh_run_output_step(const nh_run_config *cfg, long row)
+{
+    const long n_steps = step_count(cfg);
+    return row * cfg->every < n_steps ? row * cfg->every : n_steps;
+}
+
+/* The output row step k is recorded in, or -1 for a step between rows. */
+static long output_row(const nh_run_config *cfg, long k, long n_steps)
+{
+    if (k % cfg->every == 0)
+        return k / cfg->every;
+    return k == n_steps ? n_steps / cfg->every + 1 : -1;
+}
+
 void nh_run_config_use_preset(nh_run_config *cfg, const nh_preset *preset)
 {
     if (!preset)
@@ -153,9 +173,9 @@ int nh_run_validate(const nh_run_config *cfg, nh_error *err)
         return nh_fail(err, NH_ERR_INPUT, "ensemble size N=%ld must be at least 1", cfg->ensemble);
     if (cfg->every < 1)
         return nh_fail(err, NH_ERR_INPUT, "output interval every=%ld must be at least 1 step", cfg->every);
-    if (step_count(cfg) / cfg->every + 1 > NH_MAX_OUTPUT_ROWS)
+    if (nh_run_output_rows(cfg) > NH_MAX_OUTPUT_ROWS)
         return nh_fail(err, NH_ERR_INPUT, "output every %ld steps of %ld gives %ld rows; at most %d are allowed (raise "
-                       "every)", cfg->every, step_count(cfg), step_count(cfg) / cfg->every + 1, NH_MAX_OUTPUT_ROWS);
+                       "every)", cfg->every, step_count(cfg), nh_run_output_rows(cfg), NH_MAX_OUTPUT_ROWS);
     if (cfg->paths < 0 || cfg->paths > NH_MAX_PATHS || cfg->paths > cfg->ensemble)
         return nh_fail(err, NH_ERR_INPUT, "sample paths=%ld must be in [0, %d] and at most the ensemble size %ld",
                        cfg->paths, NH_MAX_PATHS, cfg->ensemble);
@@ -406,8 +426,9 @@ static void integrate_trajectory(const nh_run_config *cfg, worker *w, long index
         }
         if (rc == NH_OK)   /* after the crossing test, which read qa and q in one frame */
             nh_stepper_recentre(w->stepper, q);
-        if (rc == NH_OK && k % cfg->every == 0 && (rc = observe_at(cfg, w, k, q, v, &init, values)) == NH_OK)
-            rc = record_sample(w, index, k / cfg->every, values);
+        const long row = output_row(cfg, k, n_steps);
+        if (rc == NH_OK && row >= 0 && (rc = observe_at(cfg, w, k, q, v, &init, values)) == NH_OK)
+            rc = record_sample(w, index, row, values);
         if (rc != NH_OK) {
             record_failure(w->rec, index, k * cfg->h, rc);
             return;
@@ -762,7 +783,7 @@ int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *e
     int rc = nh_run_validate(cfg, err);
     if (rc)
         return rc;
-    const long n_steps = step_count(cfg), n_out = n_steps / cfg->every + 1;
+    const long n_steps = step_count(cfg), n_out = nh_run_output_rows(cfg);
     res->n_steps = n_steps;
     res->n_out = n_out;
     res->n_paths = cfg->paths;
@@ -775,7 +796,7 @@ int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *e
         return nh_fail(err, NH_ERR_NOMEM, "out of memory for %ld output times", n_out);
     }
     for (long k = 0; k < n_out; ++k)
-        res->time[k] = (double)(k * cfg->every) * cfg->h;
+        res->time[k] = (double)nh_run_output_step(cfg, k) * cfg->h;
     nh_run_shard_chunks(cfg, &res->first_chunk, &res->n_chunks);
     res->next_block = nh_run_chunk_first_block(cfg, res->first_chunk);
     res->trajectories_done = nh_run_trajectories_before(cfg, res->next_block);

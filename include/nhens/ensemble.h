@@ -162,6 +162,10 @@ int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *e
 /* Continues a run whose first res->next_block blocks are merged into res (from nh_run_result_init and a
  * checkpoint); the result is bitwise the one of an uninterrupted nh_run_ensemble. */
 int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_error *err);
+/* Output rows: every cfg->every steps from step 0, and the last step when every does not divide the
+ * step count (the final time is always written); nh_run_output_step gives the step of row k. */
+long nh_run_output_rows(const nh_run_config *cfg);
+long nh_run_output_step(const nh_run_config *cfg, long row);
 /* Number of blocks of NH_BLOCK_SIZE trajectories in the run. */
 long nh_run_block_count(const nh_run_config *cfg);
 /* Trajectories in the blocks before `block` (the index of its first trajectory, at most the ensemble). */

@@ -79,7 +79,7 @@ static void long_path(const char *dir, long length, char *buf, size_t len)
 }
 
 /* text with {OUT}, {DIR}, {LONG:N} (a path of N characters under {DIR}), {PLUGINS} (the test plugins'
- * folder) and \n, \t, \e (escape) replaced */
+ * folder), {EXPERIMENTS} (the project's experiments/) and \n, \t, \e (escape) replaced */
 static void substitute(const char *text, const place *p, char *buf, size_t len)
 {
     size_t used = 0;
@@ -91,6 +91,8 @@ static void substitute(const char *text, const place *p, char *buf, size_t len)
             snprintf(piece, sizeof piece, "%s", p->out), skip = 5;
         else if (!strncmp(s, "{DIR}", 5))
             snprintf(piece, sizeof piece, "%s", p->dir), skip = 5;
+        else if (!strncmp(s, "{EXPERIMENTS}", 13))
+            snprintf(piece, sizeof piece, "%s", NHENS_EXPERIMENTS_DIR), skip = 13;
         else if (!strncmp(s, "{PLUGINS}", 9))
             snprintf(piece, sizeof piece, "%s", NHENS_TEST_PLUGIN_DIR), skip = 9;
         else if (!strncmp(s, "{LONG:", 6)) {
@@ -346,6 +348,26 @@ static void run_step(char *step, place *p)
     }
 }
 
+/* The next part of a list separated by " ; " (a lone ';' stays: experiment files use it), or NULL. */
+static char *next_part(char **rest)
+{
+    if (!*rest)
+        return NULL;
+    char *part = *rest, *end = strstr(part, " ; ");
+    if (end) {
+        *end = '\0';
+        *rest = end + 3;
+    } else {
+        *rest = NULL;
+    }
+    while (*part == ' ')
+        ++part;
+    size_t n = strlen(part);
+    while (n && part[n - 1] == ' ')
+        part[--n] = '\0';
+    return part;
+}
+
 static void take_snapshot(const char *dir, const char *skip, snapshot *s)
 {
     DIR *d = opendir(dir);
@@ -408,13 +430,7 @@ static void assert_untouched(const hostile_case *c, const snapshot *before, cons
 /* AFTER checks, separated by " ; ": absent PATH, present PATH, has PATH TEXT, lacks PATH TEXT. */
 static void check_after(const hostile_case *c, char *after)
 {
-    for (char *rest = after, *check; (check = strsep(&rest, ";"));) {
-        while (*check == ' ')
-            ++check;
-        check[strcspn(check, "\0")] = '\0';
-        size_t n = strlen(check);
-        while (n && check[n - 1] == ' ')
-            check[--n] = '\0';
+    for (char *rest = after, *check; (check = next_part(&rest));) {
         if (!check[0] || !strcmp(check, "-"))
             continue;
         char *verb = strsep(&check, " "), *path = strsep(&check, " "), *text = check;
@@ -460,12 +476,7 @@ static void run_case(const hostile_case *c, const char *root)
     static char text[1 << 14], steps[1 << 14];
     if (strcmp(c->setup, "-")) {
         substitute(c->setup, &p, steps, sizeof steps);
-        for (char *rest = steps, *step; (step = strsep(&rest, ";"));) {
-            while (*step == ' ')
-                ++step;
-            size_t n = strlen(step);
-            while (n && step[n - 1] == ' ')
-                step[--n] = '\0';
+        for (char *rest = steps, *step; (step = next_part(&rest));) {
             if (step[0])
                 run_step(step, &p);
         }
