@@ -23,6 +23,16 @@ int nh_fail(nh_error *err, int code, const char *fmt, ...)
     return code;
 }
 
+const char *nh_version(void)
+{
+    return NH_VERSION;
+}
+
+int nh_abi_version(void)
+{
+    return NH_ABI_VERSION;
+}
+
 const char *nh_status_name(int status)
 {
     switch (status) {

@@ -97,7 +97,7 @@ static int dispatch(const nh_cli *cli, int argc, char **argv)
     if (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h") || !strcmp(argv[0], "help"))
         return help_command(argc, argv);
     if (!strcmp(argv[0], "--version")) {
-        printf("nhens %s\n", NH_VERSION);
+        printf("nhens %s (library %s, ABI %d)\n", NH_VERSION, nh_version(), nh_abi_version());
         return NH_EXIT_OK;
     }
     const command *c = find_command(argv[0]);

@@ -1,4 +1,5 @@
-# `cmake --install`: bin/nhens, libnhens (shared and static), include/nhens/*.h, the CMake package
+# `cmake --install`: bin/nhens, libnhens (shared and static), include/nhens/*.h, LICENSE, CITATION.cff and
+# CHANGELOG.md, the CMake package
 # (find_package(nhens) -> nhens::nhens, nhens::nhens_static) and nhens.pc for pkg-config.
 include(CMakePackageConfigHelpers)
 
@@ -12,6 +13,8 @@ install(TARGETS nhens nhens_static EXPORT nhensTargets
 install(TARGETS nhens_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/nhens DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h")
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/CITATION.cff ${PROJECT_SOURCE_DIR}/CHANGELOG.md
+  DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 set(NHENS_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/nhens)
 install(EXPORT nhensTargets NAMESPACE nhens:: DESTINATION ${NHENS_CMAKE_DIR})

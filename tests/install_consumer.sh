@@ -12,6 +12,14 @@ prefix=$work/prefix
 
 cmake --install "$build" --prefix "$prefix" >/dev/null
 "$prefix/bin/nhens" --version
+# the soname is the ABI version of core.h, and the installed link names it
+abi=$(sed -n 's/^#define NH_ABI_VERSION \([0-9]*\)$/\1/p' "$prefix/include/nhens/core.h")
+soname=$(objdump -p "$(find "$prefix" -name libnhens.so | head -1)" | awk '$1 == "SONAME" {print $2}')
+[ "$soname" = "libnhens.so.$abi" ] || { echo "install_consumer: soname $soname, expected libnhens.so.$abi"; exit 1; }
+# CITATION.cff cites the version being installed
+version=$("$prefix/bin/nhens" --version | awk '{print $2}')
+grep -qx "version: \"$version\"" "$prefix"/share/doc/nhens/CITATION.cff \
+  || { echo "install_consumer: CITATION.cff does not cite version $version"; exit 1; }
 
 cmake -S "$here/consumer" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/cmake-build" >/dev/null

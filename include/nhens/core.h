@@ -10,7 +10,16 @@ extern "C" {
 #endif
 #pragma GCC visibility push(default)   /* the public API; the library's other symbols are hidden */
 
-#define NH_VERSION "0.8.0"
+/* The release (semantic versioning, pre-1.0: a minor release may change the API) and the ABI: NH_ABI_VERSION
+ * rises with every change of a public header that breaks binary compatibility (a struct's layout, a
+ * function's signature, a removed symbol). It is the shared library's soname (libnhens.so.N) and the
+ * version a plugin is built for (NH_PLUGIN_ABI_VERSION). A program can compare these macros, the headers it
+ * was compiled with, against nh_version() and nh_abi_version(), the library it runs with. */
+#define NH_VERSION_MAJOR 0
+#define NH_VERSION_MINOR 9
+#define NH_VERSION_PATCH 0
+#define NH_VERSION "0.9.0"
+#define NH_ABI_VERSION 5
 
 enum {
     NH_MAX_DIM = 32,        /* configuration dimension n */
@@ -44,6 +53,10 @@ int nh_fail(nh_error *err, int code, const char *fmt, ...) __attribute__((format
 /* "a, b, c": the n names joined into buf (cut to len - 1 characters); the one list format of every
  * "known ...:" message. */
 void nh_join_names(const char *const *names, int n, char *buf, size_t len);
+
+/* NH_VERSION and NH_ABI_VERSION of the library the program runs with. */
+const char *nh_version(void);
+int nh_abi_version(void);
 
 /* Human name of a step status (for failure reports). */
 const char *nh_status_name(int status);

@@ -24,7 +24,7 @@ extern "C" {
 
 /* Bumped whenever nh_system_type, nh_method_type, nh_system, nh_method_spec, nh_param_def or the solver
  * interface a plugin method builds (nh_nonlinear_problem, nh_solver_probe) change; 4: residual_and_jacobian. */
-#define NH_PLUGIN_ABI_VERSION 5
+#define NH_PLUGIN_ABI_VERSION NH_ABI_VERSION
 #define NH_PLUGIN_EXPORT __attribute__((visibility("default")))
 
 typedef struct nh_plugin {

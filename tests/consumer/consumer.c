@@ -1,11 +1,13 @@
 /* An out-of-tree program built against an installed nhens (tests/install_consumer.sh): the smallest
  * ensemble study through the public API. It integrates 16 states of the CVT's energy shell H = 2 with
  * Gonzalez' discrete gradient and exits 0 only if every trajectory finished, the energy error stayed at
- * round-off (< 1e-12, measured ~1e-14) and the summary names the observers it printed. */
+ * round-off (< 1e-12, measured ~1e-14) and the summary names the observers it printed, after checking
+ * that the library it runs with is the one its headers describe (nh_version, nh_abi_version). */
 #include <nhens/nhens.h>
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static int study(const nh_registry *reg, nh_error *err)
 {
@@ -30,6 +32,11 @@ static int study(const nh_registry *reg, nh_error *err)
 
 int main(void)
 {
+    if (strcmp(nh_version(), NH_VERSION) || nh_abi_version() != NH_ABI_VERSION) {
+        fprintf(stderr, "consumer: headers of nhens %s (ABI %d), library %s (ABI %d)\n", NH_VERSION, NH_ABI_VERSION,
+                nh_version(), nh_abi_version());
+        return 1;
+    }
     nh_error err = {0};
     nh_registry *reg = nh_registry_create(&err);
     int rc = reg ? study(reg, &err) : NH_ERR_INPUT;
