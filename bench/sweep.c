@@ -288,8 +288,8 @@ int main(int argc, char **argv)
         nh_system s;
         nh_method_spec spec;
         make_system(&STARTS[cases[i].start], reg, &s);
-        nh_error err;
-        if (nh_method_spec_parse(reg, &spec, cases[i].method, &err) == NH_OK)
+        nh_error parse_err;
+        if (nh_method_spec_parse(reg, &spec, cases[i].method, &parse_err) == NH_OK)
             run_case(&cfg, &spec, &s, &cases[i]);
     }
     printf("%ld steps of h = %g, %d trajectories per case; failed kinsol / newton; c = max|dH| / (u sqrt(N) S), "

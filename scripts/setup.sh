@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Install nhens' Debian dependencies if any is missing, build SUNDIALS from Debian's source with
 # optimisation into ./.deps (scripts/sundials.sh), then configure and build into ./build
-# (and ./build-asan with -fsanitize=address,undefined when called with --asan).
+# (and, called with --asan, ./build-asan with -fsanitize=address,undefined and ./build-clang with clang, all
+# three with -Werror).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES="build-essential cmake pkg-config libsundials-dev libcriterion-dev libpcg-cpp-dev libcjson-dev libinih-dev gnuplot-nox
   libopenmpi-dev openmpi-bin python3-numpy python3-matplotlib python3-jsonschema help2man"
+# the tests also build with clang (and fuzz with its libFuzzer)
+[ "${1:-}" = "--asan" ] && PACKAGES="$PACKAGES clang libomp-dev libclang-rt-14-dev"
 missing=""
 for p in $PACKAGES; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
@@ -24,9 +27,14 @@ fi
 bash scripts/sundials.sh
 
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+# The test set-up (--asan) holds every build to zero warnings (-Werror), with gcc and with clang.
+werror=OFF
+[ "${1:-}" = "--asan" ] && werror=ON
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DNHENS_WERROR=$werror >/dev/null
 cmake --build build -j "$jobs" >/dev/null
 if [ "${1:-}" = "--asan" ]; then
-  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNHENS_SANITIZE=ON >/dev/null
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNHENS_SANITIZE=ON -DNHENS_WERROR=ON >/dev/null
   cmake --build build-asan -j "$jobs" >/dev/null
+  CC=clang CXX=clang++ cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Release -DNHENS_WERROR=ON >/dev/null
+  cmake --build build-clang -j "$jobs" >/dev/null
 fi

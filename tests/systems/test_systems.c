@@ -358,9 +358,9 @@ Test(systems, dstar_form_is_the_full_vector_field)
             nh_matvec(n, n, mass, v, mv);
             nh_matvec(n, n, mass, a, ma);
             for (int i = 0; i < n; ++i)
-                for (int k = 0; k < n; ++k)
+                for (int l = 0; l < n; ++l)
                     for (int j = 0; j < n; ++j)
-                        dmv[i] += dm[(i * n + k) * n + j] * v[j] * v[k];
+                        dmv[i] += dm[(i * n + l) * n + j] * v[j] * v[l];
             for (int i = 0; i < n; ++i) {   /* a reduced system has no configuration: q never moves */
                 double expected = nh_is_reduced(&s) ? 0.0 : v[i];
                 cr_assert(fabs(zdot[i] - expected) < 1e-12, "%s q'[%d]: %g vs %g", s.type->name, i, zdot[i], expected);
