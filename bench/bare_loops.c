@@ -8,7 +8,7 @@
 
 enum { K = 3, N = BARE_DIM };
 
-/* grad V of the quartic n = 3 (seed 000 eq. 20): q plus the quartic terms */
+/* grad V of the quartic n = 3 (Celledoni et al. 2019, eq. 20): q plus the quartic terms */
 static inline void quartic_gradient(const double *q, double *g)
 {
     const double *w = q + 1, *z = q + 1 + K;
@@ -57,7 +57,7 @@ static inline double exact_multiplier(const double *q, const double *v, const do
     return (constraint_times(q, g) - curvature) / constraint_gram(q);
 }
 
-/* DLA^{0,1} (seed 004 eq. 29): the row of A(q1) reads w, which the kick does not move, so the
+/* DLA^{0,1} (Modin & Verdier 2020, eq. 29): the row of A(q1) reads w, which the kick does not move, so the
  * multiplier is one division. */
 static void bare_dla01(double *q, double *v, double h, long steps)
 {
@@ -84,7 +84,7 @@ static void bare_dla01(double *q, double *v, double h, long steps)
     }
 }
 
-/* The nonholonomic leap-frog in velocity-Verlet form (seed 004 eq. 30 as corrected in docs/METHODS.md
+/* The nonholonomic leap-frog in velocity-Verlet form (Modin & Verdier 2020, eq. 30 as corrected in docs/METHODS.md
  * Sect. 3), its multiplier carried from step to step and started at lambda*(q0, v0). */
 static void bare_lf(double *q, double *v, double h, long steps)
 {
@@ -167,8 +167,8 @@ static void bare_rk4(double *q, double *v, double h, long steps)
 }
 
 static const bare_loop LOOPS[] = {
-    {"dla01", "DLA^{0,1}, seed 004 eq. 29", bare_dla01, interface_dla01},
-    {"lf", "nonholonomic leap-frog, seed 004 eq. 30 (docs/METHODS.md Sect. 3)", bare_lf, interface_lf},
+    {"dla01", "DLA^{0,1}, Modin & Verdier 2020, eq. 29", bare_dla01, interface_dla01},
+    {"lf", "nonholonomic leap-frog, Modin & Verdier 2020, eq. 30 (docs/METHODS.md Sect. 3)", bare_lf, interface_lf},
     {"spark2", "SPARK s = 2, Lobatto IIIA-B (docs/METHODS.md Sect. 5)", bare_spark2, interface_spark2},
     {"rk4", "classical RK4 on the index-1 ODE (docs/METHODS.md Sect. 0)", bare_rk4, interface_rk4},
 };

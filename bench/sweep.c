@@ -40,7 +40,7 @@ static const sweep_start STARTS[] = {
     {"cvt eps=0.1 rotating", "cvt", "eps=0.1", "rotating", 0.0},
     {"cvt eps=0.5 rotating", "cvt", "eps=0.5", "rotating", 0.0},
     {"cvt eps=0.4 H=2 (gearbox)", "cvt", "eps=0.4", NULL, 2.0},
-    {"knife eps=0 fig4", "knife", "eps=0", "seed004-fig4", 0.0},
+    {"knife eps=0 fig4", "knife", "eps=0", "modin2020-fig4", 0.0},
     {"knife eps=0.3 H=1", "knife", "eps=0.3", NULL, 1.0},
 };
 enum { N_STARTS = sizeof STARTS / sizeof STARTS[0], MAX_CASES = 512, MAX_TRAJECTORIES = 16 };

@@ -24,7 +24,7 @@ static void list_systems(const nh_registry *reg, FILE *out)
         fprintf(out, "      source: %s\n", t->reference);
         print_params(out, t->n_params, t->params);
         for (int p = 0; p < t->n_presets; ++p)
-            fprintf(out, "      %-6s %-14s %s%s%s\n", nh_preset_is_shell(&t->presets[p]) ? "shell" : "preset",
+            fprintf(out, "      %-6s %-24s %s%s%s\n", nh_preset_is_shell(&t->presets[p]) ? "shell" : "preset",
                     t->presets[p].name, t->presets[p].description,
                     t->presets[p].param_overrides && t->presets[p].param_overrides[0] ? "; sets " : "",
                     t->presets[p].param_overrides ? t->presets[p].param_overrides : "");

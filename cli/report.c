@@ -32,7 +32,8 @@ typedef struct report_options {
 } report_options;
 
 static const nh_option REPORT_OPTIONS[] = {
-    {"out", NH_OPTION_STRING, offsetof(report_options, out), 0, 0, "DIR", "output folder (default results/NAME)", 0, 0},
+    {"out", NH_OPTION_STRING, offsetof(report_options, out), 0, 0, "DIR",
+     "output folder (default results/FOLDER/NAME: the experiment file's folder and name)", 0, 0},
     {"scale", NH_OPTION_DOUBLE, offsetof(report_options, scale), 1e-6, 1, "F",
      "scale horizons and ensembles by F (default 1)", 0, 0},
     {"threads", NH_OPTION_LONG, offsetof(report_options, threads), 1, 1024, "K", "OpenMP threads (default: the cores)", 0, 0},
@@ -849,6 +850,24 @@ static int evaluate_claims(const report_options *o, const nh_experiment *exp, nh
     return ci_failed;
 }
 
+/* The default output folder: results/FOLDER/NAME, from the experiment file's folder and its name up to the
+ * first '.' (results/NAME for a file given without a folder, or in . or ..), so that files of one name in two
+ * folders (experiments/<paper>/fig2_....ini) write apart. */
+static void default_out(const char *experiment, char *out, size_t size)
+{
+    const char *slash = strrchr(experiment, '/');
+    const char *base = slash ? slash + 1 : experiment;
+    const int name_length = (int)strcspn(base, ".");
+    const char *folder = slash;
+    while (folder && folder > experiment && folder[-1] != '/')
+        --folder;
+    const size_t folder_length = slash ? (size_t)(slash - folder) : 0;
+    if (folder_length == 0 || !strncmp(folder, ".", folder_length) || !strncmp(folder, "..", folder_length))
+        snprintf(out, size, "results/%.*s", name_length, base);
+    else
+        snprintf(out, size, "results/%.*s/%.*s", (int)folder_length, folder, name_length, base);
+}
+
 int nh_cli_report(const nh_cli *cli, int argc, char **argv)
 {
     report_options o;
@@ -885,9 +904,7 @@ int nh_cli_report(const nh_cli *cli, int argc, char **argv)
     }
     char out[512];
     if (!o.out) {
-        const char *base = strrchr(o.experiment, '/');
-        base = base ? base + 1 : o.experiment;
-        snprintf(out, sizeof out, "results/%.*s", (int)(strcspn(base, ".")), base);
+        default_out(o.experiment, out, sizeof out);
         o.out = out;
     }
     if (nh_make_directory(o.out, &err)) {

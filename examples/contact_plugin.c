@@ -2,7 +2,7 @@
  * contact oscillator on R^{2k+1}, with its anharmonic coupling: q = (x_1..x_k, y_1..y_k, z), M = I,
  *     V = 1/2 |q|^2 + 1/2 eps z^2 sum_i x_i^2,      constraint  z' = sum_i y_i x_i'
  * (the standard contact distribution, A = [-y_1 .. -y_k, 0 .. 0, 1]). For k = 1 and eps = 0 it is the
- * integrable contact oscillator (seed 004 Sect. 2.2.1, built in as hcvt in other coordinates); eps > 0
+ * integrable contact oscillator (Modin & Verdier 2020, Sect. 2.2.1, built in as hcvt in other coordinates); eps > 0
  * couples the oscillators through the potential and breaks that structure; k > 1 gives a larger
  * distribution of the same kind. Everything a method or `nhens check` needs is written here through the
  * public API only: derivatives of V and A, an adapted basis of ker A (for the D*-form methods) and a
@@ -136,7 +136,7 @@ static double contact_minimum_energy(const nh_system *s)
 static const nh_system_type CONTACT_EPS_SYSTEM = {
     .name = "contact-eps",
     .summary = "contact oscillator on R^{2k+1} with the coupling 1/2 eps z^2 |x|^2 (example plugin)",
-    .reference = "McLachlan-Perlmutter 2006 (contact oscillator); seed 004 Sect. 2.2.1 at k = 1, eps = 0",
+    .reference = "McLachlan-Perlmutter 2006 (contact oscillator); Modin & Verdier 2020, Sect. 2.2.1 at k = 1, eps = 0",
     .n_params = 2,
     .params = PARAMS,
     /* A depends on the y_i only, and the constraint force moves x and z; A is linear in the y_i */

@@ -1,8 +1,9 @@
 /* Methods built from methods: compositions Phi = Phi^{(k)}_{c_k h} o ... o Phi^{(1)}_{c_1 h} of
  * registered methods (never their code), and the adjoint Phi*_h = (Phi_{-h})^-1.
- *   newmark-psi   Psi_h = F^{0,0,1}_{h/2} o F^{0,0,0}_{h/2}   (seed 001 Prop. 3.8, eq. 19; order 2, symmetric)
+ *   newmark-psi   Psi_h = F^{0,0,1}_{h/2} o F^{0,0,0}_{h/2}   (Anahory Simoes et al. 2022, Prop. 3.8, eq. 19;
+ *                 order 2, symmetric)
  *   triple-jump   Phi_{g1 h} o Phi_{g2 h} o Phi_{g1 h}, g1 = 1/(2 - 2^{1/3}), g2 = 1 - 2 g1, of a symmetric
- *                 method of order 2k: order 2k + 2 (Yoshida 1990; seed 001 Remark 3.12)
+ *                 method of order 2k: order 2k + 2 (Yoshida 1990; Anahory Simoes et al. 2022, Remark 3.12)
  *   compose       a symmetric composition with user coefficients c_1..c_s (palindromic, sum 1)
  *   adjoint       solves Phi_{-h}(x1) = x0 for x1 by Newton with a finite-difference Jacobian
  * The inner method is a text parameter written NAME/k=v/k=v (the '/' stand for the ':' and ',' of a
@@ -200,7 +201,8 @@ static int psi_create(nh_stepper *st, nh_error *err)
 
 const nh_method_type nh_method_newmark_psi = {
     .name = "newmark-psi",
-    .summary = "Psi_h = F^{0,0,1}_{h/2} o F^{0,0,0}_{h/2}, the symmetric Newmark composition (seed 001 eq. 19)",
+    .summary = "Psi_h = F^{0,0,1}_{h/2} o F^{0,0,0}_{h/2}, the symmetric Newmark composition "
+               "(Anahory Simoes et al. 2022, eq. 19)",
     .reference = "Anahory Simoes et al. 2022 Prop. 3.8; docs/METHODS.md Sect. 6",
     .fixed_flags = NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE,
     .fixed_order = 2,

@@ -1,5 +1,5 @@
-/* Discrete-derivative (energy-preserving) method of Betsch 2006 as written in seed 004 App. A.3,
- * with the Gonzalez discrete gradient (the one that reproduces seed 004 Figs. 7-8; docs/METHODS.md
+/* Discrete-derivative (energy-preserving) method of Betsch 2006 as written in Modin & Verdier 2020, App. A.3,
+ * with the Gonzalez discrete gradient (the one that reproduces Modin & Verdier 2020, Figs. 7-8; docs/METHODS.md
  * Sect. 4). Order 2, symmetric, reversible, energy exact; the constraint holds at the midpoint only,
  * so A(q_k) v_k = O(h^2) at the outputs (it does not claim constraint preservation).
  *   q1 = q0 + h/2 (v0 + v1),   q_bar = (q0 + q1)/2
@@ -156,8 +156,8 @@ static long dd_workspace_size(const nh_method_spec *self, const nh_system *sys)
 
 const nh_method_type nh_method_dd = {
     .name = "dd",
-    .summary = "discrete-derivative energy-preserving method, Gonzalez gradient (seed 004 App. A.3)",
-    .reference = "Betsch 2006; Gonzalez 1996; Modin-Verdier 2020 App. A.3",
+    .summary = "discrete-derivative energy-preserving method, Gonzalez gradient (Modin & Verdier 2020, App. A.3)",
+    .reference = "Betsch 2006; Gonzalez 1996; Modin & Verdier 2020 App. A.3",
     .fixed_flags = NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_REVERSIBLE,
     .fixed_order = 2,
     .solver_dim = dd_solver_dim,

@@ -6,7 +6,7 @@
 
 #include "nhens/system.h"
 
-/* Gonzalez midpoint discrete gradient (seed 000 eq. 12, docs/METHODS.md Sect. 4):
+/* Gonzalez midpoint discrete gradient (Celledoni et al. 2019, eq. 12, docs/METHODS.md Sect. 4):
  *   grad V(q_bar) + [V(q1) - V(q0) - grad V(q_bar).D] / |D|^2 * D,  D = q1 - q0.
  * potential0 = V(q0) (constant over a step's iterations); jac (n x n, may be NULL) = d/dq1. Falls back to grad V(q_bar) when |D| is at round-off. */
 void nh_gonzalez_gradient(const nh_system *s, const double *q0, double potential0, const double *q1, double *grad,

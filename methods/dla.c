@@ -1,4 +1,4 @@
-/* DLA^alpha of Cortes-Martinez 2001 as written in seed 004 App. A.1 eq. 27 (alpha = 1/2 is eq. 28);
+/* DLA^alpha of Cortes-Martinez 2001 as written in Modin & Verdier 2020, App. A.1 eq. 27 (alpha = 1/2 is eq. 28);
  * docs/METHODS.md Sect. 1. Order 1 for alpha != 1/2, 2 for alpha = 1/2 (then symmetric and reversible);
  * constraint exact at the outputs.
  *   Q = q0 + (1-alpha) h v0
@@ -139,7 +139,7 @@ static int dla_step_fn(nh_stepper *st, double h, double *q, double *v, double *c
 }
 
 /* I-DLA: the midpoint discrete Lagrangian L_d = h L((Q0+Q1)/2, (Q1-Q0)/h) with the midpoint discrete
- * constraint A((Q0+Q1)/2)(Q1-Q0) = 0 (seed 000 Sect. 4.1.3 after McLachlan-Perlmutter 2006). In the
+ * constraint A((Q0+Q1)/2)(Q1-Q0) = 0 (Celledoni et al. 2019, Sect. 4.1.3 after McLachlan-Perlmutter 2006). In the
  * one-step variables q_k = (Q_k+Q_{k+1})/2, v_k = (Q_{k+1}-Q_k)/h its DLA equations are exactly
  * DLA^{1/2} (docs/METHODS.md Sect. 2), so it shares this step. */
 static int idla_step_fn(nh_stepper *st, double h, double *q, double *v, double *carried)
@@ -167,8 +167,8 @@ static int dla_solver_dim(const nh_method_spec *self, const nh_system *sys)
 
 const nh_method_type nh_method_dla = {
     .name = "dla",
-    .summary = "discrete Lagrange-d'Alembert DLA^alpha (seed 004 eqs. 27-28)",
-    .reference = "Cortes-Martinez 2001; Modin-Verdier 2020 App. A.1 eq. 27",
+    .summary = "discrete Lagrange-d'Alembert DLA^alpha (Modin & Verdier 2020, eqs. 27-28)",
+    .reference = "Cortes-Martinez 2001; Modin & Verdier 2020 App. A.1 eq. 27",
     .n_params = 1,
     .params = dla_params,
     .flags = dla_flags,
@@ -179,7 +179,8 @@ const nh_method_type nh_method_dla = {
 
 const nh_method_type nh_method_idla = {
     .name = "idla",
-    .summary = "I-DLA: implicit reversible DLA, midpoint discrete Lagrangian and constraint (seed 000 Sect. 4.1.3)",
+    .summary = "I-DLA: implicit reversible DLA, midpoint discrete Lagrangian and constraint "
+               "(Celledoni et al. 2019, Sect. 4.1.3)",
     .reference = "McLachlan-Perlmutter 2006; Celledoni et al. 2019 Sect. 4.1.3; docs/METHODS.md Sect. 2",
     .fixed_flags = NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE,
     .fixed_order = 2,

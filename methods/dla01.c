@@ -1,4 +1,4 @@
-/* DLA^{0,1} of McLachlan-Perlmutter 2006 ("SI-DLA" of seed 000), seed 004 App. A.1 eq. 29;
+/* DLA^{0,1} of McLachlan-Perlmutter 2006 ("SI-DLA" of Celledoni et al. 2019), Modin & Verdier 2020, App. A.1 eq. 29;
  * docs/METHODS.md Sect. 2. Order 2, symmetric, reversible, constraint exact.
  *   q_half = q0 + h/2 v0,   w = v0 - h M^-1 grad V(q_half)
  *   v1 = w + h M^-1 A(q_half)^T lam,   q1 = q_half + h/2 v1,   A(q1) v1 = 0
@@ -45,8 +45,8 @@ static int dla01_solver_dim(const nh_method_spec *self, const nh_system *sys)
 
 const nh_method_type nh_method_dla01 = {
     .name = "dla01",
-    .summary = "DLA^{0,1} of McLachlan-Perlmutter, SI-DLA (seed 004 eq. 29)",
-    .reference = "McLachlan-Perlmutter 2006 eq. 4.18; Modin-Verdier 2020 App. A.1 eq. 29",
+    .summary = "DLA^{0,1} of McLachlan-Perlmutter, SI-DLA (Modin & Verdier 2020, eq. 29)",
+    .reference = "McLachlan-Perlmutter 2006 eq. 4.18; Modin & Verdier 2020 App. A.1 eq. 29",
     .fixed_flags = NH_METHOD_LINEARLY_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE,
     .fixed_order = 2,
     .solver_dim = dla01_solver_dim,

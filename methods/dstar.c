@@ -1,4 +1,4 @@
-/* Discrete gradient methods on D* (seed 000 Sects. 2.2.1, 3.2, 3.3): the step (14)
+/* Discrete gradient methods on D* (Celledoni et al. 2019, Sects. 2.2.1, 3.2, 3.3): the step (14)
  *   (zeta' - zeta)/h = Pi(zeta_bar) grad_bar H(zeta, zeta'),   zeta = (q, rho), zeta_bar = midpoint,
  * with Pi = [[0, X], [-X^T, -C rho]] (eq. 8), H(q, rho) = 1/2 rho^T g^-1 rho + V(q), g = X^T M X, and
  * C_ab^c rho_c = p^T [X_a, X_b] with p = M X g^-1 rho (eq. 17). Pi is skew, so H is conserved exactly
@@ -1137,15 +1137,17 @@ static const dstar_variant AVF = {BASIS_SYSTEM, DG_AVF}, GONZALEZ = {BASIS_SYSTE
                                 .workspace_size = dstar_workspace_size, .step = dstar_step_fn,                     \
                                 .create = dstar_create, .destroy = dstar_destroy}
 
-DSTAR_METHOD(nh_method_avf, "avf", "AVF discrete gradient method on D* (seed 000 eqs. 11, 14)", 1, avf_params,
-             SYMMETRIC_DG_FLAGS, 2, AVF);
-DSTAR_METHOD(nh_method_gonzalez, "gonzalez", "Gonzalez midpoint discrete gradient method on D* (seed 000 eqs. 12, 14)",
-             0, NULL, SYMMETRIC_DG_FLAGS, 2, GONZALEZ);
-DSTAR_METHOD(nh_method_itoh_abe, "itoh-abe", "Itoh-Abe coordinate-increment discrete gradient on D* (seed 000 eq. 13)",
-             0, NULL, ITOH_ABE_FLAGS, 1, ITOH_ABE);
+DSTAR_METHOD(nh_method_avf, "avf", "AVF discrete gradient method on D* (Celledoni et al. 2019, eqs. 11, 14)", 1,
+             avf_params, SYMMETRIC_DG_FLAGS, 2, AVF);
+DSTAR_METHOD(nh_method_gonzalez, "gonzalez",
+             "Gonzalez midpoint discrete gradient method on D* (Celledoni et al. 2019, eqs. 12, 14)", 0, NULL,
+             SYMMETRIC_DG_FLAGS, 2, GONZALEZ);
+DSTAR_METHOD(nh_method_itoh_abe, "itoh-abe",
+             "Itoh-Abe coordinate-increment discrete gradient on D* (Celledoni et al. 2019, eq. 13)", 0, NULL,
+             ITOH_ABE_FLAGS, 1, ITOH_ABE);
 DSTAR_METHOD(nh_method_gonzalez_r, "gonzalez-r",
-             "Gonzalez-R: Gonzalez on D* with the basis from Householder QR with derivatives (seed 000 Sect. 3.3)", 1,
-             gonzalez_r_params, SYMMETRIC_DG_FLAGS, 2, GONZALEZ_R);
+             "Gonzalez-R: Gonzalez on D* with the basis from Householder QR with derivatives "
+             "(Celledoni et al. 2019, Sect. 3.3)", 1, gonzalez_r_params, SYMMETRIC_DG_FLAGS, 2, GONZALEZ_R);
 
 /* ---- the D* form with the system's basis, outside a stepper (checks and tests; see dstar.h) --------- */
 

@@ -1,4 +1,4 @@
-/* The analytic Newton matrix of the D* steps (seed 000 eq. 14) with the AVF, Gonzalez and Itoh-Abe
+/* The analytic Newton matrix of the D* steps (Celledoni et al. 2019, eq. 14) with the AVF, Gonzalez and Itoh-Abe
  * discrete gradients, for systems with a constant diagonal mass M that are not reduced:
  *   d res / d z1 = I/h - 1/2 d(Pi(z) G)/dz |_(z = mid, G = grad_bar H) - Pi(mid) d grad_bar H / d z1,
  * where d grad_bar H / d z1 is sum_k w_k c_k Hess H(z0 + c_k delta) for AVF and, for Gonzalez,

@@ -1,5 +1,4 @@
-/* Generating-function integrators of seed 003 (de Leon, Martin de Diego, Santamaria-Merino 2004),
- * in the one-step (q, p) form of docs/METHODS.md Sect. 7 (p = M v is the engine's velocity state):
+/* Generating-function integrators of de Leon et al. 2004 (docs/REFERENCES.md), in the one-step (q, p) form of docs/METHODS.md Sect. 7 (p = M v is the engine's velocity state):
  *   v_01 = (q1 - q0)/h,  q_a = (1 - alpha) q0 + alpha q1,
  *   F = -grad V(q_a) + A(q_a)^T lambda*(q_a, v_01)       (S_alpha^h of eq. 25 and the discretised
  *                                                          constraint forces; lambda* in closed form)
@@ -8,12 +7,12 @@
  *   variant 5 (Sect. 5.1):   p1 = P_q1^T p+   eq. 33: constraint exact, not symmetric
  *   variant 6 (end of Sect. 5, "geometric nonholonomic integrator" P(D2 S + D1 S) = 0): the
  *                            constraint forces alpha_0, alpha_1 are taken in D^o, so F = -grad V(q_a);
- *                            seed 003 leaves alpha_0 free, and we fix it by the initial condition
+ *                            de Leon et al. 2004 leave alpha_0 free, and we fix it by the initial condition
  *                            phi~(q_k, q_k+1) = 0 at every step, i.e. -D1 S(q_k, q_k+1) = p_k, then
  *                            p_k+1 = P_q_k+1^T D2 S(q_k, q_k+1). Constraint exact; our reading, and
  *                            only first order (the position update carries no constraint force).
- * Starting from (q0, v0) on D with p0 = M v0 is the initial condition phi~(q0, q1) = 0. Seed 003
- * eq. 27 has the wrong overall sign of lambda (docs/METHODS.md Sect. 9 row 11); lambda* is the engine's.
+ * Starting from (q0, v0) on D with p0 = M v0 is the initial condition phi~(q0, q1) = 0. Eq. 27 of
+ * de Leon et al. 2004 has the wrong overall sign of lambda (docs/METHODS.md Sect. 9 row 11); lambda* is the engine's.
  * The Newton matrix is analytic for constant-mass systems with a potential Hessian (the q- and
  * v-derivatives of lambda*; the second derivatives of A that they need by differences of the system's
  * d(A v)/dq, m x n entries), else forward differences of the residual; either way Newton converges to
@@ -319,8 +318,8 @@ static long genfun_workspace_size(const nh_method_spec *self, const nh_system *s
 
 const nh_method_type nh_method_genfun = {
     .name = "genfun",
-    .summary = "generating-function integrator S_alpha^h of seed 003 (Sect. 4; variant 5 = Sect. 5.1)",
-    .reference = "de Leon, Martin de Diego, Santamaria-Merino 2004 eqs. 25, 33; docs/METHODS.md Sect. 7",
+    .summary = "generating-function integrator S_alpha^h of de Leon et al. 2004 (Sect. 4; variant 5 = Sect. 5.1)",
+    .reference = "de Leon et al. 2004 eqs. 25, 33; docs/METHODS.md Sect. 7",
     .n_params = 2,
     .params = genfun_params,
     .flags = genfun_flags,

@@ -1,9 +1,9 @@
-/* Gonzalez-F: the first energy-preserving attempt of seed 000 Sect. 3.3, eq. 15, on T*Q with a
+/* Gonzalez-F: the first energy-preserving attempt of Celledoni et al. 2019, Sect. 3.3, eq. 15, on T*Q with a
  * multiplier: z = (q, p),
  *   (z' - z)/h = J grad_bar H(z, z') + lam (0, A(q_bar)^T),   A(q_bar) d_p grad_bar H(z, z') = 0,
  * with the Gonzalez discrete gradient of H = 1/2 p^T M^-1 p + V on R^{2n}. H is conserved exactly
  * (J skew, the multiplier term is orthogonal to grad_bar H); the constraint A(q) M^-1 p = 0 is not
- * kept at the output points ("only approximately satisfied", seed 000), which a test shows.
+ * kept at the output points ("only approximately satisfied", Celledoni et al. 2019), which a test shows.
  * Unknowns (q', p', lam): 2n + m. Order 2, symmetric. The Newton matrix is analytic: with
  * G = d grad_bar H / dz' = 1/2 Hess H(z_bar) + the Gonzalez correction's derivative (nh_gonzalez_correct_jacobian),
  *   rows q:   I/h - G_p.              | 0
@@ -229,7 +229,7 @@ static long gonzalez_f_workspace_size(const nh_method_spec *self, const nh_syste
 
 const nh_method_type nh_method_gonzalez_f = {
     .name = "gonzalez-f",
-    .summary = "Gonzalez-F: Gonzalez discrete gradient on T*Q with a multiplier (seed 000 eq. 15)",
+    .summary = "Gonzalez-F: Gonzalez discrete gradient on T*Q with a multiplier (Celledoni et al. 2019, eq. 15)",
     .reference = "Celledoni et al. 2019 eq. 15",
     .fixed_flags = NH_METHOD_IMPLICIT | NH_METHOD_PRESERVES_ENERGY | NH_METHOD_REVERSIBLE,
     .fixed_order = 2,

@@ -18,7 +18,7 @@ typedef struct nh_step_kernel {
 enum { NH_KERNEL_METHODS = 4 };
 extern const nh_method_type nh_method_dla01, nh_method_leapfrog, nh_method_rk4, nh_method_spark2;
 
-/* The quartic of seed 000 (k = 3 pairs, n = 7) and of seed 001 (k = 2, n = 5). */
+/* The quartic of Celledoni et al. 2019 (k = 3 pairs, n = 7) and of Anahory Simoes et al. 2022 (k = 2, n = 5). */
 extern const nh_step_kernel nh_quartic3_kernels[NH_KERNEL_METHODS];
 extern const nh_step_kernel nh_quartic2_kernels[NH_KERNEL_METHODS];
 

@@ -1,5 +1,5 @@
 /* Nonholonomic leap-frog of McLachlan-Perlmutter 2006 Sect. 5.1 / Ferraro-Iglesias-de Diego 2008,
- * seed 004 App. A.2 eq. 30 with the corrections of docs/METHODS.md Sect. 3 (A(q0), lam_30 = -lam), in
+ * Modin & Verdier 2020, App. A.2 eq. 30 with the corrections of docs/METHODS.md Sect. 3 (A(q0), lam_30 = -lam), in
  * velocity-Verlet form. Order 2, reversible on D x R^m, constraint exact; one m x m SPD solve per
  * step for any A(q). The multiplier is genuine state: it starts at lambda*(q0, v0) (docs/METHODS.md
  * Sect. 3: any O(1) error there leaves a permanent period-2 oscillation in lam).
@@ -125,8 +125,8 @@ static long lf_workspace_size(const nh_method_spec *self, const nh_system *sys)
 
 const nh_method_type nh_method_leapfrog = {
     .name = "lf",
-    .summary = "nonholonomic leap-frog, velocity-Verlet form (seed 004 eq. 30, corrected)",
-    .reference = "McLachlan-Perlmutter 2006 Sect. 5.1; Modin-Verdier 2020 App. A.2; docs/METHODS.md Sect. 3",
+    .summary = "nonholonomic leap-frog, velocity-Verlet form (Modin & Verdier 2020, eq. 30, corrected)",
+    .reference = "McLachlan-Perlmutter 2006 Sect. 5.1; Modin & Verdier 2020 App. A.2; docs/METHODS.md Sect. 3",
     .fixed_flags = NH_METHOD_LINEARLY_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE |
            NH_METHOD_CARRIES_STATE,
     .fixed_order = 2,

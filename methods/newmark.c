@@ -1,6 +1,6 @@
-/* Nonholonomic Newmark F^{beta,beta',alpha} of seed 001 Def. 3.1 with the discrete constraints
+/* Nonholonomic Newmark F^{beta,beta',alpha} of Anahory Simoes et al. 2022, Def. 3.1 with the discrete constraints
  * (15) Phi = A((1-alpha) q0 + alpha q1)(q1 - q0)/h or (16) [(1-alpha) A(q0) + alpha A(q1)](q1 - q0)/h;
- * docs/METHODS.md Sect. 6 (gamma = 1/2 + beta - beta' corrects seed 001's misprint). With
+ * docs/METHODS.md Sect. 6 (gamma = 1/2 + beta - beta' corrects a misprint of Anahory Simoes et al. 2022). With
  * Gamma(q, lam) = M^-1(-grad V(q) + A(q)^T lam):
  *   q1 = q0 + h v0 + h^2/2 [(1-2 beta) Gamma(q0, lam) + 2 beta Gamma(q1, lam')]
  *   q0 = q1 - h v1 + h^2/2 [2 beta' Gamma(q0, lam) + (1-2 beta') Gamma(q1, lam')]
@@ -26,7 +26,8 @@ enum { P_BETA = 0, P_BETA2 = 1, P_ALPHA = 2, P_DISC = 3 };
 
 static const nh_param_def newmark_params[] = {
     {"beta", 0.0, 0.0, 0.5, 0, "weight of Gamma(q1) in the position equation", NULL},
-    {"beta2", 0.0, 0.0, 0.5, 0, "beta' of seed 001, weight of Gamma(q0) in the backward equation", NULL},
+    {"beta2", 0.0, 0.0, 0.5, 0, "beta' of Anahory Simoes et al. 2022, weight of Gamma(q0) in the backward equation",
+     NULL},
     {"alpha", 0.5, 0.0, 1.0, 0, "point of the discrete constraint", NULL},
     {"disc", 15, 15, 16, 1, "discrete constraint: 15 = A at the alpha-point, 16 = alpha-average of A", NULL},
 };
@@ -355,7 +356,8 @@ static int newmark_accepts(const nh_method_spec *self, const nh_system *sys, nh_
     if (fabs(self->params.value[P_BETA] + self->params.value[P_BETA2] - 0.5) < 1e-12)
         return nh_fail(err, NH_ERR_INPUT,
                        "newmark: beta + beta2 = %g is refused: with beta + beta' = 1/2 the columns of lam and lam' in "
-                       "the Newton matrix become parallel and the step is ill-conditioned (seed 001 Remark 3.3); "
+                       "the Newton matrix become parallel and the step is ill-conditioned "
+                       "(Anahory Simoes et al. 2022, Remark 3.3); "
                        "choose beta + beta2 != 1/2, e.g. beta = beta2 = 0 or 0.1",
                        self->params.value[P_BETA] + self->params.value[P_BETA2]);
     return NH_OK;
@@ -380,7 +382,7 @@ static long newmark_workspace_size(const nh_method_spec *self, const nh_system *
 
 const nh_method_type nh_method_newmark = {
     .name = "newmark",
-    .summary = "nonholonomic Newmark F^{beta,beta',alpha} (seed 001 Def. 3.1; explicit for 0,0,0)",
+    .summary = "nonholonomic Newmark F^{beta,beta',alpha} (Anahory Simoes et al. 2022, Def. 3.1; explicit for 0,0,0)",
     .reference = "Anahory Simoes et al. 2022 Def. 3.1, eqs. 15-16, Prop. 3.9; docs/METHODS.md Sect. 6",
     .n_params = 4,
     .params = newmark_params,

@@ -1,5 +1,5 @@
 /* Householder QR with forward-mode derivatives (see qrdiff.h). For the directions q_j the
- * derivative of every quantity is propagated next to its value, which is Algorithm 1 of seed 000
+ * derivative of every quantity is propagated next to its value, which is Algorithm 1 of Celledoni et al. 2019
  * written for a kernel basis: B = A^T is reduced by reflectors H_k = I - 2 v_k v_k^T and the basis
  * vectors are Q e_c = H_0 ... H_{m-1} e_c for c >= m. Each direction's derivatives are linear in its
  * seed dB/dq_j, so a direction along which A does not vary at q (a zero seed) has zero derivatives

@@ -1,4 +1,4 @@
-/* Householder QR with derivatives (seed 000 Algorithm 1), methods-private: an orthonormal basis of
+/* Householder QR with derivatives (Celledoni et al. 2019, Algorithm 1), methods-private: an orthonormal basis of
  * ker A(q) from the QR factorisation of A^T, with its derivatives, for methods that need an adapted
  * basis of D_q without the system's analytic D* form (Gonzalez-R). */
 #ifndef NHENS_QRDIFF_H

@@ -1,5 +1,5 @@
 /* 2-stage Lobatto IIIA-B SPARK method for the index-2 nonholonomic DAE (Jay 2003, as used in
- * seed 000 Sect. 4.1.3); docs/METHODS.md Sect. 5. Coefficients: IIIA (trapezoidal) for q' = v, IIIB for
+ * Celledoni et al. 2019, Sect. 4.1.3); docs/METHODS.md Sect. 5. Coefficients: IIIA (trapezoidal) for q' = v, IIIB for
  * M v' = -grad V + A^T lam, stage constraints IIIA rows 2..s plus the end-point constraint; the IIIC,
  * IIIC* and IIID parts of the five-way splitting are empty for this problem. With s = 2 the IIIB
  * stages coincide, V1 = V2 = V, and IIIA gives Q1 = q0, Q2 = q1:
@@ -53,7 +53,7 @@ static int spark_solver_dim(const nh_method_spec *self, const nh_system *sys)
 
 const nh_method_type nh_method_spark2 = {
     .name = "spark2",
-    .summary = "2-stage Lobatto IIIA-B SPARK for the index-2 nonholonomic DAE (seed 000 Sect. 4.1.3)",
+    .summary = "2-stage Lobatto IIIA-B SPARK for the index-2 nonholonomic DAE (Celledoni et al. 2019, Sect. 4.1.3)",
     .reference = "Jay 2003; Celledoni et al. 2019 Sect. 4.1.3; docs/METHODS.md Sect. 5",
     .fixed_flags = NH_METHOD_LINEARLY_IMPLICIT | NH_METHOD_PRESERVES_CONSTRAINT | NH_METHOD_REVERSIBLE,
     .fixed_order = 2,

@@ -27,7 +27,7 @@ cmake --build build-fuzz -j "$(nproc)" --target $harnesses >/dev/null
 corpus=build-fuzz/corpus
 rm -rf build-fuzz/artifacts
 mkdir -p "$corpus/fuzz_experiment" "$corpus/fuzz_cli" build-fuzz/artifacts
-cp experiments/*.ini tests/cli/hostile/*.ini "$corpus/fuzz_experiment/"
+cp experiments/*/*.ini tests/cli/hostile/*.ini "$corpus/fuzz_experiment/"
 # a command line seed: the subcommand's index byte (6 = run --dry-run), then one argument per line
 i=0
 while IFS=$'\t' read -r code expect args; do

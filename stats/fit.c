@@ -1,4 +1,4 @@
-/* The variance law of seed 000 Fig. 2: Var dH(t) ~ a + C t over the late part of a run. The offset a
+/* The variance law of Celledoni et al. 2019, Fig. 2: Var dH(t) ~ a + C t over the late part of a run. The offset a
  * is the bounded O(h^4) oscillation of each trajectory's energy error; C is the random-walk rate.
  * A power law through the origin would be dominated by a at early times, so both are reported. This module
  * owns the fit, its delete-one-group jackknife errors with their degrees of freedom and Student t quantile,

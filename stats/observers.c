@@ -53,14 +53,14 @@ static const nh_observer observers[] = {
     {"constraint", "constraint residual |A(q) v|", constraint_residual, 2,
      {{"constraint_max", NH_STAT_ABSMAX}, {"constraint_rms", NH_STAT_RMS}}, NULL, 0, 0, "|A(q)v|", "constraint_max", "‖A(q)v‖",
      "constraint", 0},
-    {"driver_energy", "driver energy error h(t) - h(0), seed 004 eq. 7 (coupled systems)", driver_energy_error, 2,
-     {{"driver_dE_mean", NH_STAT_MEAN}, {"driver_dE_absmax", NH_STAT_ABSMAX}}, has_driver, 0, 0,
+    {"driver_energy", "driver energy error h(t) - h(0), Modin & Verdier 2020, eq. 7 (coupled systems)",
+     driver_energy_error, 2, {{"driver_dE_mean", NH_STAT_MEAN}, {"driver_dE_absmax", NH_STAT_ABSMAX}}, has_driver, 0, 0,
      "|driver_energy error|", "driver_energy_absmax", "driver energy h(t) − h(0)", NULL, 0},
-    {"passenger_energy", "passenger energy error E(t) - E(0), seed 004 eq. 6 (coupled systems)",
+    {"passenger_energy", "passenger energy error E(t) - E(0), Modin & Verdier 2020, eq. 6 (coupled systems)",
      passenger_energy_error, 2, {{"passenger_dE_mean", NH_STAT_MEAN}, {"passenger_dE_absmax", NH_STAT_ABSMAX}},
      has_driver, 0, 0, "|passenger_energy error|", "passenger_energy_absmax", "passenger energy E(t) − E(0)", NULL, 0},
-    {"latitude", "latitude error at the driver's Poincare section (seed 004 Sect. 3.2, Fig. 8; cvt, hcvt); "
-     "binned to the nearest output time, nan where no crossing fell; latitude_crossings counts the crossings of "
+    {"latitude", "latitude error at the driver's Poincare section (Modin & Verdier 2020, Sect. 3.2, Fig. 8; cvt, "
+     "hcvt); binned to the nearest output time, nan where no crossing fell; latitude_crossings counts the crossings of "
      "each bin over the ensemble, so separate runs' bins combine as count-weighted means", NULL, 3,
      {{"latitude_mean", NH_STAT_MEAN}, {"latitude_absmax", NH_STAT_ABSMAX}, {"latitude_crossings", NH_STAT_COUNT}}, nh_has_latitude, 1, 0,
      "|latitude error|", "latitude_absmax", "latitude error (rad)", NULL, 0},

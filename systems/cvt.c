@@ -1,6 +1,6 @@
-/* Pendulum-driven continuously variable transmission (seed 004 eq. 12, seed 001 Sect. 5.2,
- * seed 000 eq. 24): q = (x1, x2, xi), M = I, V = 1/2|x|^2 + cos xi - eps sin(2 xi)/2,
- * constraint x1' + sin(xi) x2' = 0. Seed 001 writes (x, y) for our (x2, x1). With V = cos xi the
+/* Pendulum-driven continuously variable transmission (Modin & Verdier 2020, eq. 12; Anahory Simoes et al. 2022,
+ * Sect. 5.2; Celledoni et al. 2019, eq. 24): q = (x1, x2, xi), M = I, V = 1/2|x|^2 + cos xi - eps sin(2 xi)/2,
+ * constraint x1' + sin(xi) x2' = 0. Anahory Simoes et al. 2022 write (x, y) for our (x2, x1). With V = cos xi the
  * point xi = 0 is the top of the pendulum, so the oscillating driver starts at xi = pi. */
 #include "nhens/system.h"
 
@@ -16,16 +16,18 @@ static const nh_param_def cvt_params[] = {
 };
 
 static const nh_preset cvt_presets[] = {
-    {"rotating", "seed 004 Sect. 3.2 rotating driver (Figs. 6-8), H = 6.0, driver energy 5.0", "", 3,
+    {"rotating", "Modin & Verdier 2020, Sect. 3.2 rotating driver (Figs. 6-8), H = 6.0, driver energy 5.0", "", 3,
      {1, 1, 0}, {0, 0, 2.82842712}, 0, 0},
-    {"oscillating", "seed 004 Sect. 3.2 oscillating driver (Figs. 6-8), xi(0) = pi (bottom), driver energy 0.8",
-     "", 3, {1, 1, M_PI}, {0, 0, 1.8973666}, 0, 0},
-    {"seed001-fig3", "seed 001 Sect. 5.2 / Fig. 3 (eps = 0), energy 0.2723; x1, x2 swapped to our convention",
+    {"oscillating",
+     "Modin & Verdier 2020, Sect. 3.2 oscillating driver (Figs. 6-8), xi(0) = pi (bottom), driver energy 0.8", "", 3,
+     {1, 1, M_PI}, {0, 0, 1.8973666}, 0, 0},
+    {"anahory2022-fig3",
+     "Anahory Simoes et al. 2022, Sect. 5.2 / Fig. 3 (eps = 0), energy 0.2723; x1, x2 swapped to our convention",
      "eps=0", 3, {0, 1, -2}, {-0.4075, -0.4481, 0.1}, 0, 0},
-    {"seed001-fig4", "seed 001 Sect. 5.2 / Figs. 4-5 (eps = 0.1), energy 6.0", "eps=0.1", 3,
+    {"anahory2022-fig4", "Anahory Simoes et al. 2022, Sect. 5.2 / Figs. 4-5 (eps = 0.1), energy 6.0", "eps=0.1", 3,
      {1, 1, 0}, {0, 0, 2.82842712}, 0, 0},
-    {"gearbox", "seed 000 eq. 24 / Fig. 4: gearbox driven by an asymmetric pendulum (eps = 0.4); random states "
-     "on H = 2 (seed 000 gives no energy)", "eps=0.4", 0, {0}, {0}, 2.0, 1},
+    {"gearbox", "Celledoni et al. 2019, eq. 24 / Fig. 4: gearbox driven by an asymmetric pendulum (eps = 0.4); "
+     "random states on H = 2 (Celledoni et al. 2019 give no energy)", "eps=0.4", 0, {0}, {0}, 2.0, 1},
 };
 
 static double eps_of(const nh_system *s)
@@ -159,8 +161,8 @@ static void cvt_coordinate_kinds(const nh_system *s, unsigned char *kind)
 
 const nh_system_type nh_system_cvt = {
     .name = "cvt",
-    .summary = "pendulum-driven continuously variable transmission (seed 004 eq. 12)",
-    .reference = "Modin-Verdier 2020 eqs. 11-12; Anahory Simoes et al. 2022 Sect. 5.2; Celledoni et al. 2019 eq. 24",
+    .summary = "pendulum-driven continuously variable transmission (Modin & Verdier 2020, eq. 12)",
+    .reference = "Modin & Verdier 2020 eqs. 11-12; Anahory Simoes et al. 2022 Sect. 5.2; Celledoni et al. 2019 eq. 24",
     .n_params = sizeof cvt_params / sizeof cvt_params[0],
     .params = cvt_params,
     .flags = NH_SYS_CVT_TYPE,

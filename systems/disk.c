@@ -1,7 +1,7 @@
-/* Rolling disk (unicycle) of seed 000 Sect. 2: q = (x1, x2, theta, phi), M = diag(m, m, J_theta, J_phi),
- * V = 0, constraints x1' = r cos(theta) phi', x2' = r sin(theta) phi'. Adapted basis (seed 000 Sect. 2)
+/* Rolling disk (unicycle) of Celledoni et al. 2019, Sect. 2: q = (x1, x2, theta, phi), M = diag(m, m, J_theta, J_phi),
+ * V = 0, constraints x1' = r cos(theta) phi', x2' = r sin(theta) phi'. Adapted basis (Celledoni et al. 2019, Sect. 2)
  * X_1 = r cos(theta) d/dx1 + r sin(theta) d/dx2 + d/dphi, X_2 = d/dtheta. In D* coordinates rho is
- * constant along every solution (seed 000 Sect. 3.2 example), which a test checks. */
+ * constant along every solution (Celledoni et al. 2019, Sect. 3.2 example), which a test checks. */
 #include "nhens/system.h"
 
 #include <math.h>
@@ -123,7 +123,7 @@ static void disk_coordinate_kinds(const nh_system *s, unsigned char *kind)
 
 const nh_system_type nh_system_disk = {
     .name = "disk",
-    .summary = "rolling disk / unicycle (seed 000 Sect. 2), purely kinetic",
+    .summary = "rolling disk / unicycle (Celledoni et al. 2019, Sect. 2), purely kinetic",
     .reference = "Celledoni et al. 2019 Sect. 2, eq. 2",
     .n_params = 4,
     .params = disk_params,

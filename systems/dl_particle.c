@@ -1,5 +1,5 @@
-/* Nonholonomic particle of seed 003 Example 4.2: q = (x, y, z), M = I, V = x^2 + y^2 (L = 1/2|v|^2 -
- * (x^2 + y^2)), constraint z' - y x' = 0. Named dlparticle to keep it apart from seed 004's particle
+/* Nonholonomic particle of de Leon et al. 2004, Example 4.2: q = (x, y, z), M = I, V = x^2 + y^2 (L = 1/2|v|^2 -
+ * (x^2 + y^2)), constraint z' - y x' = 0. Named dlparticle to keep it apart from the particle of Modin & Verdier 2020
  * (mvparticle). Adapted basis X_1 = d/dx + y d/dz, X_2 = d/dy. */
 #include "nhens/system.h"
 
@@ -91,8 +91,8 @@ static void dl_coordinate_kinds(const nh_system *s, unsigned char *kind)
 
 const nh_system_type nh_system_dlparticle = {
     .name = "dlparticle",
-    .summary = "nonholonomic particle of seed 003 Example 4.2 (z' = y x', V = x^2 + y^2)",
-    .reference = "de Leon, Martin de Diego, Santamaria-Merino 2004 Example 4.2",
+    .summary = "nonholonomic particle of de Leon et al. 2004, Example 4.2 (z' = y x', V = x^2 + y^2)",
+    .reference = "de Leon et al. 2004 Example 4.2",
     .flags = NH_SYS_CVT_TYPE | NH_SYS_AFFINE_CONSTRAINT,
     .dimensions = dl_dimensions,
     .potential = dl_potential,

@@ -1,4 +1,4 @@
-/* Harmonically driven CVT ("contact oscillator") and the nonholonomic particle of seed 004
+/* Harmonically driven CVT ("contact oscillator") and the nonholonomic particle of Modin & Verdier 2020
  * Sect. 2.2.1: q = (x1, x2, xi), M = I, V = 1/2 |kappa x|^2 + xi^2/2, constraint x1' + xi x2' = 0.
  * hcvt has kappa = I (both shafts sprung), mvparticle kappa = [0 1] (the first shaft free), so its
  * passenger energy is 1/2|x'|^2 + 1/2 x2^2. Adapted basis X_1 = -xi d/dx1 + d/dx2, X_2 = d/dxi. */
@@ -128,9 +128,10 @@ static void coupled_coordinate_kinds(const nh_system *s, unsigned char *kind)
                                 .coupled_structure = coupled_structure,                                            \
                                 .coordinate_kinds = coupled_coordinate_kinds}
 
-COUPLED_SYSTEM(nh_system_hcvt, "hcvt", "harmonically driven CVT / contact oscillator (seed 004 Sect. 2.2.1, kappa = I)");
+COUPLED_SYSTEM(nh_system_hcvt, "hcvt",
+               "harmonically driven CVT / contact oscillator (Modin & Verdier 2020, Sect. 2.2.1, kappa = I)");
 COUPLED_SYSTEM(nh_system_mvparticle, "mvparticle",
-               "nonholonomic particle of seed 004 (degenerate CVT, kappa = [0 1], Sect. 2.2.1)");
+               "nonholonomic particle of Modin & Verdier 2020 (degenerate CVT, kappa = [0 1], Sect. 2.2.1)");
 
 static int first_shaft_sprung(const nh_system *s)
 {

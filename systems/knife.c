@@ -1,7 +1,7 @@
-/* Knife edge (skate on an inclined plane) of seed 004 Sect. 2.2.2, eq. 13, with the perturbation
+/* Knife edge (skate on an inclined plane) of Modin & Verdier 2020, Sect. 2.2.2, eq. 13, with the perturbation
  * A(xi) = [-sin xi, cos xi - eps]: q = (x1, x2, xi), M = I, V = -x1 (gravity f = (1, 0) along the
  * slope), free driver xi'' = 0. eps != 0 makes the averaged kernel direction non-zero and destroys
- * integrability (seed 004 Prop. 5.4). */
+ * integrability (Modin & Verdier 2020, Prop. 5.4). */
 #include "nhens/system.h"
 
 #include <math.h>
@@ -15,7 +15,7 @@ static const nh_param_def knife_params[] = {
 };
 
 static const nh_preset knife_presets[] = {
-    {"seed004-fig4", "seed 004 Sect. 3.1 / Fig. 4: horizontal skate turned by the driver", "", 3,
+    {"modin2020-fig4", "Modin & Verdier 2020, Sect. 3.1 / Fig. 4: horizontal skate turned by the driver", "", 3,
      {0, 0, M_PI / 2}, {0, 0, 1}, 0, 0},
 };
 
@@ -126,8 +126,8 @@ static void knife_coordinate_kinds(const nh_system *s, unsigned char *kind)
 
 const nh_system_type nh_system_knife = {
     .name = "knife",
-    .summary = "knife edge on an inclined plane, optionally perturbed (seed 004 eq. 13)",
-    .reference = "Modin-Verdier 2020 Sect. 2.2.2",
+    .summary = "knife edge on an inclined plane, optionally perturbed (Modin & Verdier 2020, eq. 13)",
+    .reference = "Modin & Verdier 2020 Sect. 2.2.2",
     .n_params = 1,
     .params = knife_params,
     .flags = NH_SYS_CVT_TYPE,

@@ -1,7 +1,8 @@
-/* Chaotic quartic of seed 000 eqs. 19-20 (after McLachlan-Perlmutter 2006): q = (x, w_1..w_n,
+/* Chaotic quartic of Celledoni et al. 2019, eqs. 19-20 (after McLachlan-Perlmutter 2006): q = (x, w_1..w_n,
  * z_1..z_n) in R^{2n+1}, M = I, V = 1/2(|q|^2 + z_1^2 z_2^2 + sum w_i^2 z_i^2), one constraint
- * x' + sum w_i z_i' = 0. n = 3 is seed 000's study (energy 3.06); n = 2 is seed 001's "chaotic
- * particle". The constraint depends on w only and its force moves x and z: CVT-type. */
+ * x' + sum w_i z_i' = 0. n = 3 is the study of Celledoni et al. 2019 (energy 3.06); n = 2 is the
+ * "chaotic particle" of Anahory Simoes et al. 2022. The constraint depends on w only and its force moves x and z:
+ * CVT-type. */
 #include "quartic_formulas.h"
 
 #include <string.h>
@@ -11,15 +12,18 @@ enum { P_N = 0, P_SPREAD = 1 };
 static const nh_param_def quartic_params[] = {
     {"n", 3, 2, 15, 1, "number of (w, z) pairs; dimension is 2n+1", NULL},
     {"spread", 0.5, 1e-3, 100, 0,
-     "sampler: q ~ N(0, spread^2 I) before the energy-shell rejection (seed 000 leaves the distribution open)", NULL},
+     "sampler: q ~ N(0, spread^2 I) before the energy-shell rejection (Celledoni et al. 2019 leave the distribution "
+     "open)", NULL},
 };
 
 static const nh_preset quartic_presets[] = {
-    {"seed001-fig1", "seed 001 Sect. 5.1 / Fig. 1: chaotic particle (n = 2), energy 3.2575", "n=2", 5,
-     {1, 0, 1, -1, -1}, {0.05, 0.5, -0.5, -0.1, -0.05}, 0, 0},
-    {"seed000-fig2", "seed 000 Sect. 4.1.3 / Fig. 2: 200 random states of the n = 3 quartic on H = 3.06", "n=3", 0,
+    {"anahory2022-fig1", "Anahory Simoes et al. 2022, Sect. 5.1 / Fig. 1: chaotic particle (n = 2), energy 3.2575",
+     "n=2", 5, {1, 0, 1, -1, -1}, {0.05, 0.5, -0.5, -0.1, -0.05}, 0, 0},
+    {"celledoni2019-fig2",
+     "Celledoni et al. 2019, Sect. 4.1.3 / Fig. 2: 200 random states of the n = 3 quartic on H = 3.06", "n=3", 0,
      {0}, {0}, 3.06, 200},
-    {"seed001-fig2", "seed 001 Sect. 5.1 / Fig. 2: 100 random states of the chaotic particle (n = 2) on H = 1.535",
+    {"anahory2022-fig2",
+     "Anahory Simoes et al. 2022, Sect. 5.1 / Fig. 2: 100 random states of the chaotic particle (n = 2) on H = 1.535",
      "n=2", 0, {0}, {0}, 1.535, 100},
 };
 
@@ -35,9 +39,9 @@ static void quartic_dimensions(const double *par, int *n, int *m)
 }
 
 /* Each formula (quartic_formulas.h) is an always-inline function of the pair count k, and its callback
- * calls it with k a constant for the papers' sizes (n = 3 of seed 000, n = 2 of seed 001) or with k read
- * at run time: the same operations in the same order, with the loops over the pairs unrolled where k is
- * known. */
+ * calls it with k a constant for the papers' sizes (n = 3 of Celledoni et al. 2019, n = 2 of Anahory Simoes
+ * et al. 2022) or with k read at run time: the same operations in the same order, with the loops over the
+ * pairs unrolled where k is known. */
 #define QUARTIC_WITH_PAIRS(k, call) ((k) == 3 ? call(3) : (k) == 2 ? call(2) : call(k))
 
 static double quartic_potential(const nh_system *s, const double *q)
@@ -85,8 +89,8 @@ static void quartic_constraint_jacobian_multiplier(const nh_system *s, const dou
 #undef JACOBIAN_MULTIPLIER
 }
 
-/* X_i = d/dw_i, X_{k+i} = w_i d/dx - d/dz_i (seed 000 Sect. 4.1.1): pair i owns four entries, X_i^{w_i},
- * X_{k+i}^x, X_{k+i}^{z_i} and d X_{k+i}^x / d w_i (entry[0..2] in X, entry[3] in dX), and the basis
+/* X_i = d/dw_i, X_{k+i} = w_i d/dx - d/dz_i (Celledoni et al. 2019, Sect. 4.1.1): pair i owns four entries,
+ * X_i^{w_i}, X_{k+i}^x, X_{k+i}^{z_i} and d X_{k+i}^x / d w_i (entry[0..2] in X, entry[3] in dX), and the basis
  * writes only these (its declared pattern). */
 static void pair_entries(const nh_system *s, int i, int entry[4])
 {
@@ -133,7 +137,7 @@ static double quartic_minimum_energy(const nh_system *s)
 
 const nh_system_type nh_system_quartic = {
     .name = "quartic",
-    .summary = "chaotic quartic particle in R^{2n+1}, one constraint (seed 000 eqs. 19-20)",
+    .summary = "chaotic quartic particle in R^{2n+1}, one constraint (Celledoni et al. 2019, eqs. 19-20)",
     .reference = "Celledoni et al. 2019 eqs. 19-20; Anahory Simoes et al. 2022 Sect. 5.1",
     .n_params = sizeof quartic_params / sizeof quartic_params[0],
     .params = quartic_params,

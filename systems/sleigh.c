@@ -1,8 +1,8 @@
-/* Chaplygin sleigh of seed 000 Sect. 4.2: q = (x1, x2, theta), V = 0, configuration-dependent mass matrix
+/* Chaplygin sleigh of Celledoni et al. 2019, Sect. 4.2: q = (x1, x2, theta), V = 0, configuration-dependent mass matrix
  *   M(theta) = [[m, 0, -m a sin], [0, m, m a cos], [-m a sin, m a cos, J + m a^2]],
  * constraint -sin(theta) x1' + cos(theta) x2' = 0 (the blade slides only along itself). D* form in the
  * orthonormal adapted basis X_1 = d/dtheta / sqrt(J + m a^2), X_2 = (cos d/dx1 + sin d/dx2)/sqrt(m), so
- * H = 1/2 |rho|^2 and the D* equations are seed 000 eq. 22; the preset of Fig. 3 is given in rho. */
+ * H = 1/2 |rho|^2 and the D* equations are Celledoni et al. 2019, eq. 22; the preset of Fig. 3 is given in rho. */
 #include "nhens/system.h"
 
 #include <math.h>
@@ -17,13 +17,15 @@ static const nh_param_def sleigh_params[] = {
     {"m", 1.0, 1e-6, 1e6, 0, "mass", NULL},
 };
 
-/* Seed 000 Fig. 3 gives (x1, x2, theta, rho1, rho2) with J = 8, a = m = 1: v = rho1 X_1 + rho2 X_2. */
+/* Celledoni et al. 2019, Fig. 3, give (x1, x2, theta, rho1, rho2) with J = 8, a = m = 1: v = rho1 X_1 + rho2 X_2. */
 #define FIG3_V(rho1) {-0.6 * 0.99500416527802582, -0.6 * 0.099833416646828155, (rho1) / 3.0}
 static const nh_preset sleigh_presets[] = {
-    {"seed000-fig3-plus", "seed 000 Fig. 3: J = 8, a = m = 1, x = (-5, 0), theta = 0.1, rho = (+0.001, -0.6); "
-     "run with h = 0.5", "J=8,a=1,m=1", 3, {-5, 0, 0.1}, FIG3_V(0.001), 0, 0},
-    {"seed000-fig3-minus", "seed 000 Fig. 3: as -plus with rho1 = -0.001", "J=8,a=1,m=1", 3, {-5, 0, 0.1},
-     FIG3_V(-0.001), 0, 0},
+    {"celledoni2019-fig3-plus",
+     "Celledoni et al. 2019, Fig. 3: J = 8, a = m = 1, x = (-5, 0), theta = 0.1, rho = (+0.001, -0.6); "
+     "run with h = 0.5",
+     "J=8,a=1,m=1", 3, {-5, 0, 0.1}, FIG3_V(0.001), 0, 0},
+    {"celledoni2019-fig3-minus", "Celledoni et al. 2019, Fig. 3: as -plus with rho1 = -0.001", "J=8,a=1,m=1", 3,
+     {-5, 0, 0.1}, FIG3_V(-0.001), 0, 0},
 };
 
 static double par(const nh_system *s, int i)
@@ -134,7 +136,7 @@ static void sleigh_coordinate_kinds(const nh_system *s, unsigned char *kind)
 
 const nh_system_type nh_system_sleigh = {
     .name = "sleigh",
-    .summary = "Chaplygin sleigh, configuration-dependent mass matrix (seed 000 Sect. 4.2)",
+    .summary = "Chaplygin sleigh, configuration-dependent mass matrix (Celledoni et al. 2019, Sect. 4.2)",
     .reference = "Celledoni et al. 2019 Sect. 4.2, eqs. 22-23, Prop. 4.1",
     .n_params = 3,
     .params = sleigh_params,

@@ -1,9 +1,9 @@
-/* Euler-Poincare-Suslov problem on so(3) of seed 000 Sect. 4.3, reduced form only: v = omega in
+/* Euler-Poincare-Suslov problem on so(3) of Celledoni et al. 2019, Sect. 4.3, reduced form only: v = omega in
  * so(3) ~ R^3 with the bracket [u, w] = u x w, kinetic energy 1/2 omega^T I omega in a frame with
  * I12 = 0 and the constraint omega_3 = 0 (a = e_3). There is no configuration: q is a dummy coordinate that
  * does not move, and methods that need the configuration space refuse the system. D = span{e_1, e_2},
  * so rho = (I11 w1 + I13 w3, I22 w2 + I23 w3) and H = rho1^2/(2 I11) + rho2^2/(2 I22) on D, with the
- * projected structure constants C_12^1 = I13/I11, C_12^2 = I23/I22 (seed 000). I33 does not enter the
+ * projected structure constants C_12^1 = I13/I11, C_12^2 = I23/I22 (Celledoni et al. 2019). I33 does not enter the
  * constrained motion; it is set to 1 + I13^2/I11 + I23^2/I22 so that the inertia matrix is definite. */
 #include "nhens/system.h"
 
@@ -120,7 +120,7 @@ static double suslov_minimum_energy(const nh_system *s)
 
 const nh_system_type nh_system_suslov = {
     .name = "suslov",
-    .summary = "Euler-Poincare-Suslov problem on so(3), reduced form only (seed 000 Sect. 4.3)",
+    .summary = "Euler-Poincare-Suslov problem on so(3), reduced form only (Celledoni et al. 2019, Sect. 4.3)",
     .reference = "Celledoni et al. 2019 Sect. 4.3",
     .n_params = 4,
     .params = suslov_params,

@@ -1,4 +1,4 @@
-/* Vertical rolling disk and mobile robot of seed 004 Sect. 2.2.3, eq. 15: q = (x1, x2, x3, xi), M = I,
+/* Vertical rolling disk and mobile robot of Modin & Verdier 2020, Sect. 2.2.3, eq. 15: q = (x1, x2, x3, xi), M = I,
  * constraints x1' + cos(xi) x3' = 0, x2' + sin(xi) x3' = 0; V = 0 (vdisk) or V = sin(xi) (robot).
  * The passenger speed x3' is constant and xi'' = -V'(xi), so the vertical disk has the closed-form
  * solution xi = xi0 + w t, x1 = x1(0) - u [sin(xi) - sin(xi0)]/w, x2 = x2(0) + u [cos(xi) - cos(xi0)]/w
@@ -122,8 +122,9 @@ static void vertical_disk_coordinate_kinds(const nh_system *s, unsigned char *ki
                                 .coupled_structure = vd_coupled_structure,                                          \
                                 .coordinate_kinds = vertical_disk_coordinate_kinds}
 
-VERTICAL_DISK_SYSTEM(nh_system_vdisk, "vdisk", "vertical rolling disk / rolling penny (seed 004 eq. 15)");
-VERTICAL_DISK_SYSTEM(nh_system_robot, "robot", "mobile robot: vertical disk with driver potential sin(xi) (seed 004 Sect. 2.2.3)");
+VERTICAL_DISK_SYSTEM(nh_system_vdisk, "vdisk", "vertical rolling disk / rolling penny (Modin & Verdier 2020, eq. 15)");
+VERTICAL_DISK_SYSTEM(nh_system_robot, "robot",
+                     "mobile robot: vertical disk with driver potential sin(xi) (Modin & Verdier 2020, Sect. 2.2.3)");
 
 static int has_potential(const nh_system *s)
 {

@@ -7,8 +7,11 @@ set -u
 nhens="$1"; dir="$2"
 out=$(mktemp -d)
 passed=0; failed=0
-for exp in "$dir"/*.ini; do
-  name=$(basename "$exp" .ini)
+# every experiment file under the folder (one subfolder per paper, beyond/ for the rest), named paper-file
+mapfile -t experiments < <(find "$dir" -name '*.ini' | sort)
+[ "${#experiments[@]}" -gt 0 ] || { echo "no experiment files under $dir"; echo "0 passed, 1 failed"; exit 1; }
+for exp in "${experiments[@]}"; do
+  rel=${exp#"$dir"/}; name=${rel%.ini}; name=${name//\//-}
   # the file is valid at full size too (a horizon that is no whole number of steps shows only there), and
   # the claims marked ci hold, and their foils fail, at the file's ci_scale (--ci)
   if "$nhens" report "$exp" --out "$out/$name" --dry-run >/dev/null 2>"$out/$name.err" &&
@@ -23,7 +26,7 @@ for exp in "$dir"/*.ini; do
   fi
 done
 # a run folder that lacks a file the report reads (results of an older nhens) is computed again, not reused
-first=$(ls "$dir"/*.ini | head -1); name=$(basename "$first" .ini)
+first=${experiments[0]}
 if "$nhens" report "$first" --out "$out/reuse" --scale 0.01 >/dev/null 2>&1 &&
    rm "$(find "$out/reuse" -name quantiles.csv | head -1)" &&
    "$nhens" report "$first" --out "$out/reuse" --scale 0.01 2>&1 >/dev/null | grep running >/dev/null &&
@@ -35,7 +38,7 @@ fi
 # a ci claim that does not discriminate fails --ci: the knife's DLA^1/2 is bounded, but so is DLA^{0,1}, its foil
 # here (exit 4, "foil HOLDS TOO"); with the foil DLA^0.4, which drifts, it passes; and a claim whose threshold is
 # moved past the measured value (DLA^0.4's growth is 12.9 +- 2.7) does not hold (exit 4)
-knife="$dir/seed004_fig4_knife.ini"
+knife="$dir/modin2020/fig4_knife.ini"
 foil() { { echo '[experiment]'; echo "claim = $1"; sed -e '1,/^\[experiment\]/d' -e '/^claim/d' "$knife"; } > "$out/foil.ini"
          "$nhens" report "$out/foil.ini" --out "$out/foil" --ci >/dev/null 2>"$out/foil.err"; echo $?; }
 if [ "$(foil 'eps0/dla:slope(dH_absmax) < 3*se | test | ci vs dla01')" = 4 ] && grep -q 'foil HOLDS TOO' "$out/foil.err" &&

@@ -1,5 +1,5 @@
 /* The D* form of a system as a vector field (methods-private, exposed for tests): with the system's
- * adapted basis, zeta = (q, rho = X^T M v) and zeta' = Pi(zeta) grad H(zeta) (seed 000 eq. 9). */
+ * adapted basis, zeta = (q, rho = X^T M v) and zeta' = Pi(zeta) grad H(zeta) (Celledoni et al. 2019, eq. 9). */
 #ifndef NHENS_DSTAR_H
 #define NHENS_DSTAR_H
 

@@ -141,7 +141,7 @@ struct nh_run_result {
     nh_solver_stats solver;
     double preset_projection;
     unsigned observer_mask;     /* nh_observer_mask of the system: the columns written */
-    double variance_scale;      /* h^(2r) for a method of order r: dH_var / this is seed 000 Fig. 2's scaling */
+    double variance_scale;      /* h^(2r) for order r: dH_var / this is Fig. 2's scaling in Celledoni et al. 2019 */
     long trajectories_done;     /* trajectories in the statistics: the first blocks, in order */
     long next_block;            /* blocks merged so far (a chunk boundary) */
     int complete;               /* every trajectory done (0 after an interruption) */

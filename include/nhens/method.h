@@ -21,7 +21,7 @@ enum nh_method_flags {
     NH_METHOD_LINEARLY_IMPLICIT = 1u << 1,   /* only small linear solves */
     NH_METHOD_PRESERVES_ENERGY = 1u << 2,    /* H to round-off */
     NH_METHOD_PRESERVES_CONSTRAINT = 1u << 3,/* A(q_k) v_k = 0 to round-off at the outputs */
-    NH_METHOD_REVERSIBLE = 1u << 4,          /* Phi_h(rho Phi_h x) = rho x (seed 004 App. A) */
+    NH_METHOD_REVERSIBLE = 1u << 4,          /* Phi_h(rho Phi_h x) = rho x (Modin & Verdier 2020, App. A) */
     NH_METHOD_CARRIES_STATE = 1u << 5,       /* state beyond (q, v) between steps */
     NH_METHOD_GENERAL_MASS = 1u << 6,        /* serves systems with a configuration-dependent M(q) */
     NH_METHOD_REDUCED = 1u << 7              /* serves reduced (Lie algebra) systems without configuration */

@@ -23,7 +23,7 @@ int nh_write_quantiles(const char *dir, const nh_run_result *res, nh_error *err)
 int nh_write_summary(const char *dir, const nh_run_config *cfg, const nh_run_result *res, const char *command,
                      nh_error *err);
 /* DIR/smoothed.csv: every column of DIR/timeseries.csv as a running mean over a centred window of `window`
- * time units (seed 004's plots use 3 and 30); event columns average their finite values. */
+ * time units (the plots of Modin & Verdier 2020 use 3 and 30); event columns average their finite values. */
 int nh_write_smoothed(const char *dir, double window, nh_error *err);
 /* A run's files committed as one set into dir (nh_output_set): timeseries.csv, summary.json, smoothed.csv
  * when smooth > 0 (window in time units), quantiles.csv, paths.csv when the run has sample paths; any other file of the

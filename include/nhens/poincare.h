@@ -1,4 +1,4 @@
-/* Poincare sections of the driver and the latitude integral of seed 004 Sect. 3.2 / Fig. 8. The section
+/* Poincare sections of the driver and the latitude integral of Modin & Verdier 2020, Sect. 3.2 / Fig. 8. The section
  * is xi = xi0 (mod 2 pi) crossed in the direction of xi0'; crossings inside a step are located on the
  * cubic Hermite interpolant of the step (exact for cubics, O(h^4): consistent with the methods' orders
  * <= 3, better than the nearest step), and the state there is interpolated the same way (positions with

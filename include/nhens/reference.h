@@ -23,7 +23,7 @@ int nh_reference_tracker_start(nh_reference_tracker *r, const double *q0, const 
 int nh_reference_tracker_advance(nh_reference_tracker *r, double t, double *q, double *v);
 void nh_reference_tracker_free(nh_reference_tracker *r);
 
-/* Driver-period monodromy of the reduced system (seed 004 eq. 10) of a coupled system whose reduced
+/* Driver-period monodromy of the reduced system (Modin & Verdier 2020, eq. 10) of a coupled system whose reduced
  * vector u has 3 components and f = 0 (cvt, hcvt): the exact driver from (xi0, xi0') is integrated with
  * CVODE together with U' = B(xi(t)) U, B = [[0, k0], [-k0^T, 0]], k0 = kappa k, until the driver's first
  * return to the section xi = xi0 (mod 2 pi) in the direction of xi0' (the period P); R = U(P) is a rotation

@@ -1,5 +1,5 @@
 /* Streaming statistics: Welford accumulators with Chan's pairwise merge, the per-output-time
- * observers that feed them, and the variance-law fit of seed 000 Fig. 2. Memory is one accumulator
+ * observers that feed them, and the variance-law fit of Celledoni et al. 2019, Fig. 2. Memory is one accumulator
  * per (output time, observed quantity), independent of the number of trajectories. */
 #ifndef NHENS_STATS_H
 #define NHENS_STATS_H
@@ -79,7 +79,7 @@ typedef struct nh_observer {
     nh_column columns[4];
     int (*applies)(const nh_system *s);   /* NULL: every system (a core observer) */
     int event;                            /* sampled at Poincare crossings by the driver, not at output times */
-    int fitted;                           /* the variance law (seed 000 Fig. 2) is fitted to this one */
+    int fitted;                           /* the variance law (Celledoni et al. 2019, Fig. 2) is fitted to this one */
     const char *label;                    /* "|dH|": how a summary names max |value| */
     const char *extreme_key;              /* summary.json "extremes" key of max |value| */
     const char *symbol;                   /* "H(t) − H(0)": how figures name the quantity (UTF-8) */

@@ -79,16 +79,16 @@ typedef struct nh_system_type {
     void (*sample_configuration)(const nh_system *s, nh_pcg32 *rng, double *q);
     /* Infimum of V over the support of that distribution: the lowest reachable energy shell. */
     double (*minimum_energy)(const nh_system *s);
-    /* Optional D* form (seed 000 Sect. 2.2.1): an adapted basis X_1..X_r (r = n - m) of D_q,
+    /* Optional D* form (Celledoni et al. 2019, Sect. 2.2.1): an adapted basis X_1..X_r (r = n - m) of D_q,
      * X (n x r, X[i*r + a] = X_a^i) and its derivative dX[(i*r + a)*n + j] = d X_a^i / d q_j.
      * The Hamiltonian H(q, rho) = 1/2 rho^T g^-1 rho + V, g = X^T M X, the velocity v = X g^-1 rho and
      * the brackets C_ab^c rho_c = p^T [X_a, X_b] all follow from X and dX (methods/dstar.c). */
     void (*adapted_basis)(const nh_system *s, const double *q, double *x, double *dx);
-    /* Optional, for the nonholonomically coupled systems of seed 004 (eq. 7): the driver energy
+    /* Optional, for the nonholonomically coupled systems of Modin & Verdier 2020 (eq. 7): the driver energy
      * h = 1/2 xi'^2 + V(xi); the passenger energy (eq. 6) is H - h. */
     double (*driver_energy)(const nh_system *s, const double *q, const double *v);
-    /* Optional, nonholonomically coupled systems (seed 004 Sect. 2.1): q = (x, xi) with the driver xi last;
-     * at driver angle xi, the unit kernel vector k(xi) of A(xi) (n - 1 entries), kappa (rows x (n - 1),
+    /* Optional, nonholonomically coupled systems (Modin & Verdier 2020, Sect. 2.1): q = (x, xi) with the driver xi
+     * last; at driver angle xi, the unit kernel vector k(xi) of A(xi) (n - 1 entries), kappa (rows x (n - 1),
      * K = kappa^T kappa) and f of U(x) = 1/2 x^T K x - f^T x. The reduced vector is u = (kappa x, v),
      * v = x'^T k(xi), and obeys eq. 10 (see nh_reduced_vector). */
     void (*coupled_structure)(const nh_system *s, double xi, double *k, double *kappa, int *kappa_rows, double *f);
@@ -207,10 +207,10 @@ int nh_exact_multiplier(const nh_system *s, const double *q, const double *v, do
 /* The same with a = A(q) and grad = grad V(q) already at hand. */
 int nh_exact_multiplier_from(const nh_system *s, const double *q, const double *v, const double *a,
                              const double *grad, double *lam);
-/* Reduced vector u = (kappa x, x'^T k(xi)) of a coupled system (seed 004 eq. 9); returns its length
+/* Reduced vector u = (kappa x, x'^T k(xi)) of a coupled system (Modin & Verdier 2020, eq. 9); returns its length
  * (kappa rows + 1), or 0 for a system without the coupled structure. */
 int nh_reduced_vector(const nh_system *s, const double *q, const double *v, double *u);
-/* Driver state (xi, xi') of a coupled system (the driver is the last coordinate, seed 004 Sect. 2.1):
+/* Driver state (xi, xi') of a coupled system (the driver is the last coordinate, Modin & Verdier 2020, Sect. 2.1):
  * the phase-plane point on which Poincare sections of the driver are taken. Returns 0 for systems
  * without the coupled structure. */
 int nh_driver_state(const nh_system *s, const double *q, const double *v, double *xi, double *xi_dot);

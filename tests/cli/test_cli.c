@@ -157,8 +157,8 @@ Test(cli, the_variance_law_says_when_the_data_do_not_support_it)
              "--out %s", dir);
     cr_assert(eq(int, nhens_output(args, out, sizeof out), 0), "stderr: %s", err_text);
     cr_expect(strstr(out, "caveat: C is within its 95 % interval of 0") != NULL, "%s", out);
-    snprintf(args, sizeof args, "run --system quartic --preset seed000-fig2 --method dla01 --h 0.1 --T 1000 --quiet "
-             "--out %s", dir);
+    snprintf(args, sizeof args, "run --system quartic --preset celledoni2019-fig2 --method dla01 --h 0.1 --T 1000 "
+             "--quiet --out %s", dir);
     cr_assert(eq(int, nhens_output(args, out, sizeof out), 0), "stderr: %s", err_text);
     cr_expect(strstr(out, "variance law") != NULL && strstr(out, "caveat:") == NULL, "%s", out);
     snprintf(args, sizeof args, "run --system cvt --preset gearbox --method newmark:alpha=1 --h 2 --T 4000 "
@@ -173,7 +173,7 @@ Test(cli, shell_preset_runs_the_papers_ensemble)
 {
     char args[512], dir[128];
     snprintf(dir, sizeof dir, "/tmp/nhens-cli-shell-%d", (int)getpid());
-    snprintf(args, sizeof args, "run --system quartic --preset seed000-fig2 --method dla01 --h 0.1 --T 2"
+    snprintf(args, sizeof args, "run --system quartic --preset celledoni2019-fig2 --method dla01 --h 0.1 --T 2"
              " --ensemble 8 --out %s", dir);
     cr_assert(eq(int, nhens(args), 0), "stderr: %s", err_text);
     remove_tree(dir);

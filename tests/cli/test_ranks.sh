@@ -59,7 +59,7 @@ if [ "$mpi" = ON ]; then
   # only rank 0 prints the summary
   [ "$(grep -c '^nhens run:' "$out/mpi3.log")" = 1 ] && ok || bad "mpirun -n 3 printed $(grep -c '^nhens run:' "$out/mpi3.log") summaries"
   # an experiment under mpirun: every run's CSV files are the one-process report's bytes
-  exp="$(dirname "$0")/../../experiments/seed004_fig8_latitude.ini"
+  exp="$(dirname "$0")/../../experiments/modin2020/fig8_latitude.ini"
   "$nhens" report "$exp" --out "$out/report1" --scale 0.01 --threads 1 >/dev/null 2>&1 || bad "report, one process"
   if mpirun --oversubscribe -n 2 "$nhens" report "$exp" --out "$out/report2" --scale 0.01 --threads 1 \
        >"$out/report2.log" 2>&1; then

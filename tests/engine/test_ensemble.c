@@ -637,9 +637,9 @@ static void latitude_drift(const char *method, const char *eps, double *first, d
     nh_run_result_free(&res);
 }
 
-Test(latitude, seed_004_fig_8_reversible_methods_and_the_leapfrog_exception)
+Test(latitude, modin2020_fig_8_reversible_methods_and_the_leapfrog_exception)
 {
-    /* seed 004 Fig. 8 (rotating driver): with eps = 0 reversible methods keep the latitude error bounded;
+    /* Modin & Verdier 2020, Fig. 8 (rotating driver): with eps = 0 reversible methods keep the latitude error bounded;
      * with eps = 0.1 they drift, except leap-frog. Measured (mean of first -> last tenth): dla01
      * 1.9e-3 -> 2.0e-3 (eps 0), 3.8e-3 -> 3.9e-2 (eps 0.1); lf 3.5e-3 -> 3.6e-3 (eps 0.1). Bounds: no drift
      * means a ratio below 1.5, drift a ratio above 3. */
@@ -916,7 +916,7 @@ Test(initial_states, perturbed_states_lie_on_the_presets_energy_shell_and_on_D_q
 {
     nh_system s;
     make_system(&s, "quartic", "n=2", NULL);
-    const nh_preset *p = nh_system_find_preset(s.type, "seed001-fig1");
+    const nh_preset *p = nh_system_find_preset(s.type, "anahory2022-fig1");
     double q0[NH_MAX_DIM], v0[NH_MAX_DIM], q[NH_MAX_DIM], v[NH_MAX_DIM], change;
     cr_assert(eq(int, nh_preset_state(&s, p, q0, v0, &change), NH_OK));
     const double e0 = nh_energy(&s, q0, v0);
@@ -944,7 +944,8 @@ Test(initial_states, off_distribution_rows_are_refused_by_number_or_projected)
     nh_error err;
     make_system(&s, "quartic", "n=2", NULL);
     double rows[2][10] = {{1, 0, 1, -1, -1, 0.05, 0.5, -0.5, -0.1, -0.05}, {0.5, 0.1, 0.2, 0.3, -0.2, 0.1, 0.2, 0.3, 0.1, 0.1}};
-    /* row 1 is seed 001's state, exactly on D_q (0.05 + 0 (-0.1) + 1 (-0.05) = 0); row 2 is off by 0.13 */
+    /* row 1 is the state of Anahory Simoes et al. 2022, exactly on D_q (0.05 + 0 (-0.1) + 1 (-0.05) = 0); row 2 is
+     * off by 0.13 */
     cr_assert(eq(int, nh_initial_states_check(&s, &rows[0][0], 2, 0, &err), NH_ERR_INPUT));
     cr_assert(strstr(err.msg, "row 2") != NULL, "%s", err.msg);
     cr_assert(eq(int, nh_initial_states_check(&s, &rows[0][0], 2, 1, &err), NH_OK), "%s", err.msg);
@@ -965,7 +966,7 @@ Test(initial_states, burn_in_continues_the_trajectory_that_t0_would_have_started
     make_system(&s, "quartic", "n=2", NULL);
     cfg.system = &s;
     make_method(&cfg.method, "lf");
-    cfg.preset = nh_system_find_preset(s.type, "seed001-fig1");
+    cfg.preset = nh_system_find_preset(s.type, "anahory2022-fig1");
     cfg.h = 0.05, cfg.T = 5, cfg.every = 20, cfg.ensemble = 1, cfg.threads = 1, cfg.fit_window_start = 0.5;
     cr_assert(eq(int, nh_run_ensemble(&cfg, &plain, &err), NH_OK), "%s", err.msg);
     cfg.T = 3, cfg.burn_in = 2;

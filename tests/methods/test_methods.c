@@ -41,7 +41,7 @@ static const method_case CASES[] = {
     {"newmark:disc=16", 2, NAN, 0},
     {"newmark-psi", 2, 4.93e-3, 0},
     {"adjoint", 1, NAN, 0},                           /* of DLA^0.4 */
-    {"adjoint:inner=newmark/alpha=0", 1, 1.24e-1, 0}, /* = F^{0,0,1} (seed 001 Prop. 3.8) */
+    {"adjoint:inner=newmark/alpha=0", 1, 1.24e-1, 0}, /* = F^{0,0,1} (Anahory Simoes et al. 2022, Prop. 3.8) */
     {"triple-jump", 4, NAN, 0},
     {"triple-jump:inner=dla01", 4, NAN, 0},
     {"compose:inner=dla01,coeffs=" SUZUKI, 4, NAN, 0},
@@ -177,7 +177,7 @@ Test(battery, constraint_preserved_to_round_off_where_claimed)
         if (nh_method_spec_flags(&m) & NH_METHOD_PRESERVES_CONSTRAINT)
             cr_assert(quartic < 1e-13 && cvt < 1e-13, "%s: max |A v| = %g (quartic), %g (cvt)", CASES[c].spec, quartic,
                       cvt);
-        else /* seed 003 Sect. 4 happens to keep the quartic's constraint (A affine in w); not the CVT's */
+        else /* genfun (de Leon et al. 2004, Sect. 4) happens to keep the quartic's constraint (A affine in w), not the CVT's */
             cr_assert(fmax(quartic, cvt) > 1e-9, "%s does not claim the constraint; its residual %g / %g should be visible",
                       CASES[c].spec, quartic, cvt);
     }
@@ -324,7 +324,7 @@ Test(battery, reversible_methods_have_bounded_energy_error_on_the_reversible_cvt
         nh_method_spec m;
         make_method(&m, CASES[c].spec);
         unsigned f = nh_method_spec_flags(&m);
-        /* reversible KAM needs the trajectory on D: seed 003's Sect. 4 method is reversible but leaves
+        /* reversible KAM needs the trajectory on D: the Sect. 4 method of de Leon et al. 2004 is reversible but leaves
          * D by O(h^2) and its energy then changes at the rate lam . (A v) (docs/METHODS.md Sect. 7) */
         unsigned needed = NH_METHOD_REVERSIBLE | NH_METHOD_PRESERVES_CONSTRAINT;
         if ((f & needed) != needed || (f & NH_METHOD_PRESERVES_ENERGY))
@@ -535,8 +535,8 @@ Test(structure, adjoints_are_the_methods_the_papers_name)
 
 Test(structure, spark2_is_newmark_half_with_the_averaged_constraint)
 {
-    /* Written out, the s = 2 Lobatto IIIA-B SPARK step (docs/METHODS.md Sect. 5) is F^{0,0,1/2} with seed
-     * 001's constraint (16): V = v0 + h/2 Gamma(q0, L1) makes q1 = q0 + h v0 + h^2/2 Gamma(q0, L1),
+    /* Written out, the s = 2 Lobatto IIIA-B SPARK step (docs/METHODS.md Sect. 5) is F^{0,0,1/2} with the
+     * constraint (16) of Anahory Simoes et al. 2022: V = v0 + h/2 Gamma(q0, L1) makes q1 = q0 + h v0 + h^2/2 Gamma(q0, L1),
      * 1/2 [A(q0) + A(q1)] V = 0 is (16) at alpha = 1/2, and v1 = V + h/2 Gamma(q1, L2). */
     nh_system s;
     double q[NH_MAX_DIM], v[NH_MAX_DIM];
@@ -547,7 +547,7 @@ Test(structure, spark2_is_newmark_half_with_the_averaged_constraint)
 
 Test(structure, newmark_half_positions_are_dla01_nodes)
 {
-    /* seed 001 Prop. 3.6 / docs/METHODS.md Sect. 6: F^{0,0,1/2} and DLA^{0,1} generate the same node
+    /* Anahory Simoes et al. 2022, Prop. 3.6 / docs/METHODS.md Sect. 6: F^{0,0,1/2} and DLA^{0,1} generate the same node
      * sequence. Start DLA^{0,1} from the state its node recursion gives for the first two Newmark
      * positions, ((q0 + q1)/2, (q1 - q0)/h), and compare its nodes q + h/2 v with Newmark's q_k. */
     nh_system s;
@@ -582,7 +582,8 @@ Test(structure, explicit_newmark_never_builds_a_solver)
     make_system(&s, "cvt", NULL, NULL);
     make_method(&m, "newmark:alpha=0");
     nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_KINSOL, &err);
-    cr_assert(st != NULL && nh_stepper_solver(st) == NULL, "F^{0,0,0} is explicit (seed 001 Prop. 3.9)");
+    cr_assert(st != NULL && nh_stepper_solver(st) == NULL,
+              "F^{0,0,0} is explicit (Anahory Simoes et al. 2022, Prop. 3.9)");
     nh_stepper_free(st);
     make_method(&m, "newmark-psi");
     int reversible = (nh_method_spec_flags(&m) & NH_METHOD_REVERSIBLE) != 0;
@@ -688,13 +689,13 @@ Test(structure, qr_basis_spans_the_kernel_and_its_derivative_matches_differences
 
 Test(structure, dstar_methods_keep_energy_and_constraint_on_the_gearbox)
 {
-    /* seed 000 Fig. 4: Gonzalez-R preserves energy and constraint to machine precision on the gearbox
+    /* Celledoni et al. 2019, Fig. 4: Gonzalez-R preserves energy and constraint to machine precision on the gearbox
      * (cvt, eps = 0.4), and so do the other D* methods. 5e4 steps. Each solve keeps H(q, rho) to its
      * residual floor, a random walk: measured with gonzalez-r, per-step sd 1.2e-16 |H|, so after 5e4
      * steps an rms of 2.6e-14 |H| and a maximum below 4 times that (probability 1.3e-4 above it, as in
      * energy_preserved_to_round_off_where_claimed), plus the rounding of v (a few 1e-16): bound 1.5e-13.
      * A stepper that recomputes rho = X^T M v from its own output at every step drifts instead: gonzalez-r
-     * did, by 1.7e-17 |H| a step (measured 8.3e-13 here, 8.2e-12 over seed 000's 5e5 steps). */
+     * did, by 1.7e-17 |H| a step (measured 8.3e-13 here, 8.2e-12 over the 5e5 steps of Celledoni et al. 2019). */
     const char *variants[] = {"gonzalez-r", "gonzalez-r:fd=1", "gonzalez", "avf", "itoh-abe"};
     for (int k = 0; k < 5; ++k) {
         nh_method_spec m;
@@ -1030,11 +1031,11 @@ static double off_range(const nh_system *s, const double *q, const double *r)
     return worst / size;
 }
 
-/* The residuals of seed 001 Def. 3.1's equations after one step (q0, v0) -> (q1, v1) of F^{0,beta',alpha}
- * with constraint (15) (or (16) when averaged): the position equation's M(q1 - q0 - h v0) 2/h^2 + grad V(q0)
- * must lie in range A(q0)^T (then lam is its coefficient), Phi_alpha and A(q1) v1 must vanish, and the
- * backward equation's M(v1 - (q1 - q0)/h - h beta' Gamma(q0, lam)) 2/(h (1 - 2 beta')) + grad V(q1) must lie
- * in range A(q1)^T. Returns the largest, relative to the size of the terms. */
+/* The residuals of the equations of Anahory Simoes et al. 2022, Def. 3.1, after one step (q0, v0) -> (q1, v1) of
+ * F^{0,beta',alpha} with constraint (15) (or (16) when averaged): the position equation's M(q1 - q0 - h v0) 2/h^2 +
+ * grad V(q0) must lie in range A(q0)^T (then lam is its coefficient), Phi_alpha and A(q1) v1 must vanish, and the
+ * backward equation's M(v1 - (q1 - q0)/h - h beta' Gamma(q0, lam)) 2/(h (1 - 2 beta')) + grad V(q1) must lie in range
+ * A(q1)^T. Returns the largest, relative to the size of the terms. */
 static double newmark_equations(const nh_system *s, double h, double beta2, double alpha, int averaged,
                                 const double *q0, const double *v0, const double *q1, const double *v1)
 {

@@ -1,5 +1,5 @@
 /* Every registered system: analytic derivatives against central finite differences, presets
- * against the energies printed in the seeds, the regimes presets are named after, and the
+ * against the energies printed in the papers, the regimes presets are named after, and the
  * energy-shell sampler. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -251,17 +251,17 @@ static double preset_energy(const char *system, const char *preset, double *proj
     return nh_energy(&s, q, v);
 }
 
-Test(systems, preset_energies_match_the_seeds)
+Test(systems, preset_energies_match_the_papers)
 {
     double proj;
-    /* seed 001 prints the energies to 4 decimals; their velocities are rounded to 4 digits */
-    cr_assert(epsilon_eq(dbl, preset_energy("quartic", "seed001-fig1", &proj), 3.2575, 5e-5));
-    cr_assert(eq(dbl, proj, 0.0), "seed 001's quartic velocity satisfies the constraint exactly");
-    cr_assert(epsilon_eq(dbl, preset_energy("cvt", "seed001-fig3", &proj), 0.2723, 5e-5));
+    /* Anahory Simoes et al. 2022 print the energies to 4 decimals; their velocities are rounded to 4 digits */
+    cr_assert(epsilon_eq(dbl, preset_energy("quartic", "anahory2022-fig1", &proj), 3.2575, 5e-5));
+    cr_assert(eq(dbl, proj, 0.0), "the quartic velocity of Anahory Simoes et al. 2022 satisfies the constraint exactly");
+    cr_assert(epsilon_eq(dbl, preset_energy("cvt", "anahory2022-fig3", &proj), 0.2723, 5e-5));
     cr_assert(proj < 1e-4, "rounded velocity moved by %g onto D", proj);
     /* (1, 1, 0), (0, 0, 2.82842712): H = 1 + 1 + 8.0000000/2, exact to the 8 printed digits */
     cr_assert(epsilon_eq(dbl, preset_energy("cvt", "rotating", &proj), 6.0, 1e-7));
-    cr_assert(epsilon_eq(dbl, preset_energy("cvt", "seed001-fig4", &proj), 6.0, 1e-7));
+    cr_assert(epsilon_eq(dbl, preset_energy("cvt", "anahory2022-fig4", &proj), 6.0, 1e-7));
 }
 
 /* Driver of the CVT: count sign changes of xi' over T = 40 (several driver periods) with RK4. */
@@ -325,7 +325,8 @@ Test(systems, preset_parameter_conflict_is_refused)
     nh_error err;
     const char *over[1] = {"n=3"};
     const nh_system_type *t = nh_registry_find_system(test_registry(), "quartic");
-    cr_assert(eq(int, nh_system_init(&s, t, nh_system_find_preset(t, "seed001-fig1"), over, 1, &err), NH_ERR_INPUT));
+    cr_assert(eq(int, nh_system_init(&s, t, nh_system_find_preset(t, "anahory2022-fig1"), over, 1, &err),
+                 NH_ERR_INPUT));
     cr_assert(strstr(err.msg, "n=3") && strstr(err.msg, "n=2"), "message: %s", err.msg);
 }
 
@@ -458,7 +459,7 @@ Test(systems, exact_multiplier_keeps_the_velocity_on_the_constraint)
 
 Test(systems, vertical_disk_follows_its_closed_form_solution)
 {
-    /* seed 004 Sect. 2.2.3: xi = xi0 + w t, x3' = u constant, x1' = -cos(xi) u, x2' = -sin(xi) u.
+    /* Modin & Verdier 2020, Sect. 2.2.3: xi = xi0 + w t, x3' = u constant, x1' = -cos(xi) u, x2' = -sin(xi) u.
      * CVODE at 1e-12 over T = 5 reproduces it to 1e-9. */
     nh_system s;
     nh_error err;
@@ -477,7 +478,7 @@ Test(systems, vertical_disk_follows_its_closed_form_solution)
 
 Test(systems, rolling_disk_momenta_are_constant)
 {
-    /* seed 000 Sect. 3.2 example: rho = X^T M v is constant along the rolling disk's solutions (V = 0
+    /* Celledoni et al. 2019, Sect. 3.2 example: rho = X^T M v is constant along the rolling disk's solutions (V = 0
      * and the brackets do not act); CVODE at 1e-12 over T = 10 keeps it to 1e-9 */
     nh_system s;
     nh_error err;
@@ -502,7 +503,7 @@ Test(systems, rolling_disk_momenta_are_constant)
 
 Test(systems, sleigh_midpoint_equilibria_have_the_eigenvalue_of_prop_4_1)
 {
-    /* seed 000 Prop. 4.1: the implicit midpoint step on D* (our gonzalez: H = |rho|^2/2 is quadratic, so
+    /* Celledoni et al. 2019, Prop. 4.1: the implicit midpoint step on D* (our gonzalez: H = |rho|^2/2 is quadratic, so
      * every discrete gradient is the midpoint one) keeps rho1 = 0 fixed and has the linearised eigenvalue
      * lambda1 = (2 - h C rho2)/(2 + h C rho2), C = a sqrt(m)/(J + m a^2). Central differences with
      * delta = 1e-6 of the step map: the map is smooth, error O(delta^2) plus solver round-off / delta,
@@ -534,10 +535,10 @@ Test(systems, sleigh_midpoint_equilibria_have_the_eigenvalue_of_prop_4_1)
 
 Test(systems, sleigh_fig3_runs_from_the_unstable_to_the_stable_equilibrium)
 {
-    /* seed 000 Fig. 3: from rho = (+-0.001, -0.6) (next to the unstable equilibrium rho2 < 0) the midpoint
-     * method on D* with h = 0.5 ends at the stable one, rho = (0, +0.6); |rho| is conserved exactly.
+    /* Celledoni et al. 2019, Fig. 3: from rho = (+-0.001, -0.6) (next to the unstable equilibrium rho2 < 0) the
+     * midpoint method on D* with h = 0.5 ends at the stable one, rho = (0, +0.6); |rho| is conserved exactly.
      * T = 400: the departure grows like exp(C |rho2| t) from 1e-3 (C = 1/9), then settles; 1e-3 margin. */
-    const char *presets[] = {"seed000-fig3-plus", "seed000-fig3-minus"};
+    const char *presets[] = {"celledoni2019-fig3-plus", "celledoni2019-fig3-minus"};
     for (int k = 0; k < 2; ++k) {
         nh_system s;
         nh_method_spec m;
@@ -554,13 +555,13 @@ Test(systems, sleigh_fig3_runs_from_the_unstable_to_the_stable_equilibrium)
     }
 }
 
-Test(systems, suslov_follows_seed_000_equations)
+Test(systems, suslov_follows_the_papers_equations)
 {
-    /* seed 000 Sect. 4.3: rho1' = -(C1 rho1 + C2 rho2) rho2 / I22, rho2' = (C1 rho1 + C2 rho2) rho1 / I11 with
-     * C1 = I13/I11, C2 = I23/I22 (closed forms on both sides: round-off agreement); and the midpoint
-     * method on D* (gonzalez) keeps omega_3 = 0 exactly and the energy (H = 0.46) to the solver's
-     * tolerance: each step may leave a residual of 5e-16 |zeta| (finite-difference Newton stops there),
-     * i.e. ~3e-16 of energy, and 1000 such steps stay below 1e-11. */
+    /* Celledoni et al. 2019, Sect. 4.3: rho1' = -(C1 rho1 + C2 rho2) rho2 / I22, rho2' = (C1 rho1 + C2 rho2) rho1 / I11
+     * with C1 = I13/I11, C2 = I23/I22 (closed forms on both sides: round-off agreement); and the midpoint method on D*
+     * (gonzalez) keeps omega_3 = 0 exactly and the energy (H = 0.46) to the solver's tolerance: each step may leave a
+     * residual of 5e-16 |zeta| (finite-difference Newton stops there), i.e. ~3e-16 of energy, and 1000 such steps stay
+     * below 1e-11. */
     nh_system s;
     make_system(&s, "suslov", "I11=1.5,I22=2.5,I13=0.4,I23=-0.7", NULL);
     const double i11 = 1.5, i22 = 2.5, c1 = 0.4 / 1.5, c2 = -0.7 / 2.5;
@@ -568,7 +569,8 @@ Test(systems, suslov_follows_seed_000_equations)
     cr_assert(eq(int, nh_dstar_vector_field(&s, q, v, zdot), 0));
     const double rho1 = i11 * v[0], rho2 = i22 * v[1], kappa = c1 * rho1 + c2 * rho2;
     cr_assert(fabs(zdot[3] + kappa * rho2 / i22) < 1e-15 && fabs(zdot[4] - kappa * rho1 / i11) < 1e-15,
-              "rho' = (%g, %g), seed 000 (%g, %g)", zdot[3], zdot[4], -kappa * rho2 / i22, kappa * rho1 / i11);
+              "rho' = (%g, %g), Celledoni et al. 2019 (%g, %g)", zdot[3], zdot[4], -kappa * rho2 / i22,
+              kappa * rho1 / i11);
     nh_method_spec m;
     make_method(&m, "gonzalez");
     double h0 = nh_energy(&s, q, v);
@@ -580,9 +582,9 @@ Test(systems, suslov_follows_seed_000_equations)
 
 Test(systems, coupled_systems_obey_the_reduced_equations)
 {
-    /* seed 004 eqs. 9-10: for q = (x, xi) on D, x' = v k(xi) with A k = 0 and |k| = 1, and u = (kappa x, v)
-     * satisfies y' = k0 v, v' = -k0^T y + k^T f with k0 = kappa k. u' by the chain rule from the index-1
-     * field, with dk/dxi by central differences (step 1e-6: error ~1e-10; tolerance 1e-7). */
+    /* Modin & Verdier 2020, eqs. 9-10: for q = (x, xi) on D, x' = v k(xi) with A k = 0 and |k| = 1, and
+     * u = (kappa x, v) satisfies y' = k0 v, v' = -k0^T y + k^T f with k0 = kappa k. u' by the chain rule from the
+     * index-1 field, with dk/dxi by central differences (step 1e-6: error ~1e-10; tolerance 1e-7). */
     int covered = 0;
     for (int t = 0; t < nh_registry_system_count(test_registry()); ++t) {
         nh_system s;
