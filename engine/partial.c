@@ -249,14 +249,17 @@ static int check_shard(const nh_partial *p, const nh_run_config *cfg, long end_b
                  p->shards);
         return nh_state_refuse(err, scope, "shard", -1, NULL, value, allowed);
     }
-    if (nh_json_get_long(p->root, "next_block", 0, LONG_MAX, &next_block) || next_block != end_block) {
-        snprintf(allowed, sizeof allowed, "'%ld', the block after the shard's last chunk", end_block);
-        return nh_state_refuse(err, scope, "next_block", -1, NULL, "another value", allowed);
-    }
-    if (nh_json_get_long(p->root, "trajectories_done", 0, LONG_MAX, &done) || done != traj_end) {
-        snprintf(allowed, sizeof allowed, "'%ld', the trajectory after the shard's last", traj_end);
-        return nh_state_refuse(err, scope, "trajectories_done", -1, NULL, "another value", allowed);
-    }
+    const char *keys[2] = {"next_block", "trajectories_done"};
+    const long expected[2] = {end_block, traj_end};
+    long *stored[2] = {&next_block, &done};
+    for (int i = 0; i < 2; ++i)
+        if (nh_json_get_long(p->root, keys[i], 0, LONG_MAX, stored[i]) || *stored[i] != expected[i]) {
+            const cJSON *item = cJSON_GetObjectItemCaseSensitive(p->root, keys[i]);
+            snprintf(value, sizeof value, "'%.40s'", cJSON_IsString(item) ? item->valuestring : "(not a decimal string)");
+            snprintf(allowed, sizeof allowed, "'%ld', the %s after the shard's last", expected[i],
+                     i ? "trajectory" : "block");
+            return nh_state_refuse(err, scope, keys[i], -1, NULL, value, allowed);
+        }
     return NH_OK;
 }
 

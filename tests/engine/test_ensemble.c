@@ -991,8 +991,8 @@ Test(shards, a_resealed_part_out_of_its_domain_is_refused_naming_the_field)
         {"sketches", "\"2:1,1:1,\"", "field 'sketches' entry 1 (its cell and bin) is out of order or range"},
         {"shard", "{\"index\":\"2\",\"count\":\"2\",\"first_chunk\":\"0\",\"chunks\":\"3\",\"total_chunks\":\"6\"}",
          "field 'shard' is shard 2 of 2 with chunks 0 to 2; allowed: chunks 3 to 5"},
-        {"next_block", "\"6\"", "field 'next_block' is another value; allowed: '3'"},
-        {"trajectories_done", "\"45\"", "field 'trajectories_done' is another value; allowed: '24'"},
+        {"next_block", "\"6\"", "field 'next_block' is '6'; allowed: '3'"},
+        {"trajectories_done", "\"45\"", "field 'trajectories_done' is '45'; allowed: '24'"},
         {"chunk0.lanes", "@0=7ff0000000000000", "field 'chunk_stats[0].lanes' entry 0 is inf"},
     };
     nh_system s;
