@@ -812,6 +812,34 @@ Test(shards, a_small_run_resumed_from_a_checkpoint_is_bitwise_the_whole_run)
     nh_run_result_free(&resumed);
 }
 
+Test(shards, a_checkpoint_of_failed_trajectories_restores_its_failure_records)
+{
+    /* every trajectory fails: the failure counts, records and live counts pass the checks they must */
+    nh_system s;
+    nh_run_config cfg;
+    nh_run_result whole, resumed;
+    nh_error err;
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/nhens-test-failed-ck-%d.json", (int)getpid());
+    all_fail_config(&s, &cfg, 0, 0);
+    checkpoint_target target = {path, &cfg};
+    cfg.merged = checkpoint_at_third_chunk;
+    cfg.hook_ctx = &target;
+    cr_assert(eq(int, nh_run_ensemble(&cfg, &whole, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(long, whole.failed, 24L));
+    cfg.merged = NULL;
+    nh_checkpoint *ck = nh_checkpoint_load(path, &err);
+    cr_assert(ck != NULL, "%s", err.msg);
+    cr_assert(eq(int, nh_run_result_init(&cfg, &resumed, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(int, nh_checkpoint_restore(ck, &cfg, &resumed, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(int, resumed.n_reported, NH_MAX_REPORTED_FAILURES));
+    cr_assert(eq(int, memcmp(resumed.first_failures, whole.first_failures, sizeof whole.first_failures), 0));
+    nh_checkpoint_free(ck);
+    remove(path);
+    nh_run_result_free(&whole);
+    nh_run_result_free(&resumed);
+}
+
 Test(shards, parts_without_a_live_trajectory_merge_bitwise)
 {
     /* every trajectory of the push fails: 3 chunks, 1 to 3 shards, each part ending with none live */
