@@ -76,8 +76,8 @@ static const nh_option RUN_OPTIONS[] = {
             "compute only shard I of K (1 <= I <= K) into DIR/part-I-of-K.json; nhens merge joins the K parts into "
             "the bytes of the whole run"),
     RUN_OPT("resume", NH_OPTION_STRING, resume, 0, 0, "FILE",
-            "finish the run saved in checkpoint FILE, bitwise as if never interrupted (with it only --threads, "
-            "--quiet, --checkpoint and --checkpoint-every may be given)"),
+            "finish the run saved in checkpoint FILE, bitwise as if never interrupted, in FILE's folder (with it "
+            "only --threads, --quiet, --checkpoint and --checkpoint-every may be given)"),
 };
 
 const nh_option_table nh_cli_run_table = {
