@@ -110,6 +110,10 @@ int nh_cli_merge(const nh_cli *cli, int argc, char **argv)
     nh_run_result res = {0};
     double smooth = 0;
     nh_partial *first = NULL;
+    if (nh_make_directory(o.out, &err)) { /* a folder it cannot write is found before any part is read */
+        fprintf(stderr, "nhens merge: %s\n", err.msg);
+        return NH_EXIT_ERROR;
+    }
     int rc = plan_parts(parts, n, &err);
     if (!rc && !(first = nh_partial_load(parts[0].path, &err)))
         rc = NH_ERR_INPUT;
@@ -127,9 +131,7 @@ int nh_cli_merge(const nh_cli *cli, int argc, char **argv)
     size_t used = (size_t)snprintf(command, sizeof command, "nhens merge of %d parts of: nhens", n);
     for (int i = 0; i < n_args && used < sizeof command; ++i)
         used += (size_t)snprintf(command + used, sizeof command - used, " %s", args[i]);
-    rc = nh_make_directory(o.out, &err);
-    if (!rc)
-        rc = nh_write_run(o.out, &cfg, &res, command, smooth, &err);
+    rc = nh_write_run(o.out, &cfg, &res, command, smooth, &err);
     if (rc)
         fprintf(stderr, "nhens merge: %s\n", err.msg);
     else if (!o.quiet)

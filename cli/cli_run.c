@@ -76,8 +76,8 @@ static const nh_option RUN_OPTIONS[] = {
             "compute only shard I of K (1 <= I <= K) into DIR/part-I-of-K.json; nhens merge joins the K parts into "
             "the bytes of the whole run"),
     RUN_OPT("resume", NH_OPTION_STRING, resume, 0, 0, "FILE",
-            "finish the run saved in checkpoint FILE, bitwise as if never interrupted (with it only --threads, "
-            "--quiet, --checkpoint and --checkpoint-every may be given)"),
+            "finish the run saved in checkpoint FILE, bitwise as if never interrupted, in FILE's folder (with it "
+            "only --threads, --quiet, --checkpoint and --checkpoint-every may be given)"),
 };
 
 const nh_option_table nh_cli_run_table = {
@@ -308,9 +308,23 @@ void nh_cli_run_print_summary(const nh_run_config *cfg, const nh_run_result *res
            out, res->n_paths ? " and " : "", res->n_paths ? out : "", res->n_paths ? "/paths.csv" : "");
 }
 
+/* The folder holding path ("." for a bare name), malloc'ed into *dir. */
+static int folder_of(const char *path, char **dir)
+{
+    const char *slash = strrchr(path, '/');
+    const size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    if (!(*dir = malloc(len + 1)))
+        return 1;
+    memcpy(*dir, slash ? path : ".", len);
+    (*dir)[len] = '\0';
+    return 0;
+}
+
 /* --resume FILE: the run's own options come from the checkpoint; the resume command line may only choose
- * threads, progress and further checkpoints. On success *ck owns the strings o now points into. */
-static int resume_options(run_options *o, nh_checkpoint **ck, int *n_args, char ***args)
+ * threads, progress and further checkpoints. The run writes into the checkpoint's own folder (*dir,
+ * malloc'ed), never into a folder the file names: a checkpoint is input, and its stored --out is ignored.
+ * On success *ck owns the strings o now points into. */
+static int resume_options(run_options *o, nh_checkpoint **ck, int *n_args, char ***args, char **dir)
 {
     const nh_option_table *t = &nh_cli_run_table;
     const char *allowed[] = {"resume", "threads", "quiet", "checkpoint", "checkpoint-every", "dry-run"};
@@ -338,6 +352,11 @@ static int resume_options(run_options *o, nh_checkpoint **ck, int *n_args, char 
         o->checkpoint_every = given.checkpoint_every;
     const char *slash = strrchr(given.resume, '/');
     o->checkpoint = given.checkpoint ? given.checkpoint : slash ? slash + 1 : given.resume; /* into the run's DIR */
+    if (folder_of(given.resume, dir)) {
+        fprintf(stderr, "nhens run: out of memory\n");
+        return NH_EXIT_ERROR;
+    }
+    o->out = *dir;
     o->quiet = given.quiet;
     o->dry_run = given.dry_run;
     o->resume = given.resume;
@@ -511,13 +530,15 @@ int nh_cli_run(const nh_cli *cli, int argc, char **argv)
     int rc, n_args = argc;
     char **args = argv;
     nh_checkpoint *ck = NULL; /* when resuming, o's strings point into it: freed last */
+    char *resume_dir = NULL;  /* when resuming, --out: the checkpoint's folder */
     if (parse_run_options(argc, argv, &o, &rc))
         return rc;
     if (nh_rank_count() > 1 && (o.checkpoint || o.resume || o.blocks))
         return usage_error("under mpirun the ranks share the run: --checkpoint, --resume and --blocks are for "
                            "single processes");
-    if (o.resume && (rc = resume_options(&o, &ck, &n_args, &args))) {
+    if (o.resume && (rc = resume_options(&o, &ck, &n_args, &args, &resume_dir))) {
         nh_checkpoint_free(ck);
+        free(resume_dir);
         return rc;
     }
     nh_system sys;
@@ -545,5 +566,6 @@ int nh_cli_run(const nh_cli *cli, int argc, char **argv)
     }
     nh_cli_run_config_free(&cfg);
     nh_checkpoint_free(ck);
+    free(resume_dir);
     return rc;
 }

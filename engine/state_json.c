@@ -6,11 +6,70 @@
 
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 _Static_assert(sizeof(nh_accum) == 4 * sizeof(double), "accumulators are stored as 4 doubles each");
+
+#define CHECKSUM_KEY "checksum"
+
+void nh_state_scope_init(nh_state_scope *scope, const char *kind, const char *name, const nh_run_config *cfg,
+                         const nh_run_result *res, long traj_first, long traj_end)
+{
+    if (strlen(name) > 200)
+        snprintf(scope->what, sizeof scope->what, "%s '%.200s...'", kind, name);
+    else
+        snprintf(scope->what, sizeof scope->what, "%s '%s'", kind, name);
+    scope->traj_first = traj_first;
+    scope->traj_end = traj_end;
+    scope->path_first = traj_first < res->n_paths ? traj_first : res->n_paths;
+    scope->path_end = traj_end < res->n_paths ? traj_end : res->n_paths;
+    scope->steps_per_trajectory = (double)lround(cfg->burn_in / cfg->h) + (double)res->n_steps;
+    scope->event_count_max = (double)(traj_end - traj_first) * ((double)cfg->every + 1.0);
+    scope->T = cfg->T;
+}
+
+int nh_state_refuse(nh_error *err, const nh_state_scope *scope, const char *field, long entry, const char *detail,
+                    const char *value, const char *allowed)
+{
+    char where[48] = "";
+    if (entry >= 0)
+        snprintf(where, sizeof where, " entry %ld", entry);
+    return nh_fail(err, NH_ERR_INPUT, "%s: field '%s'%s%s%s%s is %s; allowed: %s", scope->what, field, where,
+                   detail ? " (" : "", detail ? detail : "", detail ? ")" : "", value, allowed);
+}
+
+/* How a refusal shows a JSON value: missing, a number, a string (cut short) or its kind. */
+static const char *shown(const cJSON *item, char *buf, size_t len)
+{
+    if (!item)
+        snprintf(buf, len, "missing");
+    else if (cJSON_IsNumber(item))
+        snprintf(buf, len, "%.17g", item->valuedouble);
+    else if (cJSON_IsString(item))
+        snprintf(buf, len, strlen(item->valuestring) > 40 ? "'%.40s...'" : "'%.40s'", item->valuestring);
+    else
+        snprintf(buf, len, "%s", cJSON_IsNull(item)   ? "null"
+                                 : cJSON_IsBool(item) ? "true or false"
+                                 : cJSON_IsArray(item) ? "a list"
+                                                       : "an object");
+    return buf;
+}
+
+static const char *shown_double(double x, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.17g", x);
+    return buf;
+}
+
+/* A JSON number that is a whole number in [0, max]. */
+static int whole_in(const cJSON *item, double max)
+{
+    return cJSON_IsNumber(item) && item->valuedouble >= 0 && item->valuedouble <= max &&
+           item->valuedouble == floor(item->valuedouble);
+}
 
 void nh_json_put_long(cJSON *obj, const char *key, long value)
 {
@@ -89,23 +148,112 @@ int nh_json_add_failures(cJSON *obj, const char *key, const nh_failure *failures
     return list == NULL;
 }
 
-int nh_json_get_failures(const cJSON *obj, const char *key, nh_failure *failures, int *n)
+int nh_state_get_doubles(const cJSON *obj, const char *key, const char *field, double *values, size_t count,
+                         const nh_state_scope *scope, nh_error *err)
+{
+    if (!nh_json_get_doubles(obj, key, values, count))
+        return NH_OK;
+    char allowed[96], value[64];
+    snprintf(allowed, sizeof allowed, "%zu values of 16 lower-case hex digits each", count);
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (cJSON_IsString(item))
+        snprintf(value, sizeof value, "%zu characters long or not hex", strlen(item->valuestring));
+    return nh_state_refuse(err, scope, field, -1, NULL, cJSON_IsString(item) ? value : shown(item, value, sizeof value),
+                           allowed);
+}
+
+/* Failure record f: 0, or the refusal naming what is wrong. */
+static int read_failure(const cJSON *f, nh_failure *out, long lowest, long end, const char *field, long entry,
+                        const nh_state_scope *scope, nh_error *err)
+{
+    const cJSON *time = cJSON_GetObjectItemCaseSensitive(f, "time_bits");
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(f, "status");
+    char value[64], allowed[96];
+    if (!cJSON_IsObject(f) || nh_json_get_long(f, "trajectory", 0, LONG_MAX, &out->trajectory) ||
+        !cJSON_IsString(time) || unhex_doubles(time->valuestring, &out->time, 1))
+        return nh_state_refuse(err, scope, field, entry, NULL, "not a failure record",
+                               "{\"trajectory\": a decimal string, \"time_bits\": 16 hex digits, \"status\": 0 to 7}");
+    if (out->trajectory < lowest || out->trajectory >= end) {
+        snprintf(value, sizeof value, "trajectory %ld", out->trajectory);
+        snprintf(allowed, sizeof allowed, "trajectories %ld to %ld, increasing", lowest, end - 1);
+        return nh_state_refuse(err, scope, field, entry, NULL, value, allowed);
+    }
+    if (!(out->time >= 0 && out->time <= scope->T * (1 + 1e-9))) {
+        snprintf(value, sizeof value, "a failure at t = %.17g", out->time);
+        snprintf(allowed, sizeof allowed, "a time from 0 to T = %g", scope->T);
+        return nh_state_refuse(err, scope, field, entry, NULL, value, allowed);
+    }
+    if (!whole_in(status, 7))
+        return nh_state_refuse(err, scope, field, entry, "status", shown(status, value, sizeof value),
+                               "a whole number from 0 to 7");
+    out->status = (int)status->valuedouble;
+    return NH_OK;
+}
+
+int nh_json_get_failures(const cJSON *obj, const char *key, const char *field, nh_failure *failures, int *n,
+                         long first, long end, const nh_state_scope *scope, nh_error *err)
 {
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) > NH_MAX_REPORTED_FAILURES)
-        return 1;
-    *n = 0;
-    for (const cJSON *f = list->child; f; f = f->next) {
-        nh_failure *out = &failures[(*n)++];
-        const cJSON *time = cJSON_GetObjectItemCaseSensitive(f, "time_bits");
-        const cJSON *status = cJSON_GetObjectItemCaseSensitive(f, "status");
-        if (nh_json_get_long(f, "trajectory", 0, LONG_MAX, &out->trajectory) || !cJSON_IsString(time) ||
-            unhex_doubles(time->valuestring, &out->time, 1) || !cJSON_IsNumber(status) ||
-            !(status->valuedouble >= 0 && status->valuedouble < 8))
-            return 1;
-        out->status = (int)status->valuedouble;
+    char value[64], allowed[64];
+    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) > NH_MAX_REPORTED_FAILURES) {
+        if (cJSON_IsArray(list))
+            snprintf(value, sizeof value, "%d records long", cJSON_GetArraySize(list));
+        snprintf(allowed, sizeof allowed, "a list of at most %d failure records", NH_MAX_REPORTED_FAILURES);
+        return nh_state_refuse(err, scope, field, -1, NULL, cJSON_IsArray(list) ? value : shown(list, value, sizeof value),
+                               allowed);
     }
-    return 0;
+    *n = 0;
+    for (const cJSON *f = list->child; f; f = f->next, ++*n) {
+        const long lowest = *n ? failures[*n - 1].trajectory + 1 : first;
+        if (read_failure(f, &failures[*n], lowest, end, field, *n, scope, err))
+            return NH_ERR_INPUT;
+    }
+    return NH_OK;
+}
+
+/* The first of a's four values outside its domain (0 count, 1 mean, 2 m2, 3 absmax) and what is
+ * allowed, or -1. */
+static int accum_fault(const nh_accum *a, double max_count, const char **allowed)
+{
+    if (!(a->count >= 0 && a->count <= max_count && a->count == floor(a->count)))
+        return *allowed = "a whole count from 0 to the trajectories (an event observer's: crossings) the file holds", 0;
+    if (a->count == 0) {
+        *allowed = "0 where the count is 0";
+        return a->mean != 0 ? 1 : a->m2 != 0 ? 2 : a->absmax != 0 ? 3 : -1;
+    }
+    if (!isfinite(a->mean))
+        return *allowed = "finite", 1;
+    if (!(a->m2 >= 0 && isfinite(a->m2)))
+        return *allowed = "finite and >= 0 (a sum of squared deviations)", 2;
+    if (!(isfinite(a->absmax) && a->absmax >= fabs(a->mean) * (1 - 1e-6)))
+        return *allowed = "finite and >= |mean| (the largest |value|)", 3;
+    return -1;
+}
+
+int nh_state_check_accums(const nh_accum *acc, size_t n, int observers, const char *field,
+                          const nh_state_scope *scope, nh_error *err)
+{
+    static const char *const parts[4] = {"count", "mean", "m2", "absmax"};
+    const double trajectories = (double)(scope->traj_end - scope->traj_first);
+    for (size_t i = 0; i < n; ++i) {
+        const int obs = observers > 0 ? (int)(i % (size_t)observers) : nh_observer_fitted();
+        const char *allowed;
+        const int part = accum_fault(&acc[i], obs == nh_observer_event() ? scope->event_count_max : trajectories,
+                                     &allowed);
+        if (part < 0)
+            continue;
+        char detail[160], value[64];
+        const double *v = (const double *)&acc[i];
+        if (observers > 0)
+            snprintf(detail, sizeof detail, "the %s of output %zu, observer %s", parts[part], i / (size_t)observers,
+                     nh_observer_at(obs)->name);
+        else
+            snprintf(detail, sizeof detail, "the %s of output %zu of fit group %zu", parts[part],
+                     i % (n / NH_FIT_GROUPS), i / (n / NH_FIT_GROUPS));
+        return nh_state_refuse(err, scope, field, 4 * (long)i + part, detail, shown_double(v[part], value, sizeof value),
+                               allowed);
+    }
+    return NH_OK;
 }
 
 cJSON *nh_json_configuration(const nh_run_config *cfg)
@@ -193,27 +341,84 @@ cJSON *nh_state_create(const char *format, int version, const nh_run_config *cfg
     return root;
 }
 
-cJSON *nh_state_parse(const char *text, const char *name, const char *format, int version, char **args, int *n_args,
-                      nh_error *err)
+uint64_t nh_state_hash(const char *text)
+{
+    uint64_t hash = 0xcbf29ce484222325u;
+    for (const unsigned char *c = (const unsigned char *)text; *c; ++c)
+        hash = (hash ^ *c) * 0x100000001b3u;
+    return hash;
+}
+
+/* The checksum joins as the last member: the text is the unformatted document without it, its closing
+ * brace replaced by ,"checksum":"HEX"} (what cJSON_PrintUnformatted gives with the member added). */
+char *nh_state_print(const cJSON *root)
+{
+    char *body = cJSON_PrintUnformatted(root);
+    if (!body)
+        return NULL;
+    const size_t len = strlen(body);
+    char *text = len >= 2 ? malloc(len + sizeof ",\"" CHECKSUM_KEY "\":\"\"}" + 16) : NULL;
+    if (text)
+        sprintf(text, "%.*s,\"" CHECKSUM_KEY "\":\"%016" PRIx64 "\"}", (int)(len - 1), body, nh_state_hash(body));
+    cJSON_free(body);
+    return text;
+}
+
+/* 0 when root's checksum member matches the rest of the document. */
+static int check_checksum(cJSON *root, const char *what, nh_error *err)
+{
+    cJSON *sum = cJSON_DetachItemFromObjectCaseSensitive(root, CHECKSUM_KEY);
+    char *body = cJSON_IsString(sum) ? cJSON_PrintUnformatted(root) : NULL;
+    char expected[17] = "";
+    if (body)
+        snprintf(expected, sizeof expected, "%016" PRIx64, nh_state_hash(body));
+    const int missing = !cJSON_IsString(sum), same = body && !strcmp(expected, sum->valuestring);
+    cJSON_free(body);
+    cJSON_Delete(sum);
+    if (missing)
+        return nh_fail(err, NH_ERR_INPUT, "%s: field '" CHECKSUM_KEY "' is missing; allowed: 16 hex digits (nhens "
+                       "writes it)", what);
+    if (!same)
+        return nh_fail(err, NH_ERR_INPUT, "%s: checksum mismatch: the file was changed after nhens wrote it", what);
+    return NH_OK;
+}
+
+cJSON *nh_state_parse(const char *text, const char *name, const char *kind, const char *format, int version,
+                      char **args, int *n_args, nh_error *err)
 {
     cJSON *root = cJSON_Parse(text);
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
-    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "args");
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, format) || !cJSON_IsNumber(ver) ||
-        ver->valuedouble != version || !cJSON_IsArray(list) || cJSON_GetArraySize(list) > NH_STATE_MAX_ARGS) {
+        ver->valuedouble != version) {
         cJSON_Delete(root);
         return nh_fail(err, NH_ERR_INPUT, "'%s' is not an nhens %s of version %d", name, format + 6, version), NULL;
     }
-    *n_args = 0;
-    for (const cJSON *a = list->child; a; a = a->next) {
-        if (!cJSON_IsString(a)) {
-            cJSON_Delete(root);
-            return nh_fail(err, NH_ERR_INPUT, "'%s': an argument is not a string", name), NULL;
-        }
-        args[(*n_args)++] = a->valuestring;
+    nh_state_scope scope = {0};
+    snprintf(scope.what, sizeof scope.what, strlen(name) > 200 ? "%s '%.200s...'" : "%s '%s'", kind, name);
+    if (check_checksum(root, scope.what, err)) {
+        cJSON_Delete(root);
+        return NULL;
     }
-    return root;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "args");
+    const cJSON *made_by = cJSON_GetObjectItemCaseSensitive(root, "nhens_version");
+    char value[64], allowed[64];
+    snprintf(allowed, sizeof allowed, "a list of at most %d strings", NH_STATE_MAX_ARGS);
+    int bad = !cJSON_IsArray(list) || cJSON_GetArraySize(list) > NH_STATE_MAX_ARGS
+                  ? nh_state_refuse(err, &scope, "args", -1, NULL, shown(list, value, sizeof value), allowed)
+              : !cJSON_IsString(made_by)
+                  ? nh_state_refuse(err, &scope, "nhens_version", -1, NULL, shown(made_by, value, sizeof value), "a string")
+                  : 0;
+    *n_args = 0;
+    for (const cJSON *a = bad ? NULL : list->child; a && !bad; a = a->next) {
+        if (!cJSON_IsString(a))
+            bad = nh_state_refuse(err, &scope, "args", *n_args, NULL, shown(a, value, sizeof value), "a string");
+        else
+            args[(*n_args)++] = a->valuestring;
+    }
+    if (bad)
+        cJSON_Delete(root);
+    return bad ? NULL : root;
 }
 
 int nh_state_check_configuration(const cJSON *root, const nh_run_config *cfg, const nh_run_result *res,
@@ -228,94 +433,215 @@ int nh_state_check_configuration(const cJSON *root, const nh_run_config *cfg, co
                                           "(system, method, h, T, ensemble, seed or initial states differ)", what);
     long n_out;
     const cJSON *obs = cJSON_GetObjectItemCaseSensitive(root, "observers");
-    const long observers = cJSON_IsNumber(obs) ? (long)obs->valuedouble : -1;
     if (nh_json_get_long(root, "n_out", 1, LONG_MAX, &n_out) || n_out != res->n_out ||
-        observers != nh_observer_count())
+        !whole_in(obs, NH_MAX_OBSERVERS) || (int)obs->valuedouble != nh_observer_count())
         return nh_fail(err, NH_ERR_INPUT, "the %s's output times or observers do not match this nhens "
                                           "(%ld output times, %d observers)", what, res->n_out, nh_observer_count());
     return NH_OK;
 }
 
-/* add_sketches' string added into res->sketch: entries in increasing FLAT order, each count at most
- * `trajectories` (anything else is a damaged file). */
-static int add_sketches_from(const cJSON *root, nh_run_result *res, long trajectories)
+/* add_sketches' string added into res->sketch: entries in increasing FLAT order, each count at most the
+ * trajectories, each cell's total into totals (rows x n of them). */
+static int add_sketches_from(const cJSON *root, nh_run_result *res, unsigned long *totals, const nh_state_scope *scope,
+                             nh_error *err)
 {
     const cJSON *text = cJSON_GetObjectItemCaseSensitive(root, "sketches");
     const size_t flat_end = (size_t)(res->sketch_layout.rows * res->sketch_layout.n) * NH_SKETCH_BINS;
+    const long trajectories = scope->traj_end - scope->traj_first;
+    char value[64];
     if (!cJSON_IsString(text))
-        return 1;
+        return nh_state_refuse(err, scope, "sketches", -1, NULL, shown(text, value, sizeof value),
+                               "a string of FLAT:COUNT, entries in hex");
     const char *p = text->valuestring;
     size_t next = 0;
-    while (*p) {
+    for (long entry = 0; *p; ++entry) {
         char *end;
         const unsigned long long flat = strtoull(p, &end, 16);
-        if (end == p || *end != ':' || flat < next || flat >= flat_end)
-            return 1;
+        if (end == p || *end != ':' || flat < next || flat >= flat_end || *p == '-' || *p == '+' || *p == ' ')
+            return nh_state_refuse(err, scope, "sketches", entry, "its cell and bin", "out of order or range",
+                                   "hex FLAT:COUNT, entries with FLAT increasing below the sketch cells' bins");
         p = end + 1;
         const unsigned long count = strtoul(p, &end, 16);
-        if (end == p || *end != ',' || count == 0 || count > (unsigned long)trajectories)
-            return 1;
+        if (end == p || *end != ',' || count == 0 || count > (unsigned long)trajectories || *p == '-' || *p == '+' ||
+            *p == ' ')
+            return nh_state_refuse(err, scope, "sketches", entry, "its count", "out of range",
+                                   "a hex count from 1 to the trajectories, then a comma");
         p = end + 1;
         res->sketch[flat / NH_SKETCH_BINS].count[flat % NH_SKETCH_BINS] += (unsigned)count;
+        totals[flat / NH_SKETCH_BINS] += count;
         next = (size_t)flat + 1;
     }
-    return 0;
+    return NH_OK;
 }
 
-/* A timing (thread-seconds): not part of the results, so a missing or bad one counts as 0. */
-static double json_seconds(const cJSON *root, const char *key)
+typedef struct state_counts {
+    long failed, solves, iterations, solver_failures, completed_steps, by_status[8];
+    double method_seconds, reference_seconds, wall_seconds;
+} state_counts;
+
+/* A timing (thread-seconds, or wall seconds): finite and >= 0. */
+static int read_seconds(const cJSON *root, const char *key, double *out, const nh_state_scope *scope, nh_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e12 ? v->valuedouble : 0.0;
+    char value[64];
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
+        return nh_state_refuse(err, scope, key, -1, NULL, shown(v, value, sizeof value), "finite seconds >= 0");
+    *out = v->valuedouble;
+    return NH_OK;
 }
 
-static int add_counts_from(const cJSON *root, nh_run_result *res, long trajectories)
+/* The failure counts: failures_by_status whole, summing to failed. */
+static int read_failure_counts(const cJSON *root, state_counts *c, const nh_state_scope *scope, nh_error *err)
 {
-    long v[5];
-    const char *keys[5] = {"completed_steps", "failed", "solves", "iterations", "solver_failures"};
-    for (int i = 0; i < 5; ++i)
-        if (nh_json_get_long(root, keys[i], 0, i == 1 ? trajectories : LONG_MAX / 4, &v[i]))
-            return 1;
-    res->completed_steps += v[0];
-    res->failed += v[1];
-    res->solver.solves += v[2];
-    res->solver.iterations += v[3];
-    res->solver.failures += v[4];
-    res->method_seconds += json_seconds(root, "method_seconds");
-    res->reference_seconds += json_seconds(root, "reference_seconds");
     const cJSON *by = cJSON_GetObjectItemCaseSensitive(root, "failures_by_status");
+    char value[64], allowed[96];
     if (!cJSON_IsArray(by) || cJSON_GetArraySize(by) != 8)
-        return 1;
-    int s = 0;
-    for (const cJSON *c = by->child; c; c = c->next, ++s) {
-        if (!cJSON_IsNumber(c) || !(c->valuedouble >= 0 && c->valuedouble <= (double)trajectories))
-            return 1;
-        res->failures_by_status[s] += (long)c->valuedouble;
+        return nh_state_refuse(err, scope, "failures_by_status", -1, NULL, shown(by, value, sizeof value),
+                               "a list of 8 counts");
+    long sum = 0, s = 0;
+    for (const cJSON *item = by->child; item; item = item->next, ++s) {
+        snprintf(allowed, sizeof allowed, "a whole number from 0 to %ld (the failed trajectories)", c->failed);
+        if (!whole_in(item, (double)c->failed))
+            return nh_state_refuse(err, scope, "failures_by_status", s, NULL, shown(item, value, sizeof value), allowed);
+        c->by_status[s] = (long)item->valuedouble;
+        sum += c->by_status[s];
     }
-    return 0;
+    if (sum != c->failed) {
+        snprintf(value, sizeof value, "%ld failures in all", sum);
+        snprintf(allowed, sizeof allowed, "%ld, the field 'failed'", c->failed);
+        return nh_state_refuse(err, scope, "failures_by_status", -1, NULL, value, allowed);
+    }
+    return NH_OK;
 }
 
-int nh_state_add(const cJSON *root, nh_run_result *res, long trajectories, long path_first, long path_end)
+static int read_counts(const cJSON *root, state_counts *c, const nh_state_scope *scope, nh_error *err)
 {
-    const cJSON *live = cJSON_GetObjectItemCaseSensitive(root, "live");
-    const size_t row = (size_t)res->n_out * (size_t)nh_observer_count();
-    long stored_first;
-    if (path_end > res->n_paths)
-        path_end = res->n_paths;
-    if (path_first > path_end)
-        path_first = path_end;
-    if (add_counts_from(root, res, trajectories) || add_sketches_from(root, res, trajectories) ||
-        nh_json_get_long(root, "paths_first", 0, LONG_MAX, &stored_first) || stored_first != path_first ||
-        nh_json_get_doubles(root, "paths", res->paths + (size_t)path_first * row, (size_t)(path_end - path_first) * row) ||
-        !cJSON_IsArray(live) || cJSON_GetArraySize(live) != res->n_out)
-        return 1;
-    long k = 0;
-    for (const cJSON *c = live->child; c; c = c->next, ++k) {
-        if (!cJSON_IsNumber(c) || !(c->valuedouble >= 0 && c->valuedouble <= (double)trajectories))
-            return 1;
-        res->live[k] += (long)c->valuedouble;
+    const long trajectories = scope->traj_end - scope->traj_first;
+    const char *keys[5] = {"failed", "solves", "iterations", "solver_failures", "completed_steps"};
+    long *fields[5] = {&c->failed, &c->solves, &c->iterations, &c->solver_failures, &c->completed_steps};
+    char value[64], allowed[128];
+    for (int i = 0; i < 5; ++i) {
+        const long max = i == 0 ? trajectories : i == 3 ? c->solves : LONG_MAX / 4;
+        if (nh_json_get_long(root, keys[i], 0, max, fields[i])) {
+            snprintf(allowed, sizeof allowed, "a whole number from 0 to %ld%s as a decimal string", max,
+                     i == 0 ? " (the trajectories)" : i == 3 ? " (the solves)" : "");
+            return nh_state_refuse(err, scope, keys[i], -1, NULL,
+                                   shown(cJSON_GetObjectItemCaseSensitive(root, keys[i]), value, sizeof value), allowed);
+        }
     }
-    return 0;
+    const double least = (double)(trajectories - c->failed) * scope->steps_per_trajectory;
+    const double most = (double)trajectories * scope->steps_per_trajectory;
+    if (!((double)c->completed_steps >= least && (double)c->completed_steps <= most)) {
+        snprintf(value, sizeof value, "%ld", c->completed_steps);
+        snprintf(allowed, sizeof allowed, "%.0f to %.0f (%.0f steps for each trajectory that did not fail)", least, most,
+                 scope->steps_per_trajectory);
+        return nh_state_refuse(err, scope, "completed_steps", -1, NULL, value, allowed);
+    }
+    return read_failure_counts(root, c, scope, err) ||
+           read_seconds(root, "method_seconds", &c->method_seconds, scope, err) ||
+           read_seconds(root, "reference_seconds", &c->reference_seconds, scope, err) ||
+           read_seconds(root, "wall_seconds", &c->wall_seconds, scope, err);
+}
+
+/* The live counts: whole, between the trajectories less the failed ones and the trajectories, never rising. */
+static int read_live(const cJSON *root, long n_out, long failed, long *live, const nh_state_scope *scope, nh_error *err)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "live");
+    const long trajectories = scope->traj_end - scope->traj_first;
+    char value[64], allowed[160];
+    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) != n_out) {
+        snprintf(allowed, sizeof allowed, "a list of %ld counts (one per output time)", n_out);
+        if (cJSON_IsArray(list))
+            snprintf(value, sizeof value, "a list of %d", cJSON_GetArraySize(list));
+        return nh_state_refuse(err, scope, "live", -1, NULL, cJSON_IsArray(list) ? value : shown(list, value, sizeof value),
+                               allowed);
+    }
+    long k = 0;
+    for (const cJSON *c = list->child; c; c = c->next, ++k) {
+        const long most = k ? live[k - 1] : trajectories;
+        if (!whole_in(c, (double)most) || c->valuedouble < (double)(trajectories - failed)) {
+            snprintf(allowed, sizeof allowed, "a whole number from %ld (%ld trajectories, %ld failed) to %ld%s",
+                     trajectories - failed, trajectories, failed, most, k ? " (the count before it)" : "");
+            return nh_state_refuse(err, scope, "live", k, NULL, shown(c, value, sizeof value), allowed);
+        }
+        live[k] = (long)c->valuedouble;
+    }
+    return NH_OK;
+}
+
+/* Each sketched observer counts every trajectory live at its output time (their values are finite). */
+static int check_sketch_totals(const nh_run_result *res, const unsigned long *totals, const long *live,
+                               const nh_state_scope *scope, nh_error *err)
+{
+    const nh_sketch_layout *sl = &res->sketch_layout;
+    for (long row = 0; row < sl->rows; ++row)
+        for (int j = 0; j < sl->n; ++j) {
+            const long k = row * sl->stride;
+            if (totals[row * sl->n + j] == (unsigned long)live[k])
+                continue;
+            char detail[96], value[64], allowed[64];
+            snprintf(detail, sizeof detail, "the sketch of observer %s at output %ld", nh_observer_at(sl->observer[j])->name, k);
+            snprintf(value, sizeof value, "%lu values", totals[row * sl->n + j]);
+            snprintf(allowed, sizeof allowed, "%ld, the live count of output %ld", live[k], k);
+            return nh_state_refuse(err, scope, "sketches", -1, detail, value, allowed);
+        }
+    return NH_OK;
+}
+
+/* The sample paths: finite values or NaN (not observed, or after a failure). */
+static int read_paths(const cJSON *root, nh_run_result *res, const nh_state_scope *scope, nh_error *err)
+{
+    const size_t row = (size_t)res->n_out * (size_t)nh_observer_count();
+    long first;
+    char value[64], allowed[64];
+    if (nh_json_get_long(root, "paths_first", 0, LONG_MAX, &first) || first != scope->path_first) {
+        snprintf(allowed, sizeof allowed, "'%ld' (the first trajectory it holds)", scope->path_first);
+        return nh_state_refuse(err, scope, "paths_first", -1, NULL,
+                               shown(cJSON_GetObjectItemCaseSensitive(root, "paths_first"), value, sizeof value), allowed);
+    }
+    double *paths = res->paths + (size_t)scope->path_first * row;
+    const size_t n = (size_t)(scope->path_end - scope->path_first) * row;
+    if (nh_state_get_doubles(root, "paths", "paths", paths, n, scope, err))
+        return NH_ERR_INPUT;
+    for (size_t i = 0; i < n; ++i)
+        if (isinf(paths[i]))
+            return nh_state_refuse(err, scope, "paths", (long)i, NULL, shown_double(paths[i], value, sizeof value),
+                                   "finite, or nan where nothing was observed");
+    return NH_OK;
+}
+
+static void add_counts_into(nh_run_result *res, const state_counts *c, const long *live)
+{
+    res->completed_steps += c->completed_steps;
+    res->failed += c->failed;
+    res->solver.solves += c->solves;
+    res->solver.iterations += c->iterations;
+    res->solver.failures += c->solver_failures;
+    res->method_seconds += c->method_seconds;
+    res->reference_seconds += c->reference_seconds;
+    for (int s = 0; s < 8; ++s)
+        res->failures_by_status[s] += c->by_status[s];
+    for (long k = 0; k < res->n_out; ++k)
+        res->live[k] += live[k];
+}
+
+int nh_state_add(const cJSON *root, nh_run_result *res, const nh_state_scope *scope, long *live, nh_error *err)
+{
+    state_counts counts = {0};
+    const size_t cells = (size_t)(res->sketch_layout.rows * res->sketch_layout.n);
+    long *own = live ? live : malloc((size_t)res->n_out * sizeof *own);
+    unsigned long *totals = calloc(cells ? cells : 1, sizeof *totals);
+    int rc = !own || !totals ? nh_fail(err, NH_ERR_NOMEM, "out of memory reading %s", scope->what) : NH_OK;
+    if (!rc)
+        rc = read_counts(root, &counts, scope, err) || read_live(root, res->n_out, counts.failed, own, scope, err) ||
+             add_sketches_from(root, res, totals, scope, err) || check_sketch_totals(res, totals, own, scope, err) ||
+             read_paths(root, res, scope, err);
+    if (!rc)
+        add_counts_into(res, &counts, own);
+    if (own != live)
+        free(own);
+    free(totals);
+    return rc ? (rc == NH_ERR_NOMEM ? NH_ERR_NOMEM : NH_ERR_INPUT) : NH_OK;
 }
 
 static int text_body(FILE *f, const void *data)

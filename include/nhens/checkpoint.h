@@ -4,8 +4,10 @@
  * the arguments that rebuild that configuration (the CLI stores its command line). Resuming restores
  * the statistics into a fresh result and continues at next_block; since blocks are merged in order,
  * the finished run is bitwise the uninterrupted one. A checkpoint is written atomically (nh_write_file)
- * and read as untrusted input: every size and count is checked against the configuration it is
- * resumed with, and a configuration that differs from the stored one is refused. */
+ * with a checksum of its content as its last member, and read as untrusted input: the checksum, every
+ * size, every number's domain and the counts' consistency are checked against the configuration it is
+ * resumed with (a refusal names the file and the field), and a configuration that differs from the
+ * stored one is refused. */
 #ifndef NHENS_CHECKPOINT_H
 #define NHENS_CHECKPOINT_H
 
@@ -16,7 +18,7 @@ extern "C" {
 #endif
 #pragma GCC visibility push(default)
 
-enum { NH_CHECKPOINT_VERSION = 5, NH_CHECKPOINT_MAX_ARGS = 128 };
+enum { NH_CHECKPOINT_VERSION = 6, NH_CHECKPOINT_MAX_ARGS = 128 };
 
 typedef struct nh_checkpoint nh_checkpoint;
 

@@ -5,7 +5,9 @@
  * paths) and, unmerged, each of its chunks' accumulators, first failures and (runs whose fit groups are
  * trajectories, nh_run_fit_groups_by_trajectory) lanes of fitted values. Merging adds the
  * order-free parts and merges the chunks in chunk order, exactly as nh_run_ensemble does. The file is
- * JSON (docs/schema/partial.schema.json), written atomically and read as untrusted input. */
+ * JSON (docs/schema/partial.schema.json) ending with a checksum of its content, written atomically and
+ * read as untrusted input: checksum, domains and consistency as a checkpoint's, plus its shard's chunk
+ * range and each chunk's own trajectories. */
 #ifndef NHENS_PARTIAL_H
 #define NHENS_PARTIAL_H
 
@@ -16,7 +18,7 @@ extern "C" {
 #endif
 #pragma GCC visibility push(default)
 
-enum { NH_PARTIAL_VERSION = 2, NH_PARTIAL_MAX_ARGS = 128 };
+enum { NH_PARTIAL_VERSION = 3, NH_PARTIAL_MAX_ARGS = 128 };
 
 typedef struct nh_partial nh_partial;
 

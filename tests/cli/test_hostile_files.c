@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "child.h"
+#include "reseal.h"
 
 enum { MAX_CASES = 300, MIN_CASES_PER_CLASS = 3, CLASSES = 10, MAX_FILES = 512, TEXT = 1 << 16 };
 
@@ -343,6 +344,26 @@ static void run_step(char *step, place *p)
     } else if (!strcmp(verb, "symlink")) {
         char *target = strsep(&rest, " ");
         cr_assert(symlink(target, rest) == 0, "symlink %s", rest);
+    } else if (!strcmp(verb, "reseal")) { /* reseal FILE: its checksum recomputed after an edit (tests/reseal.h) */
+        size_t size;
+        char *text = slurp(rest, &size), *sealed = reseal_text(text);
+        cr_assert(sealed != NULL, "reseal: %s is not JSON", rest);
+        spill(rest, sealed, strlen(sealed));
+        free(sealed);
+        free(text);
+    } else if (!strcmp(verb, "sethex")) { /* sethex FILE KEY INDEX HEX: the INDEX-th double of the string KEY */
+        char *file = strsep(&rest, " "), *key = strsep(&rest, " "), *index = strsep(&rest, " "), pattern[256];
+        cr_assert(file && key && index && rest && strlen(rest) == 16, "sethex FILE KEY INDEX HEX16");
+        size_t size;
+        char *text = slurp(file, &size);
+        snprintf(pattern, sizeof pattern, "\"%s\":\"", key);
+        char *at = strstr(text, pattern);
+        cr_assert(at != NULL, "%s has no string %s", file, pattern);
+        char *digits = at + strlen(pattern) + 16 * strtol(index, NULL, 10);
+        cr_assert(strspn(digits, "0123456789abcdef") >= 16, "%s: %s has no double %s", file, key, index);
+        memcpy(digits, rest, 16);
+        spill(file, text, size);
+        free(text);
     } else {
         cr_assert(0, "unknown setup step '%s'", verb);
     }
