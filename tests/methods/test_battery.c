@@ -8,7 +8,10 @@
 #include "helpers.h"
 #include "method_fixtures.h"
 #include "nhens/audit.h"
+#include "nhens/ensemble.h"
 #include "nhens/reference.h"
+
+#include <stdlib.h>
 
 typedef struct method_case {
     const char *spec;

@@ -6,7 +6,9 @@
 
 #include "helpers.h"
 #include "method_fixtures.h"
+#include "nhens/ensemble.h"
 #include "kernels.h"
+#include "stepper.h"
 
 /* The compositions keep one history per stage (methods/compose.c): a stage's starts are one outer step
  * apart, while the inner stepper alternates step sizes. */

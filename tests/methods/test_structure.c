@@ -6,8 +6,11 @@
 #include "helpers.h"
 #include "method_fixtures.h"
 #include "nhens/check.h"
+#include "nhens/ensemble.h"
 #include "nhens/linalg.h"
 #include "qrdiff.h"
+
+#include <stdlib.h>
 
 /* A method descriptor whose parameter count is out of range, or promises definitions it lacks, is refused
  * by the registry (nh_method_spec_parse would read past them); the same descriptor made whole is accepted. */
