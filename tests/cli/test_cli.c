@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,6 +15,31 @@
 #include "helpers.h"
 #include "run_nhens.h"
 #include "scratch.h"
+#include "nhens/core.h"
+#include "nhens/stats.h"
+
+/* summary.json of a run in dir, parsed (the caller deletes it). */
+static cJSON *read_summary(const char *dir)
+{
+    char path[256];
+    static char text[1 << 16];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    read_text_file(path, text, sizeof text);
+    cJSON *summary = cJSON_Parse(text);
+    cr_assert(summary != NULL, "%s is not JSON: %.200s", path, text);
+    return summary;
+}
+
+/* the number at a path of object keys, e.g. number_at(summary, "failures", "count", NULL); NAN if absent */
+static double number_at(const cJSON *root, ...)
+{
+    va_list keys;
+    va_start(keys, root);
+    for (const char *key; root && (key = va_arg(keys, const char *));)
+        root = cJSON_GetObjectItemCaseSensitive(root, key);
+    va_end(keys);
+    return cJSON_IsNumber(root) ? root->valuedouble : NAN;
+}
 
 /* The bad-input cases live in one table, tests/cli/bad_inputs.tsv (test_bad_inputs.c); these two check
  * the messages of the unwritable folder and the unknown command through this file's helper as well. */
@@ -42,8 +68,25 @@ Test(cli, good_run_writes_both_files)
     cr_assert(strcmp(header, "t,n_live,dH_mean,dH_var,dH_absmax,rel_energy_absmax,constraint_max,constraint_rms,"
                              "dH_var_scaled\n") == 0,
               "header: %s", header);
-    snprintf(path, sizeof path, "%s/summary.json", dir);
-    cr_assert(stat(path, &st) == 0 && st.st_size > 0);
+    /* the summary is the run's: 16 trajectories, all done, none failed, at T = 20 in steps of 0.1; and the
+     * time series has a row per output time t = 0, 0.1, ..., 20 */
+    cJSON *summary = read_summary(dir);
+    cr_assert(eq(dbl, number_at(summary, "ensemble", NULL), 16.0));
+    cr_assert(eq(dbl, number_at(summary, "trajectories_done", NULL), 16.0));
+    cr_assert(eq(dbl, number_at(summary, "failures", "count", NULL), 0.0));
+    cr_assert(eq(dbl, number_at(summary, "T", NULL), 20.0));
+    cr_assert(eq(dbl, number_at(summary, "h", NULL), 0.1));
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(summary, "complete")));
+    cJSON_Delete(summary);
+    snprintf(path, sizeof path, "%s/timeseries.csv", dir);
+    f = fopen(path, "r");
+    int rows = -1;   /* the header */
+    double t = NAN;
+    for (char line[1024]; fgets(line, sizeof line, f); ++rows)
+        t = strtod(line, NULL);
+    fclose(f);
+    cr_assert(eq(int, rows, 201));
+    cr_assert(epsilon_eq(dbl, t, 20.0, 1e-12), "last t = %.17g", t);
     remove_tree(dir);
 }
 
@@ -130,11 +173,27 @@ Test(cli, the_variance_law_says_when_the_data_do_not_support_it)
 
 Test(cli, shell_preset_runs_the_papers_ensemble)
 {
+    /* without --ensemble, the shell preset's own ensemble size and energy (Celledoni et al. 2019, Fig. 2:
+     * 200 states of the n = 3 quartic on H = 3.06, as the registry holds them), every trajectory done */
+    const nh_system_type *quartic = nh_registry_find_system(test_registry(), "quartic");
+    const nh_preset *paper = nh_system_find_preset(quartic, "celledoni2019-fig2");
+    cr_assert(paper != NULL && nh_preset_is_shell(paper));
     char args[512], dir[128];
     snprintf(dir, sizeof dir, "/tmp/nhens-cli-shell-%d", (int)getpid());
     snprintf(args, sizeof args, "run --system quartic --preset celledoni2019-fig2 --method dla01 --h 0.1 --T 2"
-             " --ensemble 8 --out %s", dir);
+             " --quiet --out %s", dir);
     cr_assert(eq(int, nhens(args), 0), "stderr: %s", err_text);
+    cJSON *summary = read_summary(dir);
+    cr_assert(eq(dbl, number_at(summary, "ensemble", NULL), (double)paper->shell_ensemble));
+    cr_assert(eq(dbl, number_at(summary, "trajectories_done", NULL), (double)paper->shell_ensemble));
+    cr_assert(eq(dbl, number_at(summary, "initial", "energy", NULL), paper->shell_energy));
+    cr_assert(eq(dbl, number_at(summary, "system", "params", "n", NULL), 3.0), "the preset sets n=3");
+    cr_assert(eq(dbl, number_at(summary, "failures", "count", NULL), 0.0));
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(summary, "complete")));
+    /* dla01 keeps A v = 0 to round-off (measured 9e-16 on this run) */
+    cr_assert(number_at(summary, "extremes", "constraint_max", NULL) < 1e-13, "constraint_max %g",
+              number_at(summary, "extremes", "constraint_max", NULL));
+    cJSON_Delete(summary);
     remove_tree(dir);
 }
 
@@ -176,13 +235,100 @@ Test(cli, audit_prints_a_row_per_method)
     cr_assert(strstr(buf, "7.345e-03") != NULL, "%s", buf);
 }
 
+/* The line of text that starts with `prefix`, cut at its newline into line (empty if there is none). */
+static const char *line_starting(const char *text, const char *prefix, char *line, size_t len)
+{
+    line[0] = '\0';
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, prefix, strlen(prefix)) == 0) {
+            const size_t n = strcspn(p, "\n");
+            snprintf(line, len, "%.*s", (int)(n < len ? n : len - 1), p);
+            return p;
+        }
+    return NULL;
+}
+
+/* The block of `nhens list` that a "  NAME ..." line opens, up to the next such line (or a blank line). */
+static void list_block(const char *text, const char *name, char *block, size_t len)
+{
+    char prefix[64], line[1024];
+    snprintf(prefix, sizeof prefix, "  %s ", name);
+    const char *start = line_starting(text, prefix, line, sizeof line);
+    cr_assert(start != NULL, "nhens list has no line for %s", name);
+    const char *end = start + strlen(prefix);
+    while ((end = strchr(end, '\n')) && end[1] == ' ' && end[2] == ' ' && end[3] == ' ')
+        ++end;
+    const size_t n = end ? (size_t)(end - start) : strlen(start);
+    snprintf(block, len, "%.*s", (int)(n < len ? n : len - 1), start);
+}
+
+/* `nhens list --names KIND`, one name a line, is `names` joined by newlines */
+static void assert_names(const char *kind, const char *names)
+{
+    char args[64], out[4096];
+    snprintf(args, sizeof args, "list --names %s", kind);
+    cr_assert(eq(int, nhens_output(args, out, sizeof out), 0), "%s", err_text);
+    cr_assert(eq(str, out, (char *)names), "nhens %s", args);
+}
+
 Test(cli, list_shows_every_system_and_method)
 {
-    char buf[65536];
-    cr_assert(eq(int, nhens_output("list", buf, sizeof buf), 0));
-    const char *names[] = {"quartic", "cvt", "knife", "dla ", "dla01", "lf ", "dd ", "rk4", "alpha", "eps", "rotating"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
-        cr_assert(strstr(buf, names[i]) != NULL, "nhens list lacks %s", names[i]);
+    /* every system, method and observer of the registry, each with what the registry says of it: a system's
+     * summary, parameters and presets; a method's order at its defaults, summary and parameters; an observer's
+     * columns. And `list --names` gives the registry's names in its order. */
+    static char buf[1 << 16], block[8192], names[4][2048];
+    cr_assert(eq(int, nhens_output("list", buf, sizeof buf), 0), "%s", err_text);
+    const nh_registry *reg = test_registry();
+    memset(names, 0, sizeof names);
+    for (int i = 0; i < nh_registry_system_count(reg); ++i) {
+        const nh_system_type *t = nh_registry_system_at(reg, i);
+        list_block(buf, t->name, block, sizeof block);
+        cr_assert(strstr(block, t->summary) != NULL, "%s: no summary in\n%s", t->name, block);
+        for (int k = 0; k < t->n_params; ++k) {
+            char param[64];
+            snprintf(param, sizeof param, "      %s ", t->params[k].name);
+            cr_assert(strstr(block, param) && strstr(block, t->params[k].help), "%s: no parameter %s in\n%s", t->name,
+                      t->params[k].name, block);
+        }
+        for (int k = 0; k < t->n_presets; ++k) {
+            const nh_preset *p = &t->presets[k];
+            char preset[96];
+            snprintf(preset, sizeof preset, "%s %s ", nh_preset_is_shell(p) ? "shell " : "preset", p->name);
+            cr_assert(strstr(block, preset) && strstr(block, p->description), "%s: no preset %s in\n%s", t->name,
+                      p->name, block);
+            strcat(strcat(names[2], p->name), "\n");
+        }
+        strcat(strcat(names[0], t->name), "\n");
+    }
+    for (int i = 0; i < nh_registry_method_count(reg); ++i) {
+        const nh_method_type *t = nh_registry_method_at(reg, i);
+        nh_method_spec m;
+        make_method(&m, t->name);
+        char order[32];
+        snprintf(order, sizeof order, " order %d ", nh_method_spec_order(&m));
+        list_block(buf, t->name, block, sizeof block);
+        cr_assert(strstr(block, order) && strstr(block, t->summary), "%s: not%s with its summary in\n%s", t->name, order,
+                  block);
+        for (int k = 0; k < t->n_params; ++k)
+            cr_assert(strstr(block, t->params[k].name) && strstr(block, t->params[k].help), "%s: no parameter %s in\n%s",
+                      t->name, t->params[k].name, block);
+        strcat(strcat(names[1], t->name), "\n");
+    }
+    for (int i = 0; i < nh_observer_count(); ++i) {
+        const nh_observer *o = nh_observer_at(i);
+        char line[2048];
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "  %s ", o->name);
+        cr_assert(line_starting(buf, prefix, line, sizeof line) != NULL, "no observer %s", o->name);
+        for (int c = 0; c < o->n_columns; ++c)
+            cr_assert(strstr(line, o->columns[c].name) != NULL, "observer %s: no column %s in %s", o->name,
+                      o->columns[c].name, line);
+        strcat(strcat(names[3], o->name), "\n");
+    }
+    assert_names("systems", names[0]);
+    assert_names("methods", names[1]);
+    assert_names("presets", names[2]);
+    assert_names("observers", names[3]);
 }
 
 Test(cli, report_refuses_a_bad_experiment_file_with_its_line)
@@ -300,16 +446,32 @@ Test(cli, hostile_experiment_files_execute_nothing_and_write_nothing_outside_out
 
 Test(cli, check_passes_on_a_builtin_system_and_every_command_has_help)
 {
-    cr_assert(eq(int, nhens("check --system sleigh --points 5"), 0), "%s", err_text);
-    const char *commands[] = {"list", "run", "order", "audit", "report", "check"};
-    for (int i = 0; i < 6; ++i) {
-        char args[64];
-        snprintf(args, sizeof args, "help %s", commands[i]);
-        cr_assert(eq(int, nhens(args), 0), "nhens %s", args);
-        snprintf(args, sizeof args, "%s --help", commands[i]);
-        cr_assert(eq(int, nhens(args), 0), "nhens %s", args);
+    static char out[16384], usage[8192], again[8192], names[1024];
+    cr_assert(eq(int, nhens_output("check --system sleigh --points 5", out, sizeof out), 0), "%s", err_text);
+    cr_assert(strstr(out, "all checks passed") && !strstr(out, "FAIL"), "%s", out);
+    /* every command the program lists (list --names commands) is on the --help page and has a usage of its
+     * own, the same through `help COMMAND` and `COMMAND --help` */
+    char help[4096];
+    cr_assert(eq(int, nhens_output("--help", help, sizeof help), 0), "%s", err_text);
+    cr_assert(eq(int, nhens_output("list --names commands", names, sizeof names), 0), "%s", err_text);
+    int commands = 0;
+    for (char *save = NULL, *name = strtok_r(names, "\n", &save); name; name = strtok_r(NULL, "\n", &save), ++commands) {
+        char args[64], line[256], prefix[64];
+        snprintf(prefix, sizeof prefix, "  %s ", name);
+        cr_assert(line_starting(help, prefix, line, sizeof line) != NULL, "--help lacks %s:\n%s", name, help);
+        snprintf(args, sizeof args, "help %s", name);
+        cr_assert(eq(int, nhens_output(args, usage, sizeof usage), 0), "nhens %s: %s", args, err_text);
+        snprintf(prefix, sizeof prefix, "usage: nhens %s", name);
+        cr_assert(strncmp(usage, prefix, strlen(prefix)) == 0, "nhens %s:\n%s", args, usage);
+        snprintf(args, sizeof args, "%s --help", name);
+        cr_assert(eq(int, nhens_output(args, again, sizeof again), 0), "nhens %s: %s", args, err_text);
+        cr_assert(eq(str, again, usage), "nhens %s", args);
     }
-    cr_assert(eq(int, nhens("--version"), 0));
+    cr_assert(commands >= 7, "list --names commands gave %d", commands);
+    char version[256], expect[128];
+    cr_assert(eq(int, nhens_output("--version", version, sizeof version), 0));
+    snprintf(expect, sizeof expect, "nhens %s (library %s, ABI %d)\n", NH_VERSION, nh_version(), NH_ABI_VERSION);
+    cr_assert(eq(str, version, expect));
 }
 
 Test(cli, progress_goes_to_a_log_unless_quiet)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Bash completion (completions/nhens.bash) offers subcommands, options, systems, methods and presets asked of
-# the program itself; the generated man page (when help2man built it) holds every subcommand's options.
+# Bash completion (completions/nhens.bash) offers subcommands, options, systems, methods, presets and
+# observers asked of the program itself, every one that `nhens list --names` gives; the generated man page
+# (when help2man built it) holds every subcommand's options.
 # Ends with "N passed, N failed".
 set -u
 nhens="$1"; root="$2"; man_page="${3:-}"
@@ -25,6 +26,23 @@ expect --out merge --o
 expect kinsol run --solver k
 expect report help rep
 expect dH run --observe d
+# and every name the program lists, each completed from its full self (a walk of the registry through
+# `nhens list --names`, so a new system, method, preset, observer or command is covered when it is added)
+walked=0
+for kind in commands systems methods presets observers; do
+  names=$("$nhens" list --names "$kind") || { echo "FAILED: nhens list --names $kind"; failed=$((failed + 1)); continue; }
+  for name in $names; do
+    case $kind in
+      commands) expect "$name" "$name" ;;
+      systems) expect "$name" run --system "$name" ;;
+      methods) expect "$name" run --system quartic --method "$name" ;;
+      presets) expect "$name" run --preset "$name" ;;
+      observers) expect "$name" run --observe "$name" ;;
+    esac
+    walked=$((walked + 1))
+  done
+done
+if [ "$walked" -lt 40 ]; then echo "FAILED: only $walked names listed"; failed=$((failed + 1)); fi
 if [ -n "$man_page" ]; then
   text=$(MANWIDTH=200 man -l "$man_page" 2>/dev/null)
   for want in "nhens merge" "--blocks I/K" "--initial FILE" "--burn-in T0" "nhens report" "EXIT STATUS"; do
