@@ -12,7 +12,7 @@
 #include "nhens/linalg.h"
 #include "nhens/system.h"
 
-#include "../systems/quartic_formulas.h"
+#include "quartic_formulas.h"
 #include "kernels.h"
 
 #define NH_STEP_KERNEL 1
@@ -62,7 +62,7 @@ static const nh_system_type kernel_type = {
 #define nh_project_velocity nh_project_velocity_inline
 #define nh_index1_rhs nh_index1_rhs_inline
 
-#include "../systems/mechanics_inline.h"
+#include "mechanics_inline.h"
 
 #include "dla01.c"
 #include "leapfrog.c"

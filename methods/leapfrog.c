@@ -8,7 +8,7 @@
  *   lam1 = -(2/h) C(q1)^-1 A(q1) w,   v1 = w + h/2 M^-1 A(q1)^T lam1 */
 #include "common.h"
 
-#include "../systems/mechanics_inline.h"
+#include "mechanics_inline.h"
 
 #include <string.h>
 
