@@ -42,7 +42,7 @@ static int make_one(const char *path, nh_error *err)
 
 int nh_make_directory(const char *path, nh_error *err)
 {
-    char buf[2048];
+    char buf[NH_DIR_MAX];
     if (strlen(path) == 0 || strlen(path) >= sizeof buf)
         return nh_fail(err, NH_ERR_INPUT, "output directory '%.100s' is empty or longer than %zu characters", path,
                        sizeof buf - 1);
@@ -307,13 +307,16 @@ int nh_folder_lock_take(const char *dir, nh_folder_lock *lock, nh_error *err)
     lock->fd = -1;
     if (nh_path_format(path, sizeof path, err, "%s/" NH_FOLDER_LOCK_NAME, dir))
         return NH_ERR_INPUT;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return nh_fail(err, NH_ERR_IO, "cannot lock '%s': %s is not a regular file (a link, folder or FIFO)", dir,
+                       path);
     const int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         const int e = fd < 0 ? errno : EINVAL;
         if (fd >= 0)
             close(fd);
-        return nh_fail(err, NH_ERR_IO, "cannot lock '%s': %s is %s", dir, path,
-                       e == EINVAL ? "not a regular file" : strerror(e));
+        return nh_fail(err, NH_ERR_IO, "cannot lock '%s': cannot open %s as a regular file: %s", dir, path,
+                       strerror(e));
     }
     const struct flock whole = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
     for (int attempt = 0; fcntl(fd, F_SETLK, &whole) != 0; ++attempt) {

@@ -22,13 +22,14 @@ extern "C" {
 #endif
 #pragma GCC visibility push(default)
 
-/* mkdir -p, then proves the folder writable with a probe file (so a run fails before its work). */
+/* mkdir -p of a path of fewer than NH_DIR_MAX characters, then proves the folder writable with a probe file
+ * (so a run fails before its work). */
 int nh_make_directory(const char *path, nh_error *err);
 
-/* The longest path nhens builds (a folder of up to 2047 characters and the names it writes below it), and
- * the one way it builds one: printf-style into buf, NH_ERR_INPUT naming the start of the path when it does
+/* The longest folder nhens writes into (an --out of up to 2047 characters, or a report's run folder below
+ * one) and the longest path it builds (such a folder and a name below it), and the one way it builds one: printf-style into buf, NH_ERR_INPUT naming the start of the path when it does
  * not fit (a path cut short names another file, so it is never used). */
-enum { NH_PATH_MAX = 4096 };
+enum { NH_DIR_MAX = 3072, NH_PATH_MAX = 4096 };
 int nh_path_format(char *buf, size_t len, nh_error *err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* One process at a time in an output folder: a POSIX record lock on DIR/.nhens-lock (the file stays; the
@@ -63,8 +64,8 @@ FILE *nh_open_regular(const char *path, nh_error *err);
 extern const char *const nh_output_set_names[];
 
 typedef struct nh_output_set {
-    char dir[2048];     /* the destination */
-    char stage[2200];   /* where the set is written before the commit */
+    char dir[NH_DIR_MAX];     /* the destination */
+    char stage[NH_PATH_MAX];  /* where the set is written before the commit */
 } nh_output_set;
 
 /* Completes or discards what an interrupted commit left in dir, then creates the staging folder. */
