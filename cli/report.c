@@ -670,25 +670,31 @@ static int parse_report_options(int argc, char **argv, report_options *o, int *s
 
 /* One (panel, method) pair: reused when DIR/config.hash matches (its smoothed.csv redone, since the window
  * is not part of the hash), else run and committed. 0, or 1 after a reported failure. */
+/* The panel's folder and the run's folder DIR made real folders, what stands in for a result file and what
+ * killed processes left removed (notes on stderr): before anything in DIR is read or written. */
+static int prepare_run_folder(const report_options *o, const nh_exp_panel *p, const char *dir, nh_error *err)
+{
+    char panel_dir[NH_PATH_MAX];
+    int rc = nh_path_format(panel_dir, sizeof panel_dir, err, "%s/%s", o->out, p->name);
+    if (!rc && !(rc = nh_report_settle_folder(panel_dir, err)) && !(rc = nh_output_clean(panel_dir, err)) &&
+        !(rc = nh_report_settle_folder(dir, err)) && !(rc = nh_report_clear_strays(dir, err)))
+        rc = nh_output_clean(dir, err);
+    return rc;
+}
+
 static int panel_method(const nh_cli *cli, const report_options *o, const nh_exp_panel *p, int k)
 {
-    char dir[NH_PATH_MAX], key[1024];
+    char dir[NH_PATH_MAX], key[1024], why[512];
     nh_error err;
-    if (nh_report_run_dir(o->out, p, k, dir, sizeof dir, &err)) {
-        fprintf(stderr, "nhens report: %s\n", err.msg);
-        return 1;
-    }
+    int rc = nh_report_run_dir(o->out, p, k, dir, sizeof dir, &err);
+    if (!rc)
+        rc = prepare_run_folder(o, p, dir, &err);
     config_key(p, k, key, sizeof key);
     const uint64_t hash = fnv1a(key);
     fprintf(stderr, "[%s %d/%d] %s", p->name, k + 1, p->n_methods, p->methods[k]);
     if (p->n_steps)
         fprintf(stderr, " at h = %g", p->h);
     fputs(": ", stderr);
-    char panel_dir[NH_PATH_MAX], why[512];
-    int rc = nh_path_format(panel_dir, sizeof panel_dir, &err, "%s/%s", o->out, p->name);
-    if (!rc && !(rc = nh_report_settle_folder(panel_dir, &err)) && !(rc = nh_output_clean(panel_dir, &err)) &&
-        !(rc = nh_report_settle_folder(dir, &err)) && !(rc = nh_report_clear_strays(dir, &err)))
-        rc = nh_output_clean(dir, &err);
     if (!rc && nh_report_cache_valid(p, k, dir, hash, why, sizeof why)) {
         if (p->smooth > 0)
             rc = nh_write_smoothed(dir, p->smooth, &err);
