@@ -368,11 +368,10 @@ static double parallel_bare_seconds(const bare_loop *copies, const nh_system *qu
     return seconds;
 }
 
-/* The horizon of a scaling run: T = 2000 for dla01 (2000 output times; a one-thread run of about 0.15 s,
- * 0.07 s with --quick, at ~37 ns a step with its statistics) and 100 for dd (~0.8 us a step: about
- * 0.16 s). Shorter runs measure thread start-up. Longer dla01 runs are steadier but a different load:
- * T = 6000 (6000 output times; their accumulators, probably, outgrow the caches) gave 1.82-1.88 where
- * T = 2000 gave 1.79-1.94. */
+/* The horizon of a scaling run: T = 2000 for dla01 (2000 output times) and 100 for dd, so that a
+ * one-thread run lasts a few tenths of a second. Shorter runs measure thread start-up. A longer dla01 run
+ * is a different load, not a longer measurement of the same one: its many more output times'
+ * accumulators fit the caches less well. */
 static double scaling_horizon(const char *method, const bench_settings *b)
 {
     return (strcmp(method, "dla01") == 0 ? 100 : 5) * b->ensemble_T;

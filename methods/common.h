@@ -13,7 +13,7 @@
 /* A copy of a step's few doubles (q, v: n <= 31) that a step has just stored one at a time, as a loop in
  * the files built with scalar loops (CMakeLists.txt): one load per store, where memcpy's wide loads span
  * several stores and wait until they reach the cache. A composition's stage starts right where the one
- * before stored its q: triple jump of newmark 396 -> 334 ns (alternated minima of 11). */
+ * before stored its q (docs/decisions/0010-scalar-loops-in-step-code.md). */
 static inline void nh_copy(int n, const double *restrict from, double *restrict to)
 {
     for (int i = 0; i < n; ++i)
