@@ -347,7 +347,7 @@ static double ensemble_seconds(const bench_settings *b, const char *method, int 
 /* The machine's own two-thread ceiling at the moment of a scaling run: `items` copies of the bare loop
  * `copies` (`steps` steps each from start_state) over `threads` threads, in seconds. The copies share
  * nothing, so two threads over one is what this machine's two cores give a perfectly parallel kernel
- * (on these virtual machines 1.6-2.1 from run to run). */
+ * (on shared virtual machines it varies from run to run; docs/decisions/0017). */
 static double parallel_bare_seconds(const bare_loop *copies, const nh_system *quartic, int threads, int items,
                                     long steps)
 {
@@ -388,8 +388,8 @@ static cJSON *bench_scaling(const char *method, const bench_settings *b)
     /* DLA^{0,1}'s bare loop's copies: as many as trajectories, together as long as the first one-thread run */
     const bare_loop *copies = bare_loop_for("dla01");
     const double bare_ns = time_bare_loop(copies, BARE, &quartic, 100000);
-    /* More repeats than the other figures: a repeat (two ensembles, two bare-loop runs) takes about
-     * 0.5 s, and the speed-up is the figure the host's noise moves most. */
+    /* More repeats than the other figures: a repeat (two ensembles, two bare-loop runs) is short,
+     * and the speed-up is the figure the host's noise moves most. */
     enum { MAX_SCALING_REPEATS = 16 };
     const int reps = 2 * b->repeats - 1 < MAX_SCALING_REPEATS ? 2 * b->repeats - 1 : MAX_SCALING_REPEATS;
     double one[MAX_SCALING_REPEATS], two[MAX_SCALING_REPEATS], speedups[MAX_SCALING_REPEATS],
