@@ -49,7 +49,7 @@ static inline void nh_history_quadratic(int dim, const double *restrict past, do
 
 /* x = the quintic through the last six (newest first, dim apart): O(h^6), the sixth difference left out.
  * At the quartic's h = 0.1 each degree gains about omega h ~ 0.3, so the quintic's guess is about 8x
- * closer than the cubic's (docs/decisions/0006-step-history-warm-start.md); where omega h nears 1 a high degree gains nothing. */
+ * closer than the cubic's; where omega h nears 1 a high degree gains nothing (docs/decisions/0006). */
 static inline void nh_history_quintic(int dim, const double *restrict past, double *restrict x)
 {
     const double *restrict p1 = past + dim, *restrict p2 = p1 + dim, *restrict p3 = p2 + dim, *restrict p4 = p3 + dim;
