@@ -536,9 +536,9 @@ Test(cli, sample_paths_are_the_trajectories_themselves)
 
 Test(cli, kinsol_and_newton_agree_on_a_long_dd_run)
 {
-    /* dd on the oscillating CVT at eps = 0.5 over 30 000 steps: KINSOL used to refuse a step at t = 362.1
-     * whose residual was at its rounding floor (the discrete gradient's, eps |V| h / |D|) while Newton
-     * accepted it. Both finish now and agree to 3e-12 on every observed quantity (measured); 1e-10 leaves
+    /* dd on the oscillating CVT at eps = 0.5 over 30 000 steps: a residual scale without the discrete
+     * gradient's rounding floor (eps |V| h / |D|) makes KINSOL refuse a step near t = 362.1 that Newton
+     * accepts. Both finish and agree to 3e-12 on every observed quantity (measured); 1e-10 leaves
      * room for other compilers' rounding and is still 1e6 below the errors themselves. */
     const char *cols[] = {"dH_mean", "driver_dE_mean", "passenger_dE_mean", "constraint_max"};
     char args[512];

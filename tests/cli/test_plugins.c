@@ -82,7 +82,7 @@ Test(cli, plugin_of_another_abi_is_refused_with_both_versions)
 }
 
 /* A plugin system without V's Hessian (which dla's, dd's and newmark's Newton matrices call) is refused
- * at load, naming the system and the callback; it used to load, and `run --method dla` crashed. */
+ * at load, naming the system and the callback, before `run --method dla` could call the missing callback. */
 Test(cli, plugin_system_without_a_hessian_is_refused_by_name)
 {
     char args[512];
