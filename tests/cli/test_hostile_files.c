@@ -175,7 +175,28 @@ static int signal_number(const char *name)
     return !strcmp(name, "INT") ? SIGINT : !strcmp(name, "TERM") ? SIGTERM : !strcmp(name, "KILL") ? SIGKILL : 0;
 }
 
-/* "@SIG:WHEN rest": start rest, wait until the file WHEN exists (or WHEN = Nms milliseconds passed), send SIG
+/* Sends sig to every child process of parent (the ranks mpirun started), as a batch system signals them. */
+static void signal_children(pid_t parent, int sig)
+{
+    DIR *d = opendir("/proc");
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char path[300], stat_line[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = e->d_name[0] >= '1' && e->d_name[0] <= '9' ? fopen(path, "r") : NULL;
+        if (!f)
+            continue;
+        const char *after_name = fgets(stat_line, sizeof stat_line, f) ? strrchr(stat_line, ')') : NULL;
+        int ppid;
+        char state;
+        if (after_name && sscanf(after_name + 1, " %c %d", &state, &ppid) == 2 && ppid == parent)
+            kill((pid_t)atoi(e->d_name), sig);
+        fclose(f);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* "@SIG:WHEN rest" ("@ranks/SIG:WHEN": SIG to the ranks that mpirun started, not to mpirun): start rest, wait until the file WHEN exists (or WHEN = Nms milliseconds passed), send SIG
  * (a second time if SIG is given twice, as INT,INT), and return the exit code. */
 static int run_interrupted(char *spec, char **argv, const place *p)
 {
@@ -189,9 +210,13 @@ static int run_interrupted(char *spec, char **argv, const place *p)
         sleep_ms(ms);
     else
         cr_assert(await_file(when, pid), "%s never appeared", when);
-    for (char *rest = spec + 1, *sig; (sig = strsep(&rest, ","));) {
+    const int to_ranks = !strncmp(spec + 1, "ranks/", 6);
+    for (char *rest = spec + 1 + (to_ranks ? 6 : 0), *sig; (sig = strsep(&rest, ","));) {
         cr_assert(signal_number(sig) != 0, "unknown signal %s", sig);
-        kill(-pid, signal_number(sig));
+        if (to_ranks)
+            signal_children(pid, signal_number(sig));
+        else
+            kill(-pid, signal_number(sig));
         sleep_ms(20);
     }
     return child_code(child_wait(pid));
