@@ -79,7 +79,7 @@ static void long_path(const char *dir, long length, char *buf, size_t len)
 }
 
 /* text with {OUT}, {DIR}, {LONG:N} (a path of N characters under {DIR}), {PLUGINS} (the test plugins'
- * folder) and \n, \t, \e (escape) replaced */
+ * folder) and \n, \t, \e (escape), \r replaced */
 static void substitute(const char *text, const place *p, char *buf, size_t len)
 {
     size_t used = 0;
@@ -98,8 +98,8 @@ static void substitute(const char *text, const place *p, char *buf, size_t len)
             long n = strtol(s + 6, &end, 10);
             long_path(p->dir, n, piece, sizeof piece);
             skip = (size_t)(end - s) + 1;
-        } else if (s[0] == '\\' && (s[1] == 'n' || s[1] == 't' || s[1] == 'e'))
-            piece[0] = s[1] == 'n' ? '\n' : s[1] == 't' ? '\t' : '\033', piece[1] = '\0', skip = 2;
+        } else if (s[0] == '\\' && (s[1] == 'n' || s[1] == 't' || s[1] == 'e' || s[1] == 'r'))
+            piece[0] = s[1] == 'n' ? '\n' : s[1] == 't' ? '\t' : s[1] == 'r' ? '\r' : '\033', piece[1] = '\0', skip = 2;
         else
             piece[0] = s[0], piece[1] = '\0';
         used += (size_t)snprintf(buf + used, len - used, "%s", piece);
