@@ -26,6 +26,8 @@ expect --out merge --o
 expect kinsol run --solver k
 expect report help rep
 expect dH run --observe d
+expect --quiet order --qu
+expect --quiet audit --qu
 # and every name the program lists, each completed from its full self (a walk of the registry through
 # `nhens list --names`, so a new system, method, preset, observer or command is covered when it is added)
 walked=0
