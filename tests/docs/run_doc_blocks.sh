@@ -10,8 +10,8 @@
 # whose build is in build/, with `nhens` on the PATH. Here each file's blocks run, in order and in one
 # shell each, in a scratch folder that holds experiments/, examples/, python/, tests/ and build/ (links to
 # the real ones) and a `nhens` that is the build's program with one substitution, the documented small
-# scale: `nhens report` without --scale, --ci or --dry-run runs at --scale 0.01. Everything else runs as
-# written, so the runnable blocks are small by design. Ends with "N passed, N failed".
+# scale: `nhens report` runs at --scale 0.01 (in place of any --scale; with --ci or --dry-run as written).
+# Everything else runs as written, so the runnable blocks are small by design. Ends with "N passed, N failed".
 set -u
 nhens="$1"; src="$2"; build="$3"; shift 3
 [ $# -gt 0 ] || set -- "$src/README.md" "$src"/docs/guide/*.md "$src"/docs/reference/*.md
@@ -22,13 +22,21 @@ trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$scratch/bin"
 cat >"$scratch/bin/nhens" <<WRAPPER
 #!/usr/bin/env bash
-# nhens with the small scale of the documentation test: report runs at --scale 0.01 unless told otherwise.
+# nhens with the small scale of the documentation test: report runs at --scale 0.01 (--ci and --dry-run as written).
 args=("\$@"); i=0
 while [ "\$i" -lt \${#args[@]} ] && [[ "\${args[\$i]}" == --plugin* ]]; do
   if [ "\${args[\$i]}" = --plugin ]; then i=\$((i + 2)); else i=\$((i + 1)); fi
 done
-if [ "\${args[\$i]:-}" = report ] && [[ " \$* " != *" --scale"* && " \$* " != *" --ci "* && " \$* " != *" --dry-run "* ]]; then
-  args+=(--scale 0.01)
+if [ "\${args[\$i]:-}" = report ] && [[ " \$* " != *" --ci "* && " \$* " != *" --dry-run "* ]]; then
+  small=()
+  for ((j = 0; j < \${#args[@]}; ++j)); do
+    case "\${args[\$j]}" in
+      --scale) j=\$((j + 1)) ;;
+      --scale=*) ;;
+      *) small+=("\${args[\$j]}") ;;
+    esac
+  done
+  args=("\${small[@]}" --scale 0.01)
 fi
 exec "$nhens" "\${args[@]}"
 WRAPPER
