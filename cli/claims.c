@@ -311,9 +311,8 @@ static double ref_value(const nh_experiment *exp, const nh_claim_ref *r, const n
         return NAN;
     const int k = method_index(p, r->method);
     if (strchr(r->metric, '(')) {
-        char dir[1024];
-        src->run_dir(p, k, src->ctx, dir, sizeof dir);
-        return nh_trend_metric_value(dir, r->metric, err);
+        char dir[NH_PATH_MAX];
+        return src->run_dir(p, k, src->ctx, dir, sizeof dir) ? NAN : nh_trend_metric_value(dir, r->metric, err);
     }
     cJSON *summary = src->summary(p, k, src->ctx);
     double v = summary ? nh_claim_metric_value(summary, r->metric, err) : NAN;

@@ -57,6 +57,13 @@ int nh_cli_build_system(const nh_cli *cli, const char *name, const char *preset_
 /* Names that become file or folder names or reach a gnuplot script (panel names, checkpoint names, methods,
  * plotted columns): letters, digits, ._- and `extra`, 1 to max - 1 characters, no leading dot. */
 int nh_cli_check_name(const char *what, const char *value, size_t max, const char *extra, nh_error *err);
+/* A file name nhens puts in an output folder for the user (--checkpoint): nh_cli_check_name, and none of
+ * the names nhens writes there itself (a run's set, report's files, part-I-of-K.json). */
+int nh_cli_check_output_name(const char *what, const char *value, size_t max, nh_error *err);
+/* A path argument that reaches files or gnuplot (--out, --initial, --resume, an experiment file): 1 to
+ * NH_CLI_PATH_MAX characters, no control characters (bytes below 0x20 and 0x7f). `what` names it. */
+enum { NH_CLI_PATH_MAX = 2047 };
+int nh_cli_check_path(const char *what, const char *path, nh_error *err);
 /* "kinsol" / "newton" with the message of a bad name. */
 int nh_cli_solver(const char *name, nh_solver_kind *kind, nh_error *err);
 

@@ -2,6 +2,8 @@
  * names given on the command line. */
 #include "cli.h"
 
+#include "nhens/files.h"
+
 #include <ctype.h>
 #include <string.h>
 
@@ -75,5 +77,51 @@ int nh_cli_check_name(const char *what, const char *value, size_t max, const cha
         if (!isalnum((unsigned char)*c) && !strchr("._-", *c) && !strchr(extra, *c))
             return nh_fail(err, NH_ERR_INPUT, "%s '%.80s': character 0x%02x is not allowed; allowed: letters, digits, ._-%s",
                            what, value, (unsigned char)*c, extra);
+    return NH_OK;
+}
+
+/* part-I-of-K.json, the name of a shard's result (I and K digits) */
+static int is_part_name(const char *name)
+{
+    size_t at = strlen("part-"), digits;
+    if (strncmp(name, "part-", at) || !(digits = strspn(name + at, "0123456789")))
+        return 0;
+    at += digits;
+    if (strncmp(name + at, "-of-", 4) || !(digits = strspn(name + at + 4, "0123456789")))
+        return 0;
+    return !strcmp(name + at + 4 + digits, ".json");
+}
+
+int nh_cli_check_output_name(const char *what, const char *value, size_t max, nh_error *err)
+{
+    static const char *const report_names[] = {"report.md", "work_precision.csv", "plot.gp", NULL};
+    if (nh_cli_check_name(what, value, max, "", err))
+        return NH_ERR_INPUT;
+    int reserved = is_part_name(value);
+    for (int i = 0; nh_output_set_names[i]; ++i)
+        reserved |= !strcmp(value, nh_output_set_names[i]);
+    for (int i = 0; report_names[i]; ++i)
+        reserved |= !strcmp(value, report_names[i]);
+    if (!reserved)
+        return NH_OK;
+    char names[512] = "";
+    for (int i = 0; nh_output_set_names[i]; ++i)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s, ", nh_output_set_names[i]);
+    for (int i = 0; report_names[i]; ++i)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s, ", report_names[i]);
+    return nh_fail(err, NH_ERR_INPUT, "%s '%s' is a name nhens writes itself; reserved: %spart-I-of-K.json", what,
+                   value, names);
+}
+
+int nh_cli_check_path(const char *what, const char *path, nh_error *err)
+{
+    const size_t len = strlen(path);
+    if (len == 0 || len > NH_CLI_PATH_MAX)
+        return nh_fail(err, NH_ERR_INPUT, "%s '%.100s%s' has %zu characters; allowed: 1 to %d", what, path,
+                       len > 100 ? "..." : "", len, NH_CLI_PATH_MAX);
+    for (const char *c = path; *c; ++c)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return nh_fail(err, NH_ERR_INPUT, "%s has the control character 0x%02x at position %zu; a path may not "
+                           "hold control characters", what, (unsigned char)*c, (size_t)(c - path) + 1);
     return NH_OK;
 }

@@ -102,9 +102,14 @@ int nh_cli_merge(const nh_cli *cli, int argc, char **argv)
         fprintf(stderr, "nhens merge: give the partial results to merge (nhens help merge)\n");
         return NH_EXIT_USAGE;
     }
+    nh_error err;
     for (int i = 0; i < n; ++i)
         parts[i] = (part_ref){positional[i], 0, 0};
-    nh_error err;
+    for (int i = 0; i <= n; ++i)
+        if (nh_cli_check_path(i < n ? "a part's path" : "--out", i < n ? positional[i] : o.out, &err)) {
+            fprintf(stderr, "nhens merge: %s\n", err.msg);
+            return NH_EXIT_USAGE;
+        }
     nh_system sys;
     nh_run_config cfg = {0};
     nh_run_result res = {0};
@@ -131,7 +136,11 @@ int nh_cli_merge(const nh_cli *cli, int argc, char **argv)
     size_t used = (size_t)snprintf(command, sizeof command, "nhens merge of %d parts of: nhens", n);
     for (int i = 0; i < n_args && used < sizeof command; ++i)
         used += (size_t)snprintf(command + used, sizeof command - used, " %s", args[i]);
-    rc = nh_write_run(o.out, &cfg, &res, command, smooth, &err);
+    nh_folder_lock lock;
+    rc = nh_output_folder_open(o.out, &lock, &err);
+    if (!rc)
+        rc = nh_write_run(o.out, &cfg, &res, command, smooth, &err);
+    nh_folder_lock_release(&lock);
     if (rc)
         fprintf(stderr, "nhens merge: %s\n", err.msg);
     else if (!o.quiet)

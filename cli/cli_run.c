@@ -100,6 +100,12 @@ static int parse_run_options(int argc, char **argv, run_options *o, int *status)
     if (nh_cli_parse(&nh_cli_run_table, argc, argv, o, &o->seen, NULL, NULL, status))
         return 1;
     const nh_option_table *t = &nh_cli_run_table;
+    nh_error err;
+    if (nh_cli_check_path("--out", o->out, &err) || (o->initial && nh_cli_check_path("--initial", o->initial, &err)) ||
+        (o->resume && nh_cli_check_path("--resume", o->resume, &err))) {
+        fprintf(stderr, "nhens run: %s\n", err.msg);
+        return *status = NH_EXIT_USAGE, 1;
+    }
     if (o->resume)
         return 0;
     if (!o->system || !o->method || !nh_cli_given(t, o->seen, "h") || !nh_cli_given(t, o->seen, "T"))
@@ -366,7 +372,7 @@ static int resume_options(run_options *o, nh_checkpoint **ck, int *n_args, char 
 /* What the engine's hooks need: where and how often to checkpoint, and how to rebuild the run. */
 typedef struct run_control {
     const nh_run_config *cfg;
-    char path[2200];            /* DIR/NAME of --checkpoint NAME, or "" */
+    char path[NH_PATH_MAX];     /* DIR/NAME of --checkpoint NAME, or "" */
     double every, last;
     int n_args;
     char **args;
@@ -442,11 +448,9 @@ static int checkpoint_path(const run_options *o, char *path, size_t len, nh_erro
     path[0] = '\0';
     if (!o->checkpoint)
         return NH_OK;
-    if (nh_cli_check_name("--checkpoint (a file name inside --out)", o->checkpoint, 101, "", err))
+    if (nh_cli_check_output_name("--checkpoint (a file name inside --out)", o->checkpoint, 101, err))
         return NH_ERR_INPUT;
-    if ((size_t)snprintf(path, len, "%s/%s", o->out, o->checkpoint) >= len)
-        return nh_fail(err, NH_ERR_INPUT, "--out '%.100s...' is too long", o->out);
-    return NH_OK;
+    return nh_path_format(path, len, err, "%s/%s", o->out, o->checkpoint);
 }
 
 /* The arguments without --blocks: what the merged run records as its command. */
@@ -464,16 +468,17 @@ static int unsharded_args(int argc, char **argv, char **out)
     return n;
 }
 
-/* A shard: compute its chunks and write DIR/part-I-of-K.json (whole or absent); the exit status. */
-static int execute_shard(const run_options *o, run_control *ctl)
+/* A shard: compute its chunks and write DIR/part-I-of-K.json (whole or absent), DIR locked; the exit status. */
+static int execute_shard(const run_options *o, run_control *ctl, nh_folder_lock *lock)
 {
     nh_run_result res;
     nh_error err;
-    char path[2200], *args[NH_PARTIAL_MAX_ARGS];
+    char path[NH_PATH_MAX], *args[NH_PARTIAL_MAX_ARGS];
     const nh_run_config *cfg = ctl->cfg;
     int n_args = ctl->n_args <= NH_PARTIAL_MAX_ARGS ? unsharded_args(ctl->n_args, ctl->args, args) : -1;
-    snprintf(path, sizeof path, "%s/part-%ld-of-%ld.json", o->out, cfg->shard + 1, cfg->shards);
-    int rc = nh_make_directory(o->out, &err);
+    int rc = nh_path_format(path, sizeof path, &err, "%s/part-%ld-of-%ld.json", o->out, cfg->shard + 1, cfg->shards);
+    if (!rc)
+        rc = nh_output_folder_open(o->out, lock, &err);
     if (!rc && !(rc = nh_run_ensemble(cfg, &res, &err))) {
         if (res.complete)
             rc = nh_partial_save(path, cfg, &res, n_args, args, &err);
@@ -495,12 +500,13 @@ static int execute_shard(const run_options *o, run_control *ctl)
     return nh_cli_interrupt_status() ? nh_cli_interrupt_status() : NH_EXIT_OK;
 }
 
-/* Compute (or continue) the configured run, commit its files, print the summary; the exit status. */
-static int execute(const run_options *o, run_control *ctl, const nh_checkpoint *ck)
+/* Compute (or continue) the configured run, commit its files, print the summary; the exit status. The
+ * output folder stays locked (lock) until the caller releases it. */
+static int execute(const run_options *o, run_control *ctl, const nh_checkpoint *ck, nh_folder_lock *lock)
 {
     nh_run_result res;
     nh_error err;
-    int rc = nh_make_directory(o->out, &err);
+    int rc = nh_output_folder_open(o->out, lock, &err);
     if (!rc)
         rc = compute(ctl, ck, &res, &err);
     if (rc) {
@@ -562,7 +568,9 @@ int nh_cli_run(const nh_cli *cli, int argc, char **argv)
             cfg.progress_ctx = &progress;
         }
         nh_cli_catch_interrupts();
-        rc = cfg.shards ? execute_shard(&o, &ctl) : execute(&o, &ctl, ck);
+        nh_folder_lock lock = {-1};
+        rc = cfg.shards ? execute_shard(&o, &ctl, &lock) : execute(&o, &ctl, ck, &lock);
+        nh_folder_lock_release(&lock);
     }
     nh_cli_run_config_free(&cfg);
     nh_checkpoint_free(ck);

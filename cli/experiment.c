@@ -356,13 +356,12 @@ static int scan_lines(header_list *h, const char *text, size_t size, nh_error *e
 int nh_experiment_load_plugins(const nh_experiment *exp, nh_registry *reg, nh_error *err)
 {
     for (int i = 0; i < exp->n_plugins; ++i) {
-        char path[1200];
+        char path[NH_PATH_MAX];
         const char *name = exp->plugins[i];
-        if (name[0] == '/')
-            snprintf(path, sizeof path, "%s", name);
-        else
-            snprintf(path, sizeof path, "%s/%s", exp->directory, name);
-        int rc = nh_registry_load_plugin(reg, path, err);
+        int rc = name[0] == '/' ? nh_path_format(path, sizeof path, err, "%s", name)
+                                : nh_path_format(path, sizeof path, err, "%s/%s", exp->directory, name);
+        if (!rc)
+            rc = nh_registry_load_plugin(reg, path, err);
         if (rc)
             return rc;
     }
@@ -397,7 +396,9 @@ int nh_experiment_load(const char *path, int allow_plugins, nh_experiment *exp, 
 {
     memset(exp, 0, sizeof *exp);
     const char *slash = strrchr(path, '/');
-    snprintf(exp->directory, sizeof exp->directory, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (nh_path_format(exp->directory, sizeof exp->directory, err, "%.*s", slash ? (int)(slash - path) : 1,
+                       slash ? path : "."))
+        return NH_ERR_INPUT;
     exp->defaults = (nh_exp_panel){.ensemble = 1, .every = 1, .seed = 1, .error = "error_final"};
     exp->ci_scale = 0.01;
     snprintf(exp->defaults.plot[0], sizeof exp->defaults.plot[0], "dH_absmax");

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "nhens/core.h"
+#include "nhens/files.h"
 #include "nhens/registry.h"
 
 enum { NH_EXP_MAX_CLAIMS = 32,
@@ -85,7 +86,7 @@ typedef struct nh_experiment {
     char expect[2048];
     char plugins[NH_EXP_MAX_PLUGINS][512];   /* `plugin` keys: paths relative to the file's folder */
     int n_plugins;
-    char directory[1024];                    /* folder of the experiment file */
+    char directory[NH_PATH_MAX];             /* folder of the experiment file */
     nh_exp_panel defaults;
     nh_exp_panel panels[NH_EXP_MAX_PANELS];
     int n_panels;
@@ -108,11 +109,20 @@ struct cJSON;
 /* A claim metric's value in a summary.json (cJSON) and its standard error (NAN if none); NAN if absent. */
 double nh_claim_metric_value(const struct cJSON *summary, const char *metric, double *stderr_out);
 
-/* cli/report.c, shared with cli/work_precision.c: the folder of (panel, method k), its summary.json (NULL
- * if none; the caller deletes it), numbers and cells from it, a gnuplot string literal (every text reaches a script through it) and
+/* cli/report.c, shared with cli/work_precision.c: the folder of (panel, method k) (NH_ERR_INPUT where
+ * it does not fit in len), its summary.json (NULL if none or not a whole regular file of JSON; the caller
+ * deletes it), numbers and cells from it, a gnuplot string literal (every text reaches a script through it) and
  * the methods' line styles. */
-void nh_report_run_dir(const char *out, const nh_exp_panel *p, int k, char *dir, size_t len);
+int nh_report_run_dir(const char *out, const nh_exp_panel *p, int k, char *dir, size_t len, nh_error *err);
 struct cJSON *nh_report_load_summary(const char *dir);
+/* cli/report_cache.c: PATH made a real folder (a symbolic link or file in its place is removed, with a note
+ * on stderr, never followed); whether DIR holds the complete results of (panel p, method k) with config
+ * hash `hash` (0: not, and why non-empty says what was wrong with what is there). */
+int nh_report_settle_folder(const char *path, nh_error *err);
+/* Removes (with a note) whatever sits in DIR under a result file's name and is not a regular file: a folder,
+ * FIFO or symbolic link there is no cache, and a commit could not replace it. */
+int nh_report_clear_strays(const char *dir, nh_error *err);
+int nh_report_cache_valid(const nh_exp_panel *p, int k, const char *dir, uint64_t hash, char *why, size_t len);
 /* root[object][key] (root[key] when object is NULL) if it is a number, else NAN; a Markdown cell "v ± e"
  * (just "v" without a finite positive error). */
 double nh_report_json_number(const struct cJSON *root, const char *object, const char *key);
@@ -124,7 +134,7 @@ void nh_gp_line_styles(FILE *g);
  * terminal and styles are set), its report.md table, and the summary claims read for method k (its smallest
  * step size's, with work_precision.error_order added; NULL if missing). */
 int nh_work_precision_write_csv(const char *out, const nh_exp_panel *p, nh_error *err);
-void nh_work_precision_script(FILE *g, const char *out, const nh_exp_panel *p);
+int nh_work_precision_script(FILE *g, const char *out, const nh_exp_panel *p); /* non-zero: a path too long */
 void nh_work_precision_table(FILE *md, const char *out, const nh_exp_panel *p);
 struct cJSON *nh_work_precision_summary(const char *out, const nh_exp_panel *p, int k);
 
@@ -135,7 +145,7 @@ int nh_claims_check(const char *path, const nh_experiment *exp, nh_error *err);
  * its run folder (trend metrics read timeseries.csv there). */
 typedef struct nh_claim_source {
     struct cJSON *(*summary)(const nh_exp_panel *p, int method, void *ctx);
-    void (*run_dir)(const nh_exp_panel *p, int method, void *ctx, char *dir, size_t len);
+    int (*run_dir)(const nh_exp_panel *p, int method, void *ctx, char *dir, size_t len); /* non-zero: none */
     void *ctx;
 } nh_claim_source;
 typedef struct nh_claim_result {

@@ -62,14 +62,14 @@ static uint64_t fnv1a(const char *text)
     return h;
 }
 
-void nh_report_run_dir(const char *out, const nh_exp_panel *p, int k, char *dir, size_t len)
+int nh_report_run_dir(const char *out, const nh_exp_panel *p, int k, char *dir, size_t len, nh_error *err)
 {
     char safe[128];
     snprintf(safe, sizeof safe, "%s", p->methods[k]);
     for (char *c = safe; *c; ++c)
         if (*c == ':' || *c == ',' || *c == '/' || *c == '=')
             *c = '_';
-    snprintf(dir, len, "%s/%s/%02d-%s%s", out, p->name, k + 1, safe, p->step_tag);
+    return nh_path_format(dir, len, err, "%s/%s/%02d-%s%s", out, p->name, k + 1, safe, p->step_tag);
 }
 
 static void config_key(const nh_exp_panel *p, int k, char *buf, size_t len)
@@ -82,26 +82,6 @@ static void config_key(const nh_exp_panel *p, int k, char *buf, size_t len)
         snprintf(buf + strlen(buf), len - strlen(buf), "|observe=%s", p->observe);
     if (p->perturb > 0)
         snprintf(buf + strlen(buf), len - strlen(buf), "|perturb=%.17g", p->perturb);
-}
-
-/* Whether DIR holds this configuration's complete results: its config.hash, and every file the report
- * reads from it (results written by an older nhens of the same version may lack a newer file). */
-static int cached(const nh_exp_panel *p, const char *dir, uint64_t hash)
-{
-    char path[1200];
-    snprintf(path, sizeof path, "%s/config.hash", dir);
-    FILE *f = fopen(path, "r");
-    unsigned long long stored = 0;
-    int ok = f && fscanf(f, "%llx", &stored) == 1 && stored == hash;
-    if (f)
-        fclose(f);
-    const char *files[] = {"summary.json", "timeseries.csv", "quantiles.csv", "paths.csv"};
-    const size_t needed = p->paths > 0 ? 4 : 3; /* paths.csv only for a panel that draws sample paths */
-    for (size_t i = 0; ok && i < needed; ++i) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        ok = access(path, R_OK) == 0;
-    }
-    return ok;
 }
 
 static int split_params(char *buf, const char **list)
@@ -122,9 +102,10 @@ static int hash_body(FILE *f, const void *data)
 static int commit_run(const nh_exp_panel *p, const char *dir, const nh_run_config *cfg, const nh_run_result *res,
                       unsigned long long hash, const char *command, nh_error *err)
 {
-    char path[2400];
-    snprintf(path, sizeof path, "%s/config.hash", dir);
-    int rc = nh_write_run(dir, cfg, res, command, p->smooth, err);
+    char path[NH_PATH_MAX];
+    int rc = nh_path_format(path, sizeof path, err, "%s/config.hash", dir);
+    if (!rc)
+        rc = nh_write_run(dir, cfg, res, command, p->smooth, err);
     return rc || !res->complete ? rc : nh_write_file(path, hash_body, &hash, err);
 }
 
@@ -249,25 +230,6 @@ static int run_one(const nh_cli *cli, const report_options *o, const nh_exp_pane
     return rc;
 }
 
-cJSON *nh_report_load_summary(const char *dir)
-{
-    char path[1200];
-    snprintf(path, sizeof path, "%s/summary.json", dir);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)len + 1);
-    size_t got = fread(text, 1, (size_t)len, f);
-    text[got] = '\0';
-    fclose(f);
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    return j;
-}
-
 double nh_report_json_number(const cJSON *root, const char *object, const char *key)
 {
     const cJSON *o = object ? cJSON_GetObjectItemCaseSensitive(root, object) : root;
@@ -317,13 +279,14 @@ void nh_gp_line_styles(FILE *g)
 }
 
 /* Every sample path of every method, one style per method (the first path of each named in the key). */
-static void plot_paths(FILE *g, const char *out, const nh_exp_panel *p, const nh_observer *obs)
+static int plot_paths(FILE *g, const char *out, const nh_exp_panel *p, const nh_observer *obs)
 {
     for (int k = 0; k < p->n_methods; ++k)
         for (long i = 0; i < p->paths; ++i) {
-            char dir[1024], data[1100], column[96];
-            nh_report_run_dir(out, p, k, dir, sizeof dir);
-            snprintf(data, sizeof data, "%s/paths.csv", dir);
+            char dir[NH_PATH_MAX], data[NH_PATH_MAX], column[96];
+            if (nh_report_run_dir(out, p, k, dir, sizeof dir, NULL) ||
+                nh_path_format(data, sizeof data, NULL, "%s/paths.csv", dir))
+                return 1;
             snprintf(column, sizeof column, "%s_%ld", obs->name, i);
             fputs(k || i ? ", " : "", g);
             nh_gp_string(g, data, "");
@@ -337,15 +300,17 @@ static void plot_paths(FILE *g, const char *out, const nh_exp_panel *p, const nh
                 nh_gp_string(g, p->methods[k], "");
             }
         }
+    return 0;
 }
 
 /* Per method: the 5-95 % band of the observer, filled and translucent, and its median as a line. */
-static void plot_band(FILE *g, const char *out, const nh_exp_panel *p, const nh_observer *obs)
+static int plot_band(FILE *g, const char *out, const nh_exp_panel *p, const nh_observer *obs)
 {
     for (int k = 0; k < p->n_methods; ++k) {
-        char dir[1024], data[1100], low[96], mid[96], high[96];
-        nh_report_run_dir(out, p, k, dir, sizeof dir);
-        snprintf(data, sizeof data, "%s/quantiles.csv", dir);
+        char dir[NH_PATH_MAX], data[NH_PATH_MAX], low[96], mid[96], high[96];
+        if (nh_report_run_dir(out, p, k, dir, sizeof dir, NULL) ||
+            nh_path_format(data, sizeof data, NULL, "%s/quantiles.csv", dir))
+            return 1;
         snprintf(low, sizeof low, "%s_%s", obs->quantile_prefix, nh_quantile_suffixes[0]);
         snprintf(mid, sizeof mid, "%s_%s", obs->quantile_prefix, nh_quantile_suffixes[1]);
         snprintf(high, sizeof high, "%s_%s", obs->quantile_prefix, nh_quantile_suffixes[2]);
@@ -362,6 +327,7 @@ static void plot_band(FILE *g, const char *out, const nh_exp_panel *p, const nh_
         fprintf(g, " with lines ls %d title ", k + 1);
         nh_gp_string(g, p->methods[k], "");
     }
+    return 0;
 }
 
 /* Whether some method's run has a finite value to draw in plotted column c (a band: its median; sample
@@ -371,9 +337,10 @@ static int column_has_data(const char *out, const nh_exp_panel *p, int c, const 
     const nh_observer *path = path_column(p->plot[c]), *band = band_column(p->plot[c]);
     int found = 0;
     for (int k = 0; k < p->n_methods && !found; ++k) {
-        char dir[1024], data[1100], column[96];
-        nh_report_run_dir(out, p, k, dir, sizeof dir);
-        snprintf(data, sizeof data, "%s/%s", dir, path ? "paths.csv" : band ? "quantiles.csv" : file);
+        char dir[NH_PATH_MAX], data[NH_PATH_MAX], column[96];
+        if (nh_report_run_dir(out, p, k, dir, sizeof dir, NULL) ||
+            nh_path_format(data, sizeof data, NULL, "%s/%s", dir, path ? "paths.csv" : band ? "quantiles.csv" : file))
+            return 0;
         for (long i = 0; i < (path ? p->paths : 1) && !found; ++i) {
             if (path)
                 snprintf(column, sizeof column, "%s_%ld", path->name, i);
@@ -398,7 +365,7 @@ static void plot_no_data(FILE *g, const nh_exp_panel *p, int c)
     fputs(" at graph 0.5,0.5 center noenhanced\nplot NaN notitle\nunset label 1\nset autoscale xy\n", g);
 }
 
-static void plot_column(FILE *g, const char *out, const nh_exp_panel *p, int c, const char *file)
+static int plot_column(FILE *g, const char *out, const nh_exp_panel *p, int c, const char *file)
 {
     char label[256];
     const nh_observer *path = path_column(p->plot[c]), *band = band_column(p->plot[c]);
@@ -414,19 +381,18 @@ static void plot_column(FILE *g, const char *out, const nh_exp_panel *p, int c, 
     fputs(" noenhanced\n", g);
     if (!column_has_data(out, p, c, file)) {
         plot_no_data(g, p, c);
-        return;
+        return 0;
     }
     /* a marker every tenth of the curve */
     const long rows = (long)(p->T / (p->h * (double)p->every)) + 1, every_marker = rows / 10 > 1 ? rows / 10 : 1;
     fputs("plot ", g);
-    if (path)
-        plot_paths(g, out, p, path);
-    if (band)
-        plot_band(g, out, p, band);
+    if ((path && plot_paths(g, out, p, path)) || (band && plot_band(g, out, p, band)))
+        return 1;
     for (int k = 0; k < p->n_methods && !path && !band; ++k) {
-        char dir[1024], data[1100];
-        nh_report_run_dir(out, p, k, dir, sizeof dir);
-        snprintf(data, sizeof data, "%s/%s", dir, file);
+        char dir[NH_PATH_MAX], data[NH_PATH_MAX];
+        if (nh_report_run_dir(out, p, k, dir, sizeof dir, NULL) ||
+            nh_path_format(data, sizeof data, NULL, "%s/%s", dir, file))
+            return 1;
         fputs(k ? ", " : "", g);
         nh_gp_string(g, data, "");
         fputs(" using 't':", g);
@@ -441,12 +407,13 @@ static void plot_column(FILE *g, const char *out, const nh_exp_panel *p, int c, 
         nh_gp_string(g, p->reference_label[0] ? p->reference_label : text, "");
     }
     fputc('\n', g);
+    return 0;
 }
 
 typedef struct panel_plot {
     const char *out;
     const nh_exp_panel *panel;
-    char figure[2][1100];   /* temporaries gnuplot writes; renamed onto out/PANEL.png and .svg */
+    char figure[2][NH_PATH_MAX]; /* temporaries gnuplot writes; renamed onto out/PANEL.png and .svg */
 } panel_plot;
 
 /* Right margin (characters) that holds the key: the longest method name or reference label, plus the sample. */
@@ -472,7 +439,8 @@ static int script_body(FILE *g, const void *data)
                    "set grid\nset lmargin 14\nset rmargin %d\n", key_width(p));
         nh_gp_line_styles(g);
         if (p->n_steps) {
-            nh_work_precision_script(g, pp->out, p);
+            if (nh_work_precision_script(g, pp->out, p))
+                return 1;
             fputs("unset output\n", g);
             continue;
         }
@@ -483,7 +451,8 @@ static int script_body(FILE *g, const void *data)
         nh_gp_string(g, p->title[0] ? p->title : p->name, smoothing);
         fputs(" noenhanced\n", g);
         for (int c = 0; c < p->n_plot; ++c)
-            plot_column(g, pp->out, p, c, file);
+            if (plot_column(g, pp->out, p, c, file))
+                return 1;
         fprintf(g, "unset multiplot\nunset output\n");
     }
     return 0;
@@ -495,22 +464,25 @@ static int plot_panel(const char *out, const nh_exp_panel *p)
 {
     static const char *const ext[2] = {"png", "svg"};
     panel_plot pp = {out, p, {"", ""}};
-    char script[1100], final[1100];
+    char script[NH_PATH_MAX], final[NH_PATH_MAX];
     nh_error err = {0};
+    int bad = nh_path_format(script, sizeof script, &err, "%s/%s/plot.gp", out, p->name);
     for (int i = 0; i < 2; ++i)
-        snprintf(pp.figure[i], sizeof pp.figure[i], "%s/.%s.%s.tmp.%ld", out, p->name, ext[i], (long)getpid());
-    snprintf(script, sizeof script, "%s/%s/plot.gp", out, p->name);
-    int bad = (p->n_steps && nh_work_precision_write_csv(out, p, &err)) || nh_write_file(script, script_body, &pp, &err) ||
-              run_gnuplot(script);
+        bad = bad || nh_path_format(pp.figure[i], sizeof pp.figure[i], &err, "%s/.%s.%s.tmp.%ld", out, p->name,
+                                    ext[i], (long)getpid());
+    bad = bad || (p->n_steps && nh_work_precision_write_csv(out, p, &err)) ||
+          nh_write_file(script, script_body, &pp, &err) || run_gnuplot(script);
     if (bad && err.msg[0])
         fprintf(stderr, "nhens report: %s\n", err.msg);
     for (int i = 0; i < 2; ++i) {
-        snprintf(final, sizeof final, "%s/%s.%s", out, p->name, ext[i]);
+        if (!bad && nh_path_format(final, sizeof final, &err, "%s/%s.%s", out, p->name, ext[i]))
+            fprintf(stderr, "nhens report: %s\n", err.msg), bad = 1;
         if (!bad && rename(pp.figure[i], final) != 0) {
             fprintf(stderr, "nhens report: cannot write %s: %s\n", final, strerror(errno));
             bad = 1;
         }
-        remove(pp.figure[i]);
+        if (pp.figure[i][0])
+            remove(pp.figure[i]);
     }
     return bad;
 }
@@ -622,9 +594,8 @@ static void write_panel_table(FILE *md, const char *out, const nh_exp_panel *p)
     }
     cJSON *summaries[NH_EXP_MAX_METHODS];
     for (int k = 0; k < p->n_methods; ++k) {
-        char dir[1024];
-        nh_report_run_dir(out, p, k, dir, sizeof dir);
-        summaries[k] = nh_report_load_summary(dir);
+        char dir[NH_PATH_MAX];
+        summaries[k] = nh_report_run_dir(out, p, k, dir, sizeof dir, NULL) ? NULL : nh_report_load_summary(dir);
     }
     const unsigned mask = applicable_observers(summaries, p->n_methods);
     fprintf(md, "| method | order |");
@@ -718,9 +689,10 @@ static int markdown_body(FILE *md, const void *data)
 static int write_markdown(const report_options *o, const nh_experiment *exp, int argc, char **argv,
                           const nh_claim_result *claims, nh_error *err)
 {
-    char path[1200];
-    snprintf(path, sizeof path, "%s/report.md", o->out);
+    char path[NH_PATH_MAX];
     markdown m = {o, exp, argc, argv, claims};
+    if (nh_path_format(path, sizeof path, err, "%s/report.md", o->out))
+        return NH_ERR_INPUT;
     return nh_write_file(path, markdown_body, &m, err);
 }
 
@@ -740,30 +712,49 @@ static int parse_report_options(int argc, char **argv, report_options *o, int *s
         return 1;
     }
     o->experiment = positional[0];
+    if (nh_cli_check_path("the experiment file's path", o->experiment, &err) ||
+        (o->out && nh_cli_check_path("--out", o->out, &err))) {
+        fprintf(stderr, "nhens report: %s\n", err.msg);
+        *status = NH_EXIT_USAGE;
+        return 1;
+    }
     return 0;
 }
 
 /* One (panel, method) pair: reused when DIR/config.hash matches (its smoothed.csv redone, since the window
  * is not part of the hash), else run and committed. 0, or 1 after a reported failure. */
+/* The panel's folder and the run's folder DIR made real folders, what stands in for a result file and what
+ * killed processes left removed (notes on stderr): before anything in DIR is read or written. */
+static int prepare_run_folder(const report_options *o, const nh_exp_panel *p, const char *dir, nh_error *err)
+{
+    char panel_dir[NH_PATH_MAX];
+    int rc = nh_path_format(panel_dir, sizeof panel_dir, err, "%s/%s", o->out, p->name);
+    if (!rc && !(rc = nh_report_settle_folder(panel_dir, err)) && !(rc = nh_output_clean(panel_dir, err)) &&
+        !(rc = nh_report_settle_folder(dir, err)) && !(rc = nh_report_clear_strays(dir, err)))
+        rc = nh_output_clean(dir, err);
+    return rc;
+}
+
 static int panel_method(const nh_cli *cli, const report_options *o, const nh_exp_panel *p, int k)
 {
-    char dir[1024], key[1024];
+    char dir[NH_PATH_MAX], key[1024], why[512];
     nh_error err;
-    nh_report_run_dir(o->out, p, k, dir, sizeof dir);
+    int rc = nh_report_run_dir(o->out, p, k, dir, sizeof dir, &err);
+    if (!rc)
+        rc = prepare_run_folder(o, p, dir, &err);
     config_key(p, k, key, sizeof key);
     const uint64_t hash = fnv1a(key);
     fprintf(stderr, "[%s %d/%d] %s", p->name, k + 1, p->n_methods, p->methods[k]);
     if (p->n_steps)
         fprintf(stderr, " at h = %g", p->h);
     fputs(": ", stderr);
-    int rc = nh_output_recover(dir, &err);
-    if (!rc && cached(p, dir, hash)) {
+    if (!rc && nh_report_cache_valid(p, k, dir, hash, why, sizeof why)) {
         if (p->smooth > 0)
             rc = nh_write_smoothed(dir, p->smooth, &err);
         if (!rc)
             fprintf(stderr, "reused\n");
     } else if (!rc) {
-        fprintf(stderr, "running\n");
+        fprintf(stderr, why[0] ? "running (the results there are not reused: %s)\n" : "running\n", why);
         if (!(rc = run_one(cli, o, p, k, dir, hash, &err)))
             fprintf(stderr, nh_cli_interrupt_status() ? "   interrupted (not kept for reuse)\n" : "   done\n");
     }
@@ -808,18 +799,17 @@ static cJSON *claim_summary(const nh_exp_panel *p, int method, void *ctx)
     const report_options *o = ctx;
     if (p->n_steps)
         return nh_work_precision_summary(o->out, p, method);
-    char dir[1024];
-    nh_report_run_dir(o->out, p, method, dir, sizeof dir);
-    return nh_report_load_summary(dir);
+    char dir[NH_PATH_MAX];
+    return nh_report_run_dir(o->out, p, method, dir, sizeof dir, NULL) ? NULL : nh_report_load_summary(dir);
 }
 
 /* The run a claim reads: a work-precision panel's smallest step size (steps are kept largest first). */
-static void claim_run_dir(const nh_exp_panel *p, int method, void *ctx, char *dir, size_t len)
+static int claim_run_dir(const nh_exp_panel *p, int method, void *ctx, char *dir, size_t len)
 {
     const report_options *o = ctx;
     nh_exp_panel run;
     nh_experiment_step_run(p, p->n_steps ? p->n_steps - 1 : 0, &run);
-    nh_report_run_dir(o->out, &run, method, dir, len);
+    return nh_report_run_dir(o->out, &run, method, dir, len, NULL);
 }
 
 static const char *foil_word(int foil_holds)
@@ -902,14 +892,15 @@ int nh_cli_report(const nh_cli *cli, int argc, char **argv)
                exp.n_panels, runs, exp.n_claims);
         return NH_EXIT_OK;
     }
-    char out[512];
+    char out[NH_PATH_MAX];
+    nh_folder_lock lock; /* held until the process ends: one report or run in o.out at a time */
     if (!o.out) {
         default_out(o.experiment, out, sizeof out);
         o.out = out;
     }
-    if (nh_make_directory(o.out, &err)) {
+    if ((rc = nh_output_folder_open(o.out, &lock, &err))) {
         fprintf(stderr, "nhens report: %s\n", err.msg);
-        return NH_EXIT_ERROR;
+        return rc == NH_ERR_INPUT ? NH_EXIT_USAGE : NH_EXIT_ERROR;
     }
     nh_cli_catch_interrupts();
     int runs_failed = 0, plots_failed = 0;

@@ -142,10 +142,9 @@ int nh_csv_column_has_finite(const char *path, const char *column)
  * every trajectory failed holds no data); 1 if unreadable. */
 static int series_read(const char *dir, const char *column, series *s)
 {
-    char path[1200], line[8192], copy[8192];
-    snprintf(path, sizeof path, "%s/timeseries.csv", dir);
-    FILE *f = fopen(path, "r");
+    char path[NH_PATH_MAX], line[8192], copy[8192];
     *s = (series){0};
+    FILE *f = nh_path_format(path, sizeof path, NULL, "%s/timeseries.csv", dir) ? NULL : nh_open_regular(path, NULL);
     int col = -1, live = -1;
     if (f && fgets(line, sizeof line, f)) {
         strcpy(copy, line);

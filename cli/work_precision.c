@@ -22,10 +22,9 @@ typedef struct wp_point {
 static int wp_point_at(const char *out, const nh_exp_panel *p, int k, int j, wp_point *pt)
 {
     nh_exp_panel run;
-    char dir[1024];
+    char dir[NH_PATH_MAX];
     nh_experiment_step_run(p, j, &run);
-    nh_report_run_dir(out, &run, k, dir, sizeof dir);
-    cJSON *s = nh_report_load_summary(dir);
+    cJSON *s = nh_report_run_dir(out, &run, k, dir, sizeof dir, NULL) ? NULL : nh_report_load_summary(dir);
     if (!s)
         return 1;
     *pt = (wp_point){.h = run.h, .steps = nh_report_json_number(s, "performance", "steps"),
@@ -101,9 +100,10 @@ static int csv_body(FILE *f, const void *data)
 
 int nh_work_precision_write_csv(const char *out, const nh_exp_panel *p, nh_error *err)
 {
-    char path[1200];
+    char path[NH_PATH_MAX];
     wp_table t = {out, p};
-    snprintf(path, sizeof path, "%s/%s/work_precision.csv", out, p->name);
+    if (nh_path_format(path, sizeof path, err, "%s/%s/work_precision.csv", out, p->name))
+        return NH_ERR_INPUT;
     return nh_write_file(path, csv_body, &t, err);
 }
 
@@ -125,11 +125,12 @@ static const char *metric_label(const char *metric)
     return metric;
 }
 
-void nh_work_precision_script(FILE *g, const char *out, const nh_exp_panel *p)
+int nh_work_precision_script(FILE *g, const char *out, const nh_exp_panel *p)
 {
-    char data[1200];
+    char data[NH_PATH_MAX];
     const int with_errors = !strcmp(p->error, "error_final") || !strcmp(p->error, "C_over_h4");
-    snprintf(data, sizeof data, "%s/%s/work_precision.csv", out, p->name);
+    if (nh_path_format(data, sizeof data, NULL, "%s/%s/work_precision.csv", out, p->name))
+        return 1;
     fputs("set logscale xy\nset xtics autofreq\nset ytics autofreq\nset format x '10^{%L}'\nset format y '10^{%L}'\n"
           "set xlabel 'cost: thread-seconds of the method over the ensemble' noenhanced\nset ylabel ", g);
     nh_gp_string(g, metric_label(p->error), "");
@@ -147,6 +148,7 @@ void nh_work_precision_script(FILE *g, const char *out, const nh_exp_panel *p)
         nh_gp_string(g, p->methods[k], "");
     }
     fputc('\n', g);
+    return 0;
 }
 
 void nh_work_precision_table(FILE *md, const char *out, const nh_exp_panel *p)
@@ -173,10 +175,9 @@ void nh_work_precision_table(FILE *md, const char *out, const nh_exp_panel *p)
 cJSON *nh_work_precision_summary(const char *out, const nh_exp_panel *p, int k)
 {
     nh_exp_panel run;
-    char dir[1024];
+    char dir[NH_PATH_MAX];
     nh_experiment_step_run(p, p->n_steps - 1, &run); /* steps are kept largest first */
-    nh_report_run_dir(out, &run, k, dir, sizeof dir);
-    cJSON *s = nh_report_load_summary(dir);
+    cJSON *s = nh_report_run_dir(out, &run, k, dir, sizeof dir, NULL) ? NULL : nh_report_load_summary(dir);
     if (!s)
         return NULL;
     wp_point pts[NH_EXP_MAX_STEPS];

@@ -5,16 +5,33 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define STAGE_PREFIX ".nhens-stage."
+#define PROBE_PREFIX ".nhens-probe."
+#define TEMPORARY_MARK ".tmp."
 #define MANIFEST "MANIFEST"
 
 const char *const nh_output_set_names[] = {"timeseries.csv", "summary.json", "smoothed.csv", "paths.csv",
                                            "quantiles.csv", "config.hash", NULL};
+
+int nh_path_format(char *buf, size_t len, nh_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    const int n = vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < len)
+        return NH_OK;
+    char start[101];
+    snprintf(start, sizeof start, "%s", buf);
+    buf[0] = '\0';
+    return nh_fail(err, NH_ERR_INPUT, "the path '%s...' is longer than %zu bytes", start, len - 1);
+}
 
 static int make_one(const char *path, nh_error *err)
 {
@@ -25,7 +42,7 @@ static int make_one(const char *path, nh_error *err)
 
 int nh_make_directory(const char *path, nh_error *err)
 {
-    char buf[2048];
+    char buf[NH_DIR_MAX];
     if (strlen(path) == 0 || strlen(path) >= sizeof buf)
         return nh_fail(err, NH_ERR_INPUT, "output directory '%.100s' is empty or longer than %zu characters", path,
                        sizeof buf - 1);
@@ -44,8 +61,9 @@ int nh_make_directory(const char *path, nh_error *err)
     if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
         return nh_fail(err, NH_ERR_IO, "output path '%s' exists and is not a directory", buf);
     /* writable? found out now, before any work, by creating and removing a probe file */
-    char probe[2200];
-    snprintf(probe, sizeof probe, "%s/.nhens-probe.%ld", buf, (long)getpid());
+    char probe[NH_PATH_MAX];
+    if (nh_path_format(probe, sizeof probe, err, "%s/" PROBE_PREFIX "%ld", buf, (long)getpid()))
+        return NH_ERR_INPUT;
     FILE *f = fopen(probe, "w");
     if (!f)
         return nh_fail(err, NH_ERR_IO, "output directory '%s' is not writable: %s", buf, strerror(errno));
@@ -123,6 +141,26 @@ char *nh_read_file(const char *path, size_t max_bytes, size_t *size, nh_error *e
     return text;
 }
 
+FILE *nh_open_regular(const char *path, nh_error *err)
+{
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        const int e = errno, regular = fd < 0 || S_ISREG(st.st_mode);
+        if (fd >= 0)
+            close(fd);
+        return nh_fail(err, regular ? NH_ERR_IO : NH_ERR_INPUT, "cannot read '%s': %s", path,
+                       regular ? strerror(e) : "not a regular file"), NULL;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        const int e = errno;
+        close(fd);
+        return nh_fail(err, NH_ERR_NOMEM, "cannot read '%s': %s", path, strerror(e)), NULL;
+    }
+    return f;
+}
+
 static int in_manifest(const char *manifest, const char *name)
 {
     size_t len = strlen(name);
@@ -140,9 +178,9 @@ static void remove_stage(const char *stage)
         for (struct dirent *e; (e = readdir(d));) {
             if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
                 continue;
-            char path[4400];
-            snprintf(path, sizeof path, "%s/%s", stage, e->d_name);
-            unlink(path);
+            char path[NH_PATH_MAX];
+            if (nh_path_format(path, sizeof path, NULL, "%s/%s", stage, e->d_name) == NH_OK)
+                unlink(path);
         }
         closedir(d);
     }
@@ -153,9 +191,10 @@ static void remove_stage(const char *stage)
 static int apply_stage(const char *dir, const char *stage, const char *manifest, nh_error *err)
 {
     for (int i = 0; nh_output_set_names[i]; ++i) {
-        char from[4400], to[4400];
-        snprintf(from, sizeof from, "%s/%s", stage, nh_output_set_names[i]);
-        snprintf(to, sizeof to, "%s/%s", dir, nh_output_set_names[i]);
+        char from[NH_PATH_MAX], to[NH_PATH_MAX];
+        if (nh_path_format(from, sizeof from, err, "%s/%s", stage, nh_output_set_names[i]) ||
+            nh_path_format(to, sizeof to, err, "%s/%s", dir, nh_output_set_names[i]))
+            return NH_ERR_INPUT;
         int rc = in_manifest(manifest, nh_output_set_names[i]) ? rename(from, to) : unlink(to);
         if (rc != 0 && errno != ENOENT)
             return nh_fail(err, NH_ERR_IO, "cannot commit '%s': %s", to, strerror(errno));
@@ -166,8 +205,9 @@ static int apply_stage(const char *dir, const char *stage, const char *manifest,
 
 static int read_manifest(const char *stage, char *buf, size_t len)
 {
-    char path[4500];
-    snprintf(path, sizeof path, "%s/" MANIFEST, stage);
+    char path[NH_PATH_MAX];
+    if (nh_path_format(path, sizeof path, NULL, "%s/" MANIFEST, stage))
+        return 1;
     FILE *f = fopen(path, "r");
     if (!f)
         return 1;
@@ -177,32 +217,138 @@ static int read_manifest(const char *stage, char *buf, size_t len)
     return 0;
 }
 
-static int stage_owner_alive(const char *name)
+/* The pid in a name PREFIX.PID (PREFIX found by the caller), or 0 if what follows is not a pid. */
+static long pid_after(const char *digits)
 {
     char *end;
-    long pid = strtol(name + strlen(STAGE_PREFIX), &end, 10);
-    if (*end || pid <= 0)
-        return 0;
-    return pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+    errno = 0;
+    const long pid = strtol(digits, &end, 10);
+    return digits[0] >= '0' && digits[0] <= '9' && !*end && !errno && pid > 0 ? pid : 0;
 }
 
-int nh_output_recover(const char *dir, nh_error *err)
+/* The owner of a temporary nhens leaves only if killed: .NAME.tmp.PID (nh_write_file, report's figures) or
+ * .nhens-probe.PID; 0 for any other name. */
+static long temporary_owner(const char *name)
+{
+    if (!strncmp(name, PROBE_PREFIX, strlen(PROBE_PREFIX)))
+        return pid_after(name + strlen(PROBE_PREFIX));
+    const char *mark = NULL;
+    for (const char *p = name; (p = strstr(p, TEMPORARY_MARK)); ++p)
+        mark = p;
+    return name[0] == '.' && mark && mark > name + 1 ? pid_after(mark + strlen(TEMPORARY_MARK)) : 0;
+}
+
+/* Whether a leftover of process `pid` is still being written: this process's own are; another's are while a
+ * process of that pid runs, unless the caller holds the folder's lock (then no other nhens writes there). */
+static int owner_writing(long pid, int locked)
+{
+    if (pid == (long)getpid())
+        return 1;
+    return !locked && pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+/* One entry of dir: a committed stage is completed, another stage or a temporary whose owner is no longer
+ * writing is removed; anything else is left alone. */
+static int recover_entry(const char *dir, const char *name, int locked, nh_error *err)
+{
+    const int stage = !strncmp(name, STAGE_PREFIX, strlen(STAGE_PREFIX));
+    const long owner = stage ? pid_after(name + strlen(STAGE_PREFIX)) : temporary_owner(name);
+    if (!stage && !owner)
+        return NH_OK;
+    char path[NH_PATH_MAX], manifest[1024];
+    if (nh_path_format(path, sizeof path, err, "%s/%s", dir, name))
+        return NH_ERR_INPUT;
+    if (stage && read_manifest(path, manifest, sizeof manifest) == 0)
+        return apply_stage(dir, path, manifest, err);
+    if (owner_writing(owner, locked))
+        return NH_OK;
+    if (stage)
+        remove_stage(path);
+    else
+        unlink(path);
+    return NH_OK;
+}
+
+static int recover(const char *dir, int locked, nh_error *err)
 {
     DIR *d = opendir(dir);
     if (!d)
         return NH_OK; /* nothing there yet */
     int rc = NH_OK;
-    for (struct dirent *e; rc == NH_OK && (e = readdir(d));) {
-        if (strncmp(e->d_name, STAGE_PREFIX, strlen(STAGE_PREFIX)) != 0)
-            continue;
-        char stage[4400], manifest[1024];
-        snprintf(stage, sizeof stage, "%s/%s", dir, e->d_name);
-        if (read_manifest(stage, manifest, sizeof manifest) == 0)
-            rc = apply_stage(dir, stage, manifest, err);
-        else if (!stage_owner_alive(e->d_name))
-            remove_stage(stage);
-    }
+    for (struct dirent *e; rc == NH_OK && (e = readdir(d));)
+        rc = recover_entry(dir, e->d_name, locked, err);
     closedir(d);
+    return rc;
+}
+
+int nh_output_recover(const char *dir, nh_error *err)
+{
+    return recover(dir, 0, err);
+}
+
+int nh_output_clean(const char *dir, nh_error *err)
+{
+    return recover(dir, 1, err);
+}
+
+/* The pid of the process holding fd's file's lock, or 0 if none does now. */
+static long lock_holder(int fd)
+{
+    struct flock holder = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fcntl(fd, F_GETLK, &holder) != 0 || holder.l_type == F_UNLCK)
+        return 0;
+    return holder.l_pid > 0 ? (long)holder.l_pid : -1;
+}
+
+int nh_folder_lock_take(const char *dir, nh_folder_lock *lock, nh_error *err)
+{
+    char path[NH_PATH_MAX];
+    struct stat st;
+    lock->fd = -1;
+    if (nh_path_format(path, sizeof path, err, "%s/" NH_FOLDER_LOCK_NAME, dir))
+        return NH_ERR_INPUT;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return nh_fail(err, NH_ERR_IO, "cannot lock '%s': %s is not a regular file (a link, folder or FIFO)", dir,
+                       path);
+    const int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        const int e = fd < 0 ? errno : EINVAL;
+        if (fd >= 0)
+            close(fd);
+        return nh_fail(err, NH_ERR_IO, "cannot lock '%s': cannot open %s as a regular file: %s", dir, path,
+                       strerror(e));
+    }
+    const struct flock whole = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    for (int attempt = 0; fcntl(fd, F_SETLK, &whole) != 0; ++attempt) {
+        const int e = errno;
+        const long holder = e == EACCES || e == EAGAIN ? lock_holder(fd) : 0;
+        if (holder || attempt == 3 || (e != EACCES && e != EAGAIN)) { /* none: released in between, retry */
+            close(fd);
+            if (holder > 0)
+                return nh_fail(err, NH_ERR_IO, "'%s' is in use by another nhens process (pid %ld)", dir, holder);
+            return nh_fail(err, NH_ERR_IO, "cannot lock '%s': %s", dir,
+                           holder ? "in use by another nhens process" : strerror(e));
+        }
+    }
+    lock->fd = fd;
+    return NH_OK;
+}
+
+void nh_folder_lock_release(nh_folder_lock *lock)
+{
+    if (lock->fd >= 0)
+        close(lock->fd); /* closing the file drops this process's record lock */
+    lock->fd = -1;
+}
+
+int nh_output_folder_open(const char *dir, nh_folder_lock *lock, nh_error *err)
+{
+    lock->fd = -1;
+    int rc = nh_make_directory(dir, err);
+    if (!rc)
+        rc = nh_folder_lock_take(dir, lock, err);
+    if (!rc && (rc = nh_output_clean(dir, err)))
+        nh_folder_lock_release(lock);
     return rc;
 }
 
@@ -212,8 +358,9 @@ int nh_output_set_begin(nh_output_set *set, const char *dir, nh_error *err)
         return nh_fail(err, NH_ERR_INPUT, "output directory '%.100s...' is longer than %zu characters", dir,
                        sizeof set->dir - 1);
     snprintf(set->dir, sizeof set->dir, "%s", dir);
-    snprintf(set->stage, sizeof set->stage, "%s/" STAGE_PREFIX "%ld", dir, (long)getpid());
-    int rc = nh_output_recover(dir, err);
+    int rc = nh_path_format(set->stage, sizeof set->stage, err, "%s/" STAGE_PREFIX "%ld", dir, (long)getpid());
+    if (!rc)
+        rc = nh_output_recover(dir, err);
     if (rc)
         return rc;
     remove_stage(set->stage);
@@ -226,8 +373,9 @@ static int manifest_body(FILE *f, const void *data)
 {
     const char *stage = data;
     for (int i = 0; nh_output_set_names[i]; ++i) {
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s", stage, nh_output_set_names[i]);
+        char path[NH_PATH_MAX];
+        if (nh_path_format(path, sizeof path, NULL, "%s/%s", stage, nh_output_set_names[i]))
+            return 1;
         if (access(path, F_OK) == 0 && fprintf(f, "%s\n", nh_output_set_names[i]) < 0)
             return 1;
     }
@@ -236,9 +384,10 @@ static int manifest_body(FILE *f, const void *data)
 
 int nh_output_set_commit(nh_output_set *set, nh_error *err)
 {
-    char path[4400], manifest[1024];
-    snprintf(path, sizeof path, "%s/" MANIFEST, set->stage);
-    int rc = nh_write_file(path, manifest_body, set->stage, err);
+    char path[NH_PATH_MAX], manifest[1024];
+    int rc = nh_path_format(path, sizeof path, err, "%s/" MANIFEST, set->stage);
+    if (!rc)
+        rc = nh_write_file(path, manifest_body, set->stage, err);
     if (rc) {
         nh_output_set_abort(set);
         return rc;

@@ -15,9 +15,9 @@
 /* DIR/NAME through nh_write_file. */
 static int write_atomically(const char *dir, const char *name, nh_write_body body, const void *data, nh_error *err)
 {
-    char path[4200];
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
-        return nh_fail(err, NH_ERR_INPUT, "output path '%.100s...' is too long", dir);
+    char path[NH_PATH_MAX];
+    if (nh_path_format(path, sizeof path, err, "%s/%s", dir, name))
+        return NH_ERR_INPUT;
     return nh_write_file(path, body, data, err);
 }
 
@@ -460,11 +460,12 @@ static int smoothed_body(FILE *out, const void *data)
  * whole or not at all. */
 int nh_write_smoothed(const char *dir, double window, nh_error *err)
 {
-    char path[1200];
-    snprintf(path, sizeof path, "%s/timeseries.csv", dir);
-    FILE *in = fopen(path, "r");
+    char path[NH_PATH_MAX];
+    if (nh_path_format(path, sizeof path, err, "%s/timeseries.csv", dir))
+        return NH_ERR_INPUT;
+    FILE *in = nh_open_regular(path, err);
     if (!in)
-        return nh_fail(err, NH_ERR_IO, "cannot read %s", path);
+        return NH_ERR_IO;
     smoothing sm = {.window = window};
     int bad = read_series(in, &sm);
     fclose(in);

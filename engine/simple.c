@@ -35,11 +35,13 @@ static int build_system(const nh_registry *reg, const char *name, const char *pa
 static int run_and_write(const nh_run_config *cfg, const char *out_dir, nh_error *err)
 {
     nh_run_result res;
-    int rc = nh_make_directory(out_dir, err);
-    if (rc || (rc = nh_run_ensemble(cfg, &res, err)))
-        return rc;
-    rc = nh_write_run(out_dir, cfg, &res, "libnhens nh_simple_run", 0.0, err);
-    nh_run_result_free(&res);
+    nh_folder_lock lock;
+    int rc = nh_output_folder_open(out_dir, &lock, err);
+    if (!rc && !(rc = nh_run_ensemble(cfg, &res, err))) {
+        rc = nh_write_run(out_dir, cfg, &res, "libnhens nh_simple_run", 0.0, err);
+        nh_run_result_free(&res);
+    }
+    nh_folder_lock_release(&lock);
     return rc;
 }
 

@@ -79,8 +79,9 @@ static void long_path(const char *dir, long length, char *buf, size_t len)
     }
 }
 
-/* text with {OUT}, {DIR}, {LONG:N} (a path of N characters under {DIR}), {PLUGINS} (the test plugins'
- * folder), {EXPERIMENTS} (the project's experiments/) and \n, \t, \e (escape) replaced */
+/* text with {OUT}, {DIR}, {LONG:N} (a path of N characters under {DIR}), {LONGOUT:N} (one under {OUT}),
+ * {PLUGINS} (the test plugins' folder), {EXPERIMENTS} (the project's experiments/) and \n, \t, \e (escape)
+ * replaced */
 static void substitute(const char *text, const place *p, char *buf, size_t len)
 {
     size_t used = 0;
@@ -100,6 +101,11 @@ static void substitute(const char *text, const place *p, char *buf, size_t len)
             char *end;
             long n = strtol(s + 6, &end, 10);
             long_path(p->dir, n, piece, sizeof piece);
+            skip = (size_t)(end - s) + 1;
+        } else if (!strncmp(s, "{LONGOUT:", 9)) { /* a path of N characters under {OUT} */
+            char *end;
+            long n = strtol(s + 9, &end, 10);
+            long_path(p->out, n, piece, sizeof piece);
             skip = (size_t)(end - s) + 1;
         } else if (s[0] == '\\' && (s[1] == 'n' || s[1] == 't' || s[1] == 'e'))
             piece[0] = s[1] == 'n' ? '\n' : s[1] == 't' ? '\t' : '\033', piece[1] = '\0', skip = 2;

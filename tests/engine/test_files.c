@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "nhens/files.h"
@@ -165,4 +166,83 @@ Test(files, reading_refuses_what_is_not_a_regular_file_of_bounded_size)
     cr_assert(strstr(err.msg, "too large") != NULL, "%s", err.msg);
     cr_assert(nh_read_file("/nonexistent", 4, &size, &err) == NULL);
     cr_assert(strstr(err.msg, "cannot read '/nonexistent'") != NULL, "%s", err.msg);
+}
+
+/* A path that does not fit is refused, never cut: a cut path names another file. */
+Test(files, a_path_that_does_not_fit_is_refused_not_cut)
+{
+    char buf[16];
+    nh_error err;
+    cr_assert(eq(int, nh_path_format(buf, sizeof buf, &err, "%s/%s", "dir", "name"), NH_OK));
+    cr_assert(eq(str, buf, "dir/name"));
+    cr_assert(eq(int, nh_path_format(buf, sizeof buf, &err, "%s/%s", "a-long-folder", "name"), NH_ERR_INPUT));
+    cr_assert(eq(str, buf, ""), "nothing usable is left in the buffer");
+    cr_assert(strstr(err.msg, "longer than 15 bytes") != NULL, "%s", err.msg);
+}
+
+/* One process at a time: a second process is refused with the holder's pid; the lock goes with its holder. */
+Test(files, a_locked_folder_refuses_another_process_until_its_holder_is_gone)
+{
+    char dir[128];
+    nh_error err;
+    nh_folder_lock lock;
+    fresh(dir, sizeof dir, "lock");
+    cr_assert(eq(int, nh_folder_lock_take(dir, &lock, &err), NH_OK), "%s", err.msg);
+    pid_t child = fork();
+    if (child == 0) {
+        nh_folder_lock other;
+        char expected[256];
+        snprintf(expected, sizeof expected, "'%s' is in use by another nhens process (pid %ld)", dir, (long)getppid());
+        _exit(nh_folder_lock_take(dir, &other, &err) == NH_ERR_IO && strstr(err.msg, expected) ? 0 : 1);
+    }
+    int status;
+    cr_assert(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    nh_folder_lock_release(&lock);
+    child = fork();
+    if (child == 0) {
+        nh_folder_lock other;
+        _exit(nh_folder_lock_take(dir, &other, &err) == NH_OK ? 0 : 1);
+    }
+    cr_assert(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    remove_tree(dir);
+}
+
+/* Temporaries of killed processes: recovery removes those whose process is gone; the lock's holder removes
+ * every one of another process (pid 1 runs, but writes no nhens file into a locked folder). */
+Test(files, temporaries_of_other_processes_are_removed_by_the_lock_holder)
+{
+    char dir[128], stage[256];
+    nh_error err;
+    nh_folder_lock lock;
+    fresh(dir, sizeof dir, "clean");
+    put(dir, ".summary.json.tmp.999999999", "half");
+    put(dir, ".run.ck.tmp.1", "half");
+    put(dir, ".nhens-probe.999999999", "");
+    put(dir, "notes.tmp.1", "the user's");
+    put(dir, ".notes.tmp.txt", "the user's");
+    snprintf(stage, sizeof stage, "%s/.nhens-stage.1", dir);
+    cr_assert(mkdir(stage, 0755) == 0);
+    cr_assert(eq(int, nh_output_recover(dir, &err), NH_OK), "%s", err.msg);
+    cr_assert(has(dir, ".summary.json.tmp.999999999", NULL) == 0 && has(dir, ".nhens-probe.999999999", NULL) == 0);
+    cr_assert(has(dir, ".run.ck.tmp.1", NULL), "a running process's temporary stays without the lock");
+    cr_assert(eq(int, nh_folder_lock_take(dir, &lock, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(int, nh_output_clean(dir, &err), NH_OK), "%s", err.msg);
+    nh_folder_lock_release(&lock);
+    cr_assert(has(dir, ".run.ck.tmp.1", NULL) == 0 && access(stage, F_OK) != 0);
+    cr_assert(has(dir, "notes.tmp.1", "the user's") && has(dir, ".notes.tmp.txt", "the user's"));
+    cr_assert(eq(int, entries(dir), 3), "the user's two files and the lock file");
+    remove_tree(dir);
+}
+
+Test(files, opening_for_reading_never_blocks_on_a_fifo)
+{
+    char dir[128], fifo[256];
+    nh_error err;
+    fresh(dir, sizeof dir, "fifo");
+    snprintf(fifo, sizeof fifo, "%s/summary.json", dir);
+    cr_assert(mkfifo(fifo, 0644) == 0);
+    cr_assert(nh_open_regular(fifo, &err) == NULL);
+    cr_assert(strstr(err.msg, "not a regular file") != NULL, "%s", err.msg);
+    cr_assert(nh_open_regular(dir, &err) == NULL);
+    remove_tree(dir);
 }

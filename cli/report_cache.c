@@ -1,0 +1,213 @@
+/* What `nhens report` reads back from its output folder: the results of finished runs it reuses. They are
+ * input like any file a user hands nhens: a run is reused only when its folder is a real folder and every
+ * file the report reads is a whole regular file of the shape this configuration writes; anything else is
+ * refused as cache (with a note on stderr) and the run is done again. Nothing here blocks on a FIFO or
+ * follows a symbolic link out of the output folder. */
+#include "cli.h"
+#include "experiment.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { SUMMARY_MAX_BYTES = 16 << 20, CSV_MAX_BYTES = 1 << 30, HASH_MAX_BYTES = 64 };
+/* what nh_write_smoothed reads back: a header below 2048 bytes, lines below 4096, at most 64 columns */
+enum { CSV_MAX_HEADER = 2047, CSV_MAX_LINE = 4095, CSV_MAX_COLUMNS = 64 };
+
+int nh_report_settle_folder(const char *path, nh_error *err)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "nhens report: '%s' is %s, not a folder: removed, its runs are done again\n", path,
+                S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
+        if (unlink(path) != 0)
+            return nh_fail(err, NH_ERR_IO, "cannot remove '%s' (not a folder): %s", path, strerror(errno));
+    }
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        return nh_fail(err, NH_ERR_IO, "cannot create directory '%s': %s", path, strerror(errno));
+    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return nh_fail(err, NH_ERR_IO, "'%s' is not a folder", path);
+    return NH_OK;
+}
+
+int nh_report_clear_strays(const char *dir, nh_error *err)
+{
+    for (int i = 0; nh_output_set_names[i]; ++i) {
+        char path[NH_PATH_MAX];
+        struct stat st;
+        if (nh_path_format(path, sizeof path, err, "%s/%s", dir, nh_output_set_names[i]))
+            return NH_ERR_INPUT;
+        if (lstat(path, &st) != 0 || S_ISREG(st.st_mode))
+            continue;
+        fprintf(stderr, "nhens report: '%s' is %s, not a file of results: removed\n", path,
+                S_ISDIR(st.st_mode) ? "a folder" : S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a special file");
+        if ((S_ISDIR(st.st_mode) ? rmdir(path) : unlink(path)) != 0)
+            return nh_fail(err, NH_ERR_IO, "cannot remove '%s' (remove it by hand): %s", path, strerror(errno));
+    }
+    return NH_OK;
+}
+
+/* DIR/NAME whole, if it is a regular file (not a link, FIFO or folder) of at most max bytes; NULL (why
+ * filled) otherwise. */
+static char *read_cached(const char *dir, const char *name, size_t max, size_t *size, char *why, size_t len)
+{
+    char path[NH_PATH_MAX];
+    struct stat st;
+    nh_error err;
+    if (nh_path_format(path, sizeof path, &err, "%s/%s", dir, name))
+        return snprintf(why, len, "%s", err.msg), NULL;
+    if (lstat(path, &st) != 0)
+        return snprintf(why, len, "%s is missing", name), NULL;
+    if (!S_ISREG(st.st_mode))
+        return snprintf(why, len, "%s is not a regular file", name), NULL;
+    char *text = nh_read_file(path, max, size, &err);
+    if (!text)
+        snprintf(why, len, "%s: %.400s", name, err.msg);
+    else if (*size == 0 || strlen(text) != *size) {
+        snprintf(why, len, "%s is %s", name, *size ? "not text (it holds a NUL byte)" : "empty");
+        free(text);
+        text = NULL;
+    }
+    return text;
+}
+
+cJSON *nh_report_load_summary(const char *dir)
+{
+    size_t size;
+    char why[512];
+    char *text = read_cached(dir, "summary.json", SUMMARY_MAX_BYTES, &size, why, sizeof why);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    if (j && !cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        j = NULL;
+    }
+    return j;
+}
+
+static int same_number(const cJSON *root, const char *key, double expected)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    return cJSON_IsNumber(v) && v->valuedouble == expected;
+}
+
+static int same_string(const cJSON *root, const char *key, const char *expected)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    return cJSON_IsString(v) && !strcmp(v->valuestring, expected);
+}
+
+/* The summary is this (panel, method) run's, complete: command, system, h, T, every, ensemble, seed, paths. */
+static int summary_matches(const cJSON *s, const nh_exp_panel *p, int k, char *why, size_t len)
+{
+    char command[512], seed[32];
+    snprintf(command, sizeof command, "nhens report (panel %s, method %s)", p->name, p->methods[k]);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)p->seed);
+    const char *field = !same_string(s, "command", command)                                         ? "command"
+                        : !same_string(cJSON_GetObjectItemCaseSensitive(s, "system"), "name", p->system) ? "system"
+                        : !same_number(s, "h", p->h)                                                ? "h"
+                        : !same_number(s, "T", p->T)                                                ? "T"
+                        : !same_number(s, "every", (double)p->every)                                ? "every"
+                        : !same_number(s, "ensemble", (double)p->ensemble)                          ? "ensemble"
+                        : !same_string(s, "seed", seed)                                             ? "seed"
+                        : !same_number(s, "paths", (double)p->paths)                                ? "paths"
+                        : !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "complete"))            ? "complete"
+                                                                                                    : NULL;
+    if (field)
+        snprintf(why, len, "summary.json's \"%s\" is not this run's", field);
+    return field == NULL;
+}
+
+/* One CSV line of numbers (nan allowed) with `columns` fields. */
+static int numeric_row(const char *line, size_t length, int columns)
+{
+    int fields = 0;
+    for (const char *c = line; c < line + length; ++fields) {
+        char *end;
+        strtod(c, &end);
+        if (end == c || (end < line + length && *end != ','))
+            return 0;
+        c = end + (end < line + length);
+        if (end < line + length && c == line + length) /* a trailing comma */
+            return 0;
+    }
+    return fields == columns;
+}
+
+/* A CSV file nhens wrote: a header "t,..." of at most CSV_MAX_COLUMNS names, then rows of as many numbers,
+ * every line ended by a newline and short enough to be read back whole; *rows counts the data rows. */
+static int csv_shape(const char *text, long *rows)
+{
+    const char *newline = strchr(text, '\n');
+    if (strncmp(text, "t,", 2) || !newline || newline - text > CSV_MAX_HEADER)
+        return 0;
+    int columns = 1;
+    for (const char *c = text; c < newline; ++c)
+        columns += *c == ',';
+    if (columns > CSV_MAX_COLUMNS)
+        return 0;
+    *rows = 0;
+    for (const char *line = newline + 1; *line; line = newline + 1, ++*rows) {
+        if (!(newline = strchr(line, '\n')) || newline - line > CSV_MAX_LINE ||
+            !numeric_row(line, (size_t)(newline - line), columns))
+            return 0;
+    }
+    return *rows > 0;
+}
+
+/* DIR/NAME is a CSV file of nhens's shape; with rows_min > 0 its data rows are in [rows_min, rows_min + 1]
+ * (the rows of every `every` steps, and the final time where `every` does not divide the steps). */
+static int csv_valid(const char *dir, const char *name, long rows_min, char *why, size_t len)
+{
+    size_t size;
+    long rows = 0;
+    char *text = read_cached(dir, name, CSV_MAX_BYTES, &size, why, len);
+    if (!text)
+        return 0;
+    int ok = csv_shape(text, &rows);
+    free(text);
+    if (!ok)
+        snprintf(why, len, "%s is not a whole table of numbers under its header", name);
+    else if (rows_min > 0 && (rows < rows_min || rows > rows_min + 1))
+        snprintf(why, len, "%s has %ld rows; this run writes %ld", name, rows, rows_min);
+    return ok && why[0] == '\0';
+}
+
+/* DIR/config.hash holds `hash`: this configuration's results were committed there whole. */
+static int hash_matches(const char *dir, uint64_t hash, char *why, size_t len)
+{
+    char path[NH_PATH_MAX], expected[32];
+    size_t size;
+    if (nh_path_format(path, sizeof path, NULL, "%s/config.hash", dir) || access(path, F_OK) != 0)
+        return 0; /* never run here: nothing to say */
+    char *text = read_cached(dir, "config.hash", HASH_MAX_BYTES, &size, why, len);
+    snprintf(expected, sizeof expected, "%016llx\n", (unsigned long long)hash);
+    const int ok = text && !strcmp(text, expected);
+    free(text);
+    return ok;
+}
+
+int nh_report_cache_valid(const nh_exp_panel *p, int k, const char *dir, uint64_t hash, char *why, size_t len)
+{
+    why[0] = '\0';
+    if (!hash_matches(dir, hash, why, len))
+        return 0;
+    cJSON *s = nh_report_load_summary(dir);
+    int ok = s && summary_matches(s, p, k, why, len);
+    cJSON_Delete(s);
+    if (!s) {
+        char detail[400] = "";
+        size_t size;
+        char *text = read_cached(dir, "summary.json", SUMMARY_MAX_BYTES, &size, detail, sizeof detail);
+        snprintf(why, len, "%s", text ? "summary.json is not a JSON object" : detail);
+        free(text);
+    }
+    const double steps = floor(p->T / p->h + 1e-9);
+    const long rows = (long)(steps / (double)p->every) + 1;
+    ok = ok && csv_valid(dir, "timeseries.csv", rows, why, len) && csv_valid(dir, "quantiles.csv", 0, why, len);
+    return ok && (p->paths < 1 || csv_valid(dir, "paths.csv", 0, why, len));
+}
