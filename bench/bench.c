@@ -667,7 +667,7 @@ static const char USAGE[] = "usage: nhens_bench [--quick] [--check BASELINE.json
 static const char HELP[] =
     "Times every method on the quartic (n = 3, H = 3.06) and the CVT (eps = 0.1, H = 6) with both solvers,\n"
     "the bare and interface loops, the compositions, 1- and 2-thread ensembles and peak memory, and prints\n"
-    "one JSON document on stdout (medians of interleaved repeats; README, \"Benchmarks (bench/)\").\n"
+    "one JSON document on stdout (medians of interleaved repeats; docs/guide/scaling.md, \"Benchmarks\").\n"
     "  --quick                 fewer steps and repeats (under a minute)\n"
     "  --check BASELINE.json   compare the run's ratios with the baseline's; exit 1 when one regresses by\n"
     "                          more than 2x (exit 2 at once for a baseline that cannot be read)\n"

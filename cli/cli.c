@@ -42,7 +42,7 @@ const nh_option_table *nh_cli_command_table(const char *name)
 static void usage(FILE *out)
 {
     fprintf(out, "nhens %s - ensemble studies of nonholonomic integrators\n"
-                 "usage: nhens [--plugin PATH.so ...] COMMAND [options]\n       nhens help COMMAND | nhens --version\n"
+                 "usage: nhens [--plugin PATH.so ...] COMMAND [options]\n       nhens help COMMAND | nhens help --markdown | nhens --version\n"
                  "commands:\n",
             NH_VERSION);
     for (int i = 0; i < N_COMMANDS; ++i)
@@ -54,6 +54,10 @@ static int help_command(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stdout);
+        return NH_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--markdown")) { /* docs/guide/command-line.md */
+        nh_cli_print_markdown(stdout);
         return NH_EXIT_OK;
     }
     const command *c = find_command(argv[1]);

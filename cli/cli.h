@@ -78,6 +78,8 @@ void nh_cli_run_print_summary(const nh_run_config *cfg, const nh_run_result *res
 /* cli.c: the subcommands (name i, NULL past the last) and a subcommand's option table (NULL: unknown). */
 const char *nh_cli_command_name(int i);
 const nh_option_table *nh_cli_command_table(const char *name);
+/* cli/help_markdown.c: `nhens help --markdown`, the command-line reference page from the option tables. */
+void nh_cli_print_markdown(FILE *out);
 
 /* cli/initial.c: rows of q_1..q_n, v_1..v_n from a CSV file (*states malloc'ed). */
 int nh_cli_read_initial(const char *path, int n, double **states, long *rows, nh_error *err);

@@ -11,7 +11,7 @@ Standard library and numpy only; no installation: put this folder on sys.path (o
     run = lib.run("quartic", "dla01", h=0.1, T=50, energy=3.06, ensemble=100, out="/tmp/q")
 
 Columns are numpy float arrays (nan where the CSV says nan); the CSV files are the documented outputs of
-`nhens run` (README "Outputs"), summary.json follows docs/schema/summary.schema.json.
+`nhens run` (docs/guide/outputs.md), summary.json follows docs/schema/summary.schema.json.
 """
 import ctypes
 import ctypes.util

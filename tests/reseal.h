@@ -1,5 +1,5 @@
 /* The checksum of nhens's checkpoints and partial results recomputed after a test edits one, so that the
- * edit reaches the domain and consistency checks behind it. The algorithm as README.md documents it: the
+ * edit reaches the domain and consistency checks behind it. The algorithm as docs/guide/scaling.md documents it: the
  * 64-bit FNV-1a hash of cJSON_PrintUnformatted of the document without its "checksum" member, as 16
  * lower-case hex digits in a last member "checksum". */
 #ifndef NHENS_TEST_RESEAL_H

@@ -152,7 +152,7 @@ Test(cli, the_variance_law_says_when_the_data_do_not_support_it)
 {
     /* A near-integrable run (the harmonically driven CVT: no chaos, no random walk of dH) fits a C within its
      * error of 0, and the summary says so; the default study's 200 chaotic trajectories over T = 1000 (the
-     * README's numbers: C = (9.3 +- 1.5)e-9) print no caveat. An all-failed run prints no fit. */
+     * README's sample output: C = (9.3 +- 1.5)e-9) print no caveat. An all-failed run prints no fit. */
     char dir[128], args[600], out[8192];
     snprintf(dir, sizeof dir, "/tmp/nhens-cli-law-%d", (int)getpid());
     snprintf(args, sizeof args, "run --system hcvt --energy 1 --method dla01 --h 0.1 --T 1000 --ensemble 16 --quiet "

@@ -36,7 +36,7 @@ static void file_text(const char *dir, const char *name, char *buf, size_t len)
 }
 
 /* summary.json without the lines that may differ between an interrupted and an uninterrupted run: the
- * timing, the command line and the thread count (documented in the README). */
+ * timing, the command line and the thread count (docs/guide/scaling.md, "Checkpoints and resume"). */
 static void comparable_summary(const char *dir, char *buf, size_t len)
 {
     static char text[1 << 16];

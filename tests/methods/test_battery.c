@@ -339,8 +339,9 @@ Test(battery, kinsol_and_newton_give_the_same_trajectories)
  * iterations of itoh-abe and genfun, KINSOL's residual monitoring): measured 0 for 159 of the 172 pairs
  * and at most 7e-12 (itoh-abe on the sliding knife, whose terms grow to 1e3, and on the chaotic
  * quartic); bound 1e-10, far below what a different step would give (O(h^2) per unit time for these
- * second-order methods). It guards the README's promise that the backends agree; tests/solvers pins
- * the cases where they used to differ. */
+ * second-order methods). It guards the promise of docs/guide/numerics.md that the backends agree;
+ * tests/solvers pins the cases where they could differ (a guess above the tolerance, a NaN entry, a residual
+ * that cannot be evaluated, a long first step). */
 Test(battery, kinsol_and_newton_agree_on_every_system)
 {
     int pairs = 0, identical = 0;
