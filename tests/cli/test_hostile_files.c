@@ -185,6 +185,28 @@ static int await_file(const char *path, pid_t pid)
     return 0;
 }
 
+/* Waits until a process holds a record lock on the file (a folder's .nhens-lock exists a moment before it is
+ * locked); at once for a file nobody locks as a rule (any other name). */
+static int await_lock(const char *path, pid_t pid)
+{
+    const char *base = strrchr(path, '/');
+    if (strcmp(base ? base + 1 : path, ".nhens-lock"))
+        return 1;
+    for (int ms = 0; ms < 60000; ms += 2) {
+        const int fd = open(path, O_RDWR);
+        struct flock probe = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        const int held = fd >= 0 && fcntl(fd, F_GETLK, &probe) == 0 && probe.l_type != F_UNLCK;
+        if (fd >= 0)
+            close(fd);
+        if (held)
+            return 1;
+        if (waitpid(pid, NULL, WNOHANG) == pid)
+            return 0;
+        sleep_ms(2);
+    }
+    return 0;
+}
+
 static int signal_number(const char *name)
 {
     return !strcmp(name, "INT") ? SIGINT : !strcmp(name, "TERM") ? SIGTERM : !strcmp(name, "KILL") ? SIGKILL : 0;
@@ -354,6 +376,7 @@ static void run_step(char *step, place *p)
         cr_assert(p->n_held < 4);
         pid_t pid = p->held[p->n_held++] = start(argv, p);
         cr_assert(await_file(file, pid), "hold: %s never appeared", file);
+        cr_assert(await_lock(file, pid), "hold: nobody locked %s", file);
     } else if (!strcmp(verb, "set")) {
         step_set(rest);
     } else if (!strcmp(verb, "flip")) {
