@@ -130,11 +130,20 @@ void nh_report_value_cell(FILE *md, double v, double e);
 void nh_gp_string(FILE *g, const char *text, const char *suffix);
 void nh_gp_line_styles(FILE *g);
 
+struct nh_observer;
+/* cli/report_figure.c: the observer of a plotted column NAME_path (sample paths) or NAME_band (median and 5-95 %
+ * band), NULL for another column; a panel's figure, PNG and SVG, whole or absent (0, or 1 after a message on
+ * stderr: gnuplot's own, or why it could not run). */
+const struct nh_observer *nh_report_path_observer(const char *column);
+const struct nh_observer *nh_report_band_observer(const char *column);
+int nh_report_plot_panel(const char *out, const nh_exp_panel *p);
+
 /* cli/work_precision.c: a work-precision panel's PANEL/work_precision.csv, its gnuplot plot (after the
  * terminal and styles are set), its report.md table, and the summary claims read for method k (its smallest
  * step size's, with work_precision.error_order added; NULL if missing). */
 int nh_work_precision_write_csv(const char *out, const nh_exp_panel *p, nh_error *err);
-int nh_work_precision_script(FILE *g, const char *out, const nh_exp_panel *p); /* non-zero: a path too long */
+/* the whole script: both terminals, writing png and svg; non-zero: a path too long */
+int nh_work_precision_script(FILE *g, const char *out, const nh_exp_panel *p, const char *png, const char *svg);
 void nh_work_precision_table(FILE *md, const char *out, const nh_exp_panel *p);
 struct cJSON *nh_work_precision_summary(const char *out, const nh_exp_panel *p, int k);
 
