@@ -11,7 +11,7 @@
  * marker family (filled, open, filled again in another order), so that every one of the 20 styles differs
  * from every other in colour and dash, and they stay apart in print and in grey. */
 static const char *const PALETTE[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#000000", "#E69F00", "#56B4E9"};
-enum { N_COLOURS = 7, CHAR_PIXELS = 7 };
+enum { N_COLOURS = 7, CHAR_PIXELS = 7, KEY_CHAR_PIXELS = 8 };
 static const int DASHES[] = {1, 2, 4};
 static const int FILLED[] = {7, 5, 9, 11, 13, 15, 3}, OPEN[] = {6, 4, 8, 10, 12, 14, 1};
 
@@ -32,10 +32,13 @@ void nh_gp_line_styles(FILE *g)
 
 void nh_fig_terminal(FILE *g, int svg, const char *path, int width, int height)
 {
-    fprintf(g, "set encoding utf8\nset terminal %s size %d,%d font 'Arial,10'\nset output ", svg ? "svg" : "pngcairo", width, height);
+    /* the same text size in both: cairo's points are 4/3 of the SVG's pixels */
+    fprintf(g, "set encoding utf8\nset terminal %s size %d,%d font 'Arial,%s'\nset output ", svg ? "svg" : "pngcairo",
+            width, height, svg ? "13" : "10");
     nh_gp_string(g, path, "");
+    /* what the key of the previous terminal's figure changed, undone */
     fputs("\nset datafile separator ','\nset datafile missing 'nan'\nset grid lc rgb '#dddddd'\n"
-          "set border lw 1\nset tics scale 0.8\nunset key\n", g);
+          "set border lw 1\nset tics scale 0.8\nunset key\nset autoscale xy\nunset label\nunset object\n", g);
     nh_gp_line_styles(g);
 }
 
@@ -43,7 +46,7 @@ void nh_fig_begin_multiplot(FILE *g, const char *title, const char *suffix)
 {
     fputs("set multiplot title ", g);
     nh_gp_string(g, title, suffix);
-    fputs(" noenhanced font ',11'\n", g);
+    fputs(" noenhanced\n", g);
 }
 
 void nh_fig_box_set(FILE *g, nh_fig_box box, int height, int letter)
@@ -52,7 +55,7 @@ void nh_fig_box_set(FILE *g, nh_fig_box box, int height, int letter)
                "set bmargin at screen %.5f\n", (double)box.left / NH_FIG_WIDTH, (double)box.right / NH_FIG_WIDTH,
             1.0 - (double)box.top / height, 1.0 - (double)box.bottom / height);
     if (letter >= 0)
-        fprintf(g, "set label 90 '(%c)' at screen %.5f, graph 1 offset 0, char 1.1 left font ',11'\n", 'a' + letter % 26,
+        fprintf(g, "set label 90 '(%c)' at screen %.5f, graph 1 offset 0, char 1.1 left\n", 'a' + letter % 26,
                 (double)(box.left - 56) / NH_FIG_WIDTH);
     else
         fputs("unset label 90\n", g);
@@ -126,7 +129,7 @@ static int key_columns(const nh_fig_key *key, int *entries)
     for (int k = 0; k < key->n_methods; ++k)
         longest = strlen(key->methods[k]) > longest ? strlen(key->methods[k]) : longest;
     *entries = key->n_methods + (key->reference != NULL);
-    const int columns = (NH_FIG_WIDTH - 40) / (((int)longest + 10) * CHAR_PIXELS);
+    const int columns = (NH_FIG_WIDTH - 40) / (((int)longest + 10) * KEY_CHAR_PIXELS);
     return columns < 1 ? 1 : columns;
 }
 

@@ -3,6 +3,7 @@
  * configuration reuses them. Figures are drawn by gnuplot from the CSV files. */
 #include "cli.h"
 #include "experiment.h"
+#include "report_doc.h"
 
 #include "nhens/ensemble.h"
 #include "nhens/output.h"
@@ -207,215 +208,6 @@ double nh_report_json_number(const cJSON *root, const char *object, const char *
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
-/* The summary value an observer's table column shows: max |value|, or for the event observer its drift
- * (first and last tenth). NAN where the observer does not apply to the system. */
-static double observer_value(const cJSON *s, const nh_observer *obs, int last)
-{
-    char key[96];
-    if (!obs->event)
-        return nh_report_json_number(s, "extremes", obs->extreme_key);
-    snprintf(key, sizeof key, "%s_%s_tenth", obs->name, last ? "last" : "first");
-    return nh_report_json_number(s, "extremes", key);
-}
-
-/* Columns for the observers that apply to the panel (a finite value in some method's summary), in the
- * order of the observer table. */
-static unsigned applicable_observers(cJSON *const *summaries, int n)
-{
-    unsigned mask = 0;
-    for (int o = 0; o < nh_observer_count(); ++o)
-        for (int k = 0; k < n; ++k)
-            if (summaries[k] && isfinite(observer_value(summaries[k], nh_observer_at(o), 0)))
-                mask |= 1u << o;
-    return mask;
-}
-
-static void observer_headers(FILE *md, unsigned mask)
-{
-    for (int o = 0; o < nh_observer_count(); ++o) {
-        const nh_observer *obs = nh_observer_at(o);
-        if (!(mask & (1u << o)))
-            continue;
-        fputs(obs->event ? " " : " max ", md);
-        for (const char *c = obs->label; *c; ++c) {   /* a | inside a cell must be escaped */
-            if (*c == '|')
-                fputc('\\', md);
-            fputc(*c, md);
-        }
-        fputs(obs->event ? " drift (first → last tenth) |" : " |", md);
-    }
-}
-
-/* A fit cell "value ± error" ("no fit" without a value, no "±" without an error). */
-static void fit_cell(FILE *md, const cJSON *s, const char *key, int slope)
-{
-    char err_key[64];
-    snprintf(err_key, sizeof err_key, "%s_stderr", key);
-    const double v = nh_report_json_number(s, "variance_fit", key), e = nh_report_json_number(s, "variance_fit", err_key);
-    if (isnan(v))
-        fputs(" no fit", md);
-    else
-        fprintf(md, slope ? " %.2f" : " %.2e", v);
-    if (!isnan(v) && isfinite(e))
-        fprintf(md, slope ? " ± %.2f" : " ± %.1e", e);
-}
-
-/* The fitted C, C/h^2r and p, and whether the data support the law (summary.json's caveats say why not). */
-static void fit_cells(FILE *md, const cJSON *s)
-{
-    fit_cell(md, s, "C", 0);
-    fputs(" |", md);
-    fit_cell(md, s, "C_scaled", 0);
-    fputs(" |", md);
-    fit_cell(md, s, "p", 1);
-    const cJSON *supported = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(s, "variance_fit"),
-                                                              "supported");
-    fputs(cJSON_IsFalse(supported) ? " (not supported by the data: see caveats) |" : " |", md);
-}
-
-static void table_row(FILE *md, const char *method, const cJSON *s, unsigned mask, int fit)
-{
-    fprintf(md, "| `%s` | %.0f |", method, nh_report_json_number(cJSON_GetObjectItemCaseSensitive(s, "method"), NULL, "order"));
-    for (int o = 0; o < nh_observer_count(); ++o) {
-        const nh_observer *obs = nh_observer_at(o);
-        if (!(mask & (1u << o)))
-            continue;
-        if (obs->event)
-            fprintf(md, " %.1e → %.1e |", observer_value(s, obs, 0), observer_value(s, obs, 1));
-        else
-            fprintf(md, " %.2e |", observer_value(s, obs, 0));
-    }
-    if (fit)
-        fit_cells(md, s);
-    fprintf(md, " %.0f | %.2f |\n", nh_report_json_number(s, "failures", "count"), nh_report_json_number(s, "performance", "wall_seconds"));
-}
-
-static void write_panel_table(FILE *md, const char *out, const nh_exp_panel *p)
-{
-    char steps[160] = "";
-    for (int j = 0; j < p->n_steps; ++j)
-        snprintf(steps + strlen(steps), sizeof steps - strlen(steps), "%s%g", j ? ", " : "", p->steps[j]);
-    if (!p->n_steps)
-        snprintf(steps, sizeof steps, "%g", p->h);
-    fprintf(md, "\n### %s\n\n%s on %s%s%s%s, %s%s%s, h = %s, T = %g, %ld trajector%s, seed %llu.\n\n",
-            p->title[0] ? p->title : p->name, "Methods", p->system, p->params[0] ? "(" : "", p->params,
-            p->params[0] ? ")" : "", p->preset[0] ? "preset " : "energy ", p->preset[0] ? p->preset : "shell",
-            p->perturb > 0 ? " perturbed" : "", steps, p->T, p->ensemble, p->ensemble == 1 ? "y" : "ies", p->seed);
-    char figure[1100];
-    snprintf(figure, sizeof figure, "%s/%s.png", out, p->name);
-    struct stat st;
-    if (stat(figure, &st) == 0 && S_ISREG(st.st_mode))
-        fprintf(md, "![%s](%s.png)\n\n", p->name, p->name);
-    else
-        fputs("*Figure not drawn: gnuplot or the file system failed (the report printed the reason).*\n\n", md);
-    if (p->n_steps) {
-        nh_work_precision_table(md, out, p);
-        return;
-    }
-    cJSON *summaries[NH_EXP_MAX_METHODS];
-    for (int k = 0; k < p->n_methods; ++k) {
-        char dir[NH_PATH_MAX];
-        summaries[k] = nh_report_run_dir(out, p, k, dir, sizeof dir, NULL) ? NULL : nh_report_load_summary(dir);
-    }
-    const unsigned mask = applicable_observers(summaries, p->n_methods);
-    fprintf(md, "| method | order |");
-    observer_headers(md, mask);
-    const int fit = p->ensemble > 1; /* the variance law needs an ensemble */
-    fprintf(md, "%s failures | wall s |\n|---|---|",
-            fit ? " C (Var dH ~ a + C t) ± s.e. | C/h^(2r) ± s.e. (r: the order) | p ± s.e. |" : "");
-    for (int o = 0; o < nh_observer_count(); ++o)
-        if (mask & (1u << o))
-            fprintf(md, "---|");
-    fprintf(md, "%s---|---|\n", fit ? "---|---|---|" : "");
-    for (int k = 0; k < p->n_methods; ++k)
-        if (summaries[k])
-            table_row(md, p->methods[k], summaries[k], mask, fit);
-    for (int k = 0; k < p->n_methods; ++k)
-        cJSON_Delete(summaries[k]);
-}
-
-typedef struct markdown {
-    const report_options *o;
-    const nh_experiment *exp;
-    int argc;
-    char **argv;
-    const nh_claim_result *claims;  /* exp->n_claims */
-} markdown;
-
-static const char *claim_verdict(int holds)
-{
-    return holds > 0 ? "holds" : holds == 0 ? "**does not hold**" : "not measured";
-}
-
-/* "1.23e-04 ± 5.6e-06" (no ± without an error) */
-void nh_report_value_cell(FILE *md, double v, double e)
-{
-    fprintf(md, isfinite(e) && e > 0 ? "%.3g ± %.2g" : "%.3g", v, e);
-}
-
-/* The foil cell of a ci claim: its two sides and "fails" (as it must) or **holds too**. */
-static void foil_cell(FILE *md, const nh_claim_result *r)
-{
-    if (r->foil_holds == -2) {
-        fputs(" — |", md);
-        return;
-    }
-    fprintf(md, " %.3g vs %.3g: %s |", r->foil_lhs, r->foil_rhs,
-            r->foil_holds == 0 ? "fails" : r->foil_holds > 0 ? "**holds too**" : "not measured");
-}
-
-static void claims_table(FILE *md, const nh_experiment *exp, const nh_claim_result *r)
-{
-    if (exp->n_claims == 0)
-        return;
-    fprintf(md, "## Claims\n\n`K*se` is K times the combined standard error of the two sides; a `ci` claim's foil (the runs "
-                "swapped, or `vs` METHOD in place of its method) must fail.\n\n"
-                "| claim | source | measured | against | verdict | ci foil |\n|---|---|---|---|---|---|\n");
-    for (int i = 0; i < exp->n_claims; ++i) {
-        const nh_claim *c = &exp->claims[i];
-        fprintf(md, "| `%s` | %s | ", c->text, c->source);
-        nh_report_value_cell(md, r[i].lhs, r[i].lhs_err);
-        fputs(" | ", md);
-        nh_report_value_cell(md, r[i].rhs, r[i].rhs_err);
-        fprintf(md, " | %s |", claim_verdict(r[i].holds));
-        foil_cell(md, &r[i]);
-        fputc('\n', md);
-    }
-    fputc('\n', md);
-}
-
-static int markdown_body(FILE *md, const void *data)
-{
-    const markdown *m = data;
-    const nh_experiment *exp = m->exp;
-    fprintf(md, "# %s\n\n", exp->title[0] ? exp->title : m->o->experiment);
-    if (exp->figure[0])
-        fprintf(md, "Reproduces: %s.\n\n", exp->figure);
-    if (exp->description[0])
-        fprintf(md, "%s\n\n", exp->description);
-    if (exp->expect[0])
-        fprintf(md, "What the run should show: %s\n\n", exp->expect);
-    claims_table(md, exp, m->claims);
-    fprintf(md, "Command: `nhens");
-    for (int i = 0; i < m->argc; ++i)
-        fprintf(md, " %s", m->argv[i]);
-    fprintf(md, "` (scale %g); nhens %s, SUNDIALS %s, cJSON %s.\n", m->o->scale, NH_VERSION, SUNDIALS_VERSION,
-            cJSON_Version());
-    for (int i = 0; i < exp->n_panels; ++i)
-        write_panel_table(md, m->o->out, &exp->panels[i]);
-    return 0;
-}
-
-static int write_markdown(const report_options *o, const nh_experiment *exp, int argc, char **argv,
-                          const nh_claim_result *claims, nh_error *err)
-{
-    char path[NH_PATH_MAX];
-    markdown m = {o, exp, argc, argv, claims};
-    if (nh_path_format(path, sizeof path, err, "%s/report.md", o->out))
-        return NH_ERR_INPUT;
-    return nh_write_file(path, markdown_body, &m, err);
-}
-
 static int parse_report_options(int argc, char **argv, report_options *o, int *status)
 {
     const char *positional[1];
@@ -560,6 +352,23 @@ static int evaluate_claims(const report_options *o, const nh_experiment *exp, nh
     return ci_failed;
 }
 
+/* report.html, then report.md (which links it), from one gathering of the results. */
+static int write_pages(const report_options *o, const nh_experiment *exp, int argc, char **argv,
+                       const nh_claim_result *claims, nh_error *err)
+{
+    nh_report_doc *doc = calloc(1, sizeof *doc);
+    if (!doc)
+        return nh_fail(err, NH_ERR_NOMEM, "out of memory for the report");
+    int rc = nh_report_doc_build(doc, exp, o->experiment, o->out, o->scale, argc, argv, claims, err);
+    if (!rc)
+        rc = nh_report_write_html(doc, err);
+    if (!rc)
+        rc = nh_report_write_markdown(doc, err);
+    nh_report_doc_free(doc);
+    free(doc);
+    return rc;
+}
+
 /* The default output folder: results/FOLDER/NAME, from the experiment file's folder and its name up to the
  * first '.' (results/NAME for a file given without a folder, or in . or ..), so that files of one name in two
  * folders (experiments/<paper>/fig2_....ini) write apart. */
@@ -637,12 +446,13 @@ int nh_cli_report(const nh_cli *cli, int argc, char **argv)
     }
     nh_claim_result claims[NH_EXP_MAX_CLAIMS];
     const int claims_failed = evaluate_claims(&o, &exp, claims);
-    if (write_markdown(&o, &exp, argc, argv, claims, &err)) {
+    if (write_pages(&o, &exp, argc, argv, claims, &err)) {
         fprintf(stderr, "nhens report: %s\n", err.msg);
         return NH_EXIT_ERROR;
     }
-    printf("nhens report: wrote %s/report.md and %d of %d figure(s) (PNG and SVG)%s\n", o.out,
-           exp.n_panels - plots_failed, exp.n_panels, plots_failed ? "; the others are not drawn (above)" : "");
+    printf("nhens report: wrote %s/report.md and %d of %d figure(s) (PNG and SVG)%s; the whole report on one page: "
+           "%s/report.html\n", o.out, exp.n_panels - plots_failed, exp.n_panels,
+           plots_failed ? "; the others are not drawn (above)" : "", o.out);
     if (plots_failed)
         return NH_EXIT_ERROR;
     return o.check_claims && claims_failed ? NH_EXIT_CLAIMS : NH_EXIT_OK;

@@ -5,6 +5,7 @@
  * table. A claim on such a panel reads its smallest step size's run plus the observed order. */
 #include "experiment.h"
 #include "figure.h"
+#include "report_doc.h"
 
 #include "nhens/files.h"
 
@@ -226,23 +227,32 @@ int nh_work_precision_script(FILE *g, const char *out, const nh_exp_panel *p, co
     return 0;
 }
 
-void nh_work_precision_table(FILE *md, const char *out, const nh_exp_panel *p)
+void nh_work_precision_table(nh_table *t, char *note, size_t len, const char *out, const nh_exp_panel *p)
 {
-    fprintf(md, "Error measure: `%s` (%s); cost: the method's thread-seconds over the ensemble (the reference "
-                "solution excluded). Observed order: least-squares slope of log error against log h (± its "
-                "standard error from the residuals).\n\n| method | h | steps (ensemble) | %s | thread-s | ns/step | failures | "
-                "observed order |\n|---|---|---|---|---|---|---|---|\n", p->error, metric_label(p->error), p->error);
+    snprintf(note, len, "Error measure: `%s` (%s); cost: the method's thread-seconds over the ensemble (the reference "
+                        "solution excluded). Observed order: least-squares slope of log error against log h (± its "
+                        "standard error from the residuals).", p->error, metric_label(p->error));
+    static const char *const headers[] = {"method", "h", "steps (ensemble)", NULL, "thread-s", "ns/step", "failures",
+                                          "observed order"};
+    nh_table_init(t, 8);
+    for (int i = 0; i < 8; ++i)
+        nh_table_add(t, NH_CELL_TEXT, "%s", headers[i] ? headers[i] : p->error);
     for (int k = 0; k < p->n_methods; ++k) {
         wp_point pts[NH_EXP_MAX_STEPS];
         const int n = method_points(out, p, k, pts);
         double order_err, order = observed_order(pts, n, &order_err);
+        char error[64], observed[64];
+        nh_report_value_text(observed, sizeof observed, order, order_err);
         for (int i = 0; i < n; ++i) {
-            fprintf(md, "| `%s` | %g | %.0f | ", p->methods[k], pts[i].h, pts[i].steps);
-            nh_report_value_cell(md, pts[i].error, pts[i].error_err);
-            fprintf(md, " | %.3g | %.0f | %.0f | ", pts[i].cost, pts[i].ns_per_step, pts[i].failures);
-            if (i == 0)
-                nh_report_value_cell(md, order, order_err);
-            fputs(" |\n", md);
+            nh_report_value_text(error, sizeof error, pts[i].error, pts[i].error_err);
+            nh_table_add(t, NH_CELL_CODE, "%s", p->methods[k]);
+            nh_table_add(t, NH_CELL_TEXT, "%g", pts[i].h);
+            nh_table_add(t, NH_CELL_TEXT, "%.0f", pts[i].steps);
+            nh_table_add(t, NH_CELL_TEXT, "%s", error);
+            nh_table_add(t, NH_CELL_TEXT, "%.3g", pts[i].cost);
+            nh_table_add(t, NH_CELL_TEXT, "%.0f", pts[i].ns_per_step);
+            nh_table_add(t, NH_CELL_TEXT, "%.0f", pts[i].failures);
+            nh_table_add(t, NH_CELL_TEXT, "%s", i == 0 ? observed : "");
         }
     }
 }
