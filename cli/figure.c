@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Okabe-Ito colours (colour-blind safe; its yellow left out: too faint on white). Method k has colour
- * k mod 7; the 7 methods of each group of seven share a dash pattern (solid, dashed, dash-dot) and a
- * marker family (filled, open, filled again in another order), so that every one of the 20 styles differs
- * from every other in colour and dash, and they stay apart in print and in grey. */
+/* Okabe-Ito colours (colour-blind safe; its yellow left out: too faint on white). Method k has colour k mod 7,
+ * dash pattern k mod 4 (solid, dashed, dash-dot, dotted) and a marker that differs within each group of seven
+ * (filled shapes, then open ones, then filled ones in another order): every one of the 20 styles differs from
+ * every other in colour or dash (7 and 4 are coprime) and in colour or marker, in print and in grey. */
 static const char *const PALETTE[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#000000", "#E69F00", "#56B4E9"};
 enum { N_COLOURS = 7, CHAR_PIXELS = 7, KEY_CHAR_PIXELS = 8 };
-static const int DASHES[] = {1, 2, 4};
+static const int DASHES[] = {1, 2, 4, 3};
 static const int FILLED[] = {7, 5, 9, 11, 13, 15, 3}, OPEN[] = {6, 4, 8, 10, 12, 14, 1};
 
 const char *nh_fig_colour(int k)
@@ -25,8 +25,8 @@ void nh_gp_line_styles(FILE *g)
     for (int i = 0; i < NH_FIG_STYLES; ++i) {
         const int colour = i % N_COLOURS, group = i / N_COLOURS;
         const int marker = group == 1 ? OPEN[colour] : FILLED[(colour + 3 * group) % N_COLOURS];
-        fprintf(g, "set style line %d lc rgb '%s' dt %d lw 1.5 pt %d ps 0.8\n", i + 1, PALETTE[colour],
-                DASHES[group % 3], marker);
+        fprintf(g, "set style line %d lc rgb '%s' dt %d lw 1.5 pt %d ps 0.8\n", i + 1, PALETTE[colour], DASHES[i % 4],
+                marker);
     }
 }
 

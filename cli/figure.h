@@ -6,7 +6,7 @@
  * and one key for the whole figure in a strip below them. Every log axis has its major tics at powers of
  * ten labelled 10^k (every 10^s-th decade when the range spans many); every linear axis labels its tics
  * with %h (k×10^m). Methods keep one style each in every figure: Okabe-Ito colour (colour-blind safe),
- * dash pattern and marker, 20 distinct styles. */
+ * dash pattern and marker, 20 distinct styles (figure.c). */
 #ifndef NHENS_FIGURE_H
 #define NHENS_FIGURE_H
 
