@@ -53,7 +53,7 @@ static inline __attribute__((always_inline)) int lu_eliminate_column(const int n
 }
 
 /* The factorisation, its column steps unrolled: with the size a constant (SMALL_SIZES) every inner loop
- * then has a constant trip count (quartic dla 12 199 -> 10 169 instructions per step). */
+ * then has a constant trip count (docs/decisions/0008-small-kernels-per-size.md). */
 static inline __attribute__((always_inline)) int lu_factor_size(const int n, double *a, int *perm)
 {
     UNROLL
@@ -68,8 +68,8 @@ static inline __attribute__((always_inline)) int lu_factor_size(const int n, dou
 
 static inline __attribute__((always_inline)) void lu_solve_size(const int n, const double *lu, const int *perm, double *b)
 {
-    double y[NH_MAX_UNKNOWNS];   /* b's rows in the factored order: independent loads, where the swaps of
-                                    b one after the other were a chain of stores and reloads */
+    double y[NH_MAX_UNKNOWNS];   /* b's rows in the factored order: independent loads, where swapping
+                                    b's rows one after the other would chain stores and reloads */
     UNROLL
     for (int k = 0; k < n; ++k)
         y[k] = b[perm[k]];
@@ -81,7 +81,7 @@ static inline __attribute__((always_inline)) void lu_solve_size(const int n, con
         y[i] = s;
     }
     UNROLL   /* each row sums its newest unknown, x_(i+1), last: the products with the older ones run while
-                x_(i+1) is divided out, instead of the whole row waiting on it (quartic gonzalez -7 %) */
+                x_(i+1) is divided out, instead of the whole row waiting on it (decisions/0008) */
     for (int i = n - 1; i >= 0; --i) {
         double s = y[i];
         for (int j = n - 1; j > i; --j)

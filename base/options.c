@@ -141,6 +141,16 @@ static int parse_one(const nh_option_table *t, int argc, char **argv, int *i, vo
     return store_value(t, o, value, target, err);
 }
 
+/* "-h VALUE": -h is help and takes no value; the option --h is probably meant. */
+static int help_with_value(const nh_option_table *table, const char *value, nh_error *err)
+{
+    if (nh_options_index(table, "h") >= 0)
+        return nh_fail(err, NH_ERR_INPUT, "nhens %s: -h is not an option; did you mean --h %s? (-h alone or --help "
+                       "prints the help)", table->command, value);
+    return nh_fail(err, NH_ERR_INPUT, "nhens %s: -h takes no value (got '%s'); -h alone or --help prints the help",
+                   table->command, value);
+}
+
 int nh_options_parse(const nh_option_table *table, int argc, char **argv, void *target, uint64_t *seen,
                      const char **positional, int *n_positional, int *help, nh_error *err)
 {
@@ -149,6 +159,8 @@ int nh_options_parse(const nh_option_table *table, int argc, char **argv, void *
     *n_positional = 0;
     for (int i = 1; i < argc; ++i) {
         const char *arg = argv[i];
+        if (!strcmp(arg, "-h") && i + 1 < argc && strncmp(argv[i + 1], "--", 2))
+            return help_with_value(table, argv[i + 1], err);
         if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
             *help = 1;
             return NH_OK;

@@ -22,6 +22,56 @@ int nh_parse_double(const char *text, double *out)
 }
 
 
+static int valid_param_name(const char *name)
+{
+    const size_t len = name ? strlen(name) : 0;
+    if (len == 0 || len > 31 || !((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z')))
+        return 0;
+    for (const char *p = name; *p; ++p)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+              *p == '.' || *p == '-'))
+            return 0;
+    return 1;
+}
+
+/* Parameter i's numeric fields: bounds, default, integrality. */
+static int check_param_numbers(const nh_param_def *d, int i, const char *owner, nh_error *err)
+{
+    if (isnan(d->min_value) || isnan(d->max_value) || d->min_value > d->max_value)
+        return nh_fail(err, NH_ERR_INPUT, "%s: parameter %d '%s' has min_value %g and max_value %g; bounds that are "
+                       "numbers (infinite for none) with min <= max are allowed", owner, i + 1, d->name, d->min_value,
+                       d->max_value);
+    if (!isfinite(d->default_value) || d->default_value < d->min_value || d->default_value > d->max_value ||
+        (d->integer && d->default_value != floor(d->default_value)))
+        return nh_fail(err, NH_ERR_INPUT, "%s: parameter %d '%s' has default_value %g; a finite %s in [%g, %g] is "
+                       "allowed", owner, i + 1, d->name, d->default_value, d->integer ? "integer" : "number",
+                       d->min_value, d->max_value);
+    return NH_OK;
+}
+
+int nh_param_defs_check(int count, const nh_param_def *defs, const char *owner, nh_error *err)
+{
+    for (int i = 0; i < count; ++i) {
+        const nh_param_def *d = &defs[i];
+        if (!valid_param_name(d->name))
+            return nh_fail(err, NH_ERR_INPUT, "%s: parameter %d has %s%.40s%s; a name of 1-31 characters, a letter "
+                           "and then [A-Za-z0-9_.-], is allowed", owner, i + 1, d->name ? "the name '" : "no name (NULL)",
+                           d->name ? d->name : "", d->name ? "'" : "");
+        for (int j = 0; j < i; ++j)
+            if (!strcmp(defs[j].name, d->name))
+                return nh_fail(err, NH_ERR_INPUT, "%s: parameters %d and %d are both named '%s'", owner, j + 1, i + 1,
+                               d->name);
+        if (!d->help)
+            return nh_fail(err, NH_ERR_INPUT, "%s: parameter %d '%s' has no help text", owner, i + 1, d->name);
+        if (d->default_text && strlen(d->default_text) >= NH_PARAM_TEXT_MAX)
+            return nh_fail(err, NH_ERR_INPUT, "%s: parameter %d '%s' has a default_text of %zu characters; at most "
+                           "%d are allowed", owner, i + 1, d->name, strlen(d->default_text), NH_PARAM_TEXT_MAX - 1);
+        if (!d->default_text && check_param_numbers(d, i, owner, err))
+            return NH_ERR_INPUT;
+    }
+    return NH_OK;
+}
+
 void nh_params_defaults(nh_param_set *set, int count, const nh_param_def *defs)
 {
     memset(set, 0, sizeof *set);

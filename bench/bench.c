@@ -347,7 +347,7 @@ static double ensemble_seconds(const bench_settings *b, const char *method, int 
 /* The machine's own two-thread ceiling at the moment of a scaling run: `items` copies of the bare loop
  * `copies` (`steps` steps each from start_state) over `threads` threads, in seconds. The copies share
  * nothing, so two threads over one is what this machine's two cores give a perfectly parallel kernel
- * (on these virtual machines 1.6-2.1 from run to run). */
+ * (on shared virtual machines it varies from run to run; docs/decisions/0017). */
 static double parallel_bare_seconds(const bare_loop *copies, const nh_system *quartic, int threads, int items,
                                     long steps)
 {
@@ -368,11 +368,10 @@ static double parallel_bare_seconds(const bare_loop *copies, const nh_system *qu
     return seconds;
 }
 
-/* The horizon of a scaling run: T = 2000 for dla01 (2000 output times; a one-thread run of about 0.15 s,
- * 0.07 s with --quick, at ~37 ns a step with its statistics) and 100 for dd (~0.8 us a step: about
- * 0.16 s). Shorter runs measure thread start-up. Longer dla01 runs are steadier but a different load:
- * T = 6000 (6000 output times; their accumulators, probably, outgrow the caches) gave 1.82-1.88 where
- * T = 2000 gave 1.79-1.94. */
+/* The horizon of a scaling run: T = 2000 for dla01 (2000 output times) and 100 for dd, so that a
+ * one-thread run lasts a few tenths of a second. Shorter runs measure thread start-up. A longer dla01 run
+ * is a different load, not a longer measurement of the same one: its many more output times'
+ * accumulators fit the caches less well. */
 static double scaling_horizon(const char *method, const bench_settings *b)
 {
     return (strcmp(method, "dla01") == 0 ? 100 : 5) * b->ensemble_T;
@@ -389,8 +388,8 @@ static cJSON *bench_scaling(const char *method, const bench_settings *b)
     /* DLA^{0,1}'s bare loop's copies: as many as trajectories, together as long as the first one-thread run */
     const bare_loop *copies = bare_loop_for("dla01");
     const double bare_ns = time_bare_loop(copies, BARE, &quartic, 100000);
-    /* More repeats than the other figures: a repeat (two ensembles, two bare-loop runs) takes about
-     * 0.5 s, and the speed-up is the figure the host's noise moves most. */
+    /* More repeats than the other figures: a repeat (two ensembles, two bare-loop runs) is short,
+     * and the speed-up is the figure the host's noise moves most. */
     enum { MAX_SCALING_REPEATS = 16 };
     const int reps = 2 * b->repeats - 1 < MAX_SCALING_REPEATS ? 2 * b->repeats - 1 : MAX_SCALING_REPEATS;
     double one[MAX_SCALING_REPEATS], two[MAX_SCALING_REPEATS], speedups[MAX_SCALING_REPEATS],

@@ -3,7 +3,7 @@
  * callbacks, n = s->n, a dense row of n entries and M^-1 from s->inv_mass: the calls the methods make, and
  * nothing else of the library. One constraint. Built with scalar loops, as the library's step kernels are
  * (CMakeLists.txt): a vectorised loop's two-double loads of the entries a callback has just stored one at a
- * time wait for the stores to reach the cache (dla01's loop 56 -> 98 ns with vectorisation at -O3). */
+ * time wait for the stores to reach the cache (docs/decisions/0010-scalar-loops-in-step-code.md). */
 #include "bare_loops.h"
 
 /* lambda*(q, v) = (A M^-1 grad V - d(A v)/dq v) / (A M^-1 A^T), with a = A(q) and g = grad V(q) */

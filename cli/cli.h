@@ -38,10 +38,12 @@ double nh_cli_seconds(void);
 void nh_cli_progress_report(long done, long total, void *ctx);
 
 /* cli/interrupt.c: graceful SIGINT/SIGTERM. nh_cli_interrupted fits nh_run_config.interrupted;
- * nh_cli_interrupt_status is 128 + the signal received, or 0. */
+ * nh_cli_interrupt_status is 128 + the signal received, or 0. nh_cli_interrupted_by_peer: another MPI
+ * rank was stopped (its run ended incomplete), so this process is as if it received SIGTERM. */
 void nh_cli_catch_interrupts(void);
 int nh_cli_interrupted(void *ctx);
 int nh_cli_interrupt_status(void);
+void nh_cli_interrupted_by_peer(void);
 
 /* nh_options_parse plus the CLI's policy: --help prints the table's help (returns 1, *status 0);
  * an error prints the message (returns 1, *status NH_EXIT_USAGE); 0: go on. */

@@ -20,7 +20,7 @@ enum { MAX_AUDIT_METHODS = 64 };
 typedef struct audit_options {
     const char *system, *preset, *solver;
     const char *params[NH_CLI_MAX_PARAMS], *methods[MAX_AUDIT_METHODS];
-    int n_params, n_methods, markdown;
+    int n_params, n_methods, markdown, quiet;
     double energy, h, order_T, long_T;
     uint64_t seed, seen;
 } audit_options;
@@ -40,6 +40,7 @@ static const nh_option AUDIT_OPTIONS[] = {
     AUDIT_OPT("T-long", NH_OPTION_DOUBLE, long_T, 1e-6, 1e6, "T", "horizon of the long run (default 100)"),
     AUDIT_OPT("solver", NH_OPTION_STRING, solver, 0, 0, "kinsol|newton", "nonlinear solver (default " NH_CLI_DEFAULT_SOLVER ")"),
     AUDIT_OPT("markdown", NH_OPTION_FLAG, markdown, 0, 0, NULL, "print a Markdown table"),
+    AUDIT_OPT("quiet", NH_OPTION_FLAG, quiet, 0, 0, NULL, "no progress on stderr (audit prints none: its table is stdout)"),
 };
 
 const nh_option_table nh_cli_audit_table = {

@@ -9,7 +9,7 @@
 typedef struct check_options {
     const char *system;
     const char *params[NH_CLI_MAX_PARAMS];
-    int n_params;
+    int n_params, quiet;
     long points;
     uint64_t seed, seen;
 } check_options;
@@ -20,10 +20,12 @@ static const nh_option CHECK_OPTIONS[] = {
      offsetof(check_options, n_params), NH_CLI_MAX_PARAMS},
     {"points", NH_OPTION_LONG, offsetof(check_options, points), 1, 10000, "N", "random states (default 20)", 0, 0},
     {"seed", NH_OPTION_U64, offsetof(check_options, seed), 0, 0, "S", "seed of the states (default 1)", 0, 0},
+    {"quiet", NH_OPTION_FLAG, offsetof(check_options, quiet), 0, 0, NULL,
+     "no progress on stderr (check prints none: its table is stdout)", 0, 0},
 };
 
 const nh_option_table nh_cli_check_table = {
-    "check", "--system S [--param k=v ...] [--points N] [--seed S]",
+    "check", "--system S [--param k=v ...] [--points N] [--seed S] [--quiet]",
     "check a system's derivatives, adapted basis, D* form and index-1 field (exit 0 when all pass)", CHECK_OPTIONS,
     sizeof CHECK_OPTIONS / sizeof CHECK_OPTIONS[0], 0};
 

@@ -17,7 +17,7 @@ enum { MAX_STEP_SIZES = 16 };
 typedef struct order_options {
     const char *system, *method, *preset, *solver, *steps;
     const char *params[NH_CLI_MAX_PARAMS];
-    int n_params;
+    int n_params, quiet;
     double T, energy, rtol;
     uint64_t seed, seen;
 } order_options;
@@ -35,10 +35,11 @@ static const nh_option ORDER_OPTIONS[] = {
     ORDER_OPT("seed", NH_OPTION_U64, seed, 0, 0, "S", "seed of that state (default 1)"),
     ORDER_OPT("solver", NH_OPTION_STRING, solver, 0, 0, "kinsol|newton", "nonlinear solver (default " NH_CLI_DEFAULT_SOLVER ")"),
     ORDER_OPT("rtol", NH_OPTION_DOUBLE, rtol, 1e-15, 1e-3, "R", "CVODE tolerance of the reference (default 1e-13)"),
+    ORDER_OPT("quiet", NH_OPTION_FLAG, quiet, 0, 0, NULL, "no progress on stderr (order prints none: its table is stdout)"),
 };
 
 const nh_option_table nh_cli_order_table = {
-    "order", "--system S [--param k=v ...] --method M --T T --h H1,H2,... (--preset P | --energy E [--seed S])",
+    "order", "--system S [--param k=v ...] --method M --T T --h H1,H2,... (--preset P | --energy E [--seed S]) [--quiet]",
     "convergence study of one method against CVODE: errors and observed orders", ORDER_OPTIONS,
     sizeof ORDER_OPTIONS / sizeof ORDER_OPTIONS[0], 0};
 

@@ -89,7 +89,9 @@ int nh_cli_compute_run(const nh_run_config *cfg, nh_run_result *res, nh_error *e
     run_args_of(cfg, &a);
     char **argv = a.argv;
     int rc = nh_ranks_share_args(&a.n, &argv, err);
-    return rc ? rc : nh_run_ensemble_ranks(cfg, res, err);
+    if (!rc && !(rc = nh_run_ensemble_ranks(cfg, res, err)) && !res->complete)
+        nh_cli_interrupted_by_peer(); /* a run over ranks ends short only when a rank was stopped */
+    return rc;
 }
 
 void nh_cli_stop_serving(void)

@@ -41,7 +41,8 @@ static const nh_option RUN_OPTIONS[] = {
     RUN_OPT("energy", NH_OPTION_DOUBLE, energy, -1e12, 1e12, "E", "sample N states on the energy shell H = E"),
     RUN_OPT("preset", NH_OPTION_STRING, preset, 0, 0, "P", "a paper's initial state, or its energy shell"),
     RUN_OPT("initial", NH_OPTION_STRING, initial, 0, 0, "FILE",
-            "start from the states in CSV FILE (q_1..q_n, v_1..v_n per row; the ensemble is its rows)"),
+            "start from the states in CSV FILE (q_1..q_n, v_1..v_n per row; the ensemble is its rows; a first "
+            "row of names only is a header)"),
     RUN_OPT("project", NH_OPTION_FLAG, project, 0, 0, NULL,
             "project --initial velocities off D_q onto it (default: refuse them, naming the row)"),
     RUN_OPT("perturb", NH_OPTION_DOUBLE, perturb, 0, 1000, "EPS",

@@ -1,7 +1,9 @@
 /* `nhens run --initial FILE`: the user's initial states from a CSV file, q_1..q_n, v_1..v_n per row.
- * Blank lines and lines starting with '#' are skipped, and so is a first row that is a header (it holds a
- * letter other than e/E of an exponent). Every value is parsed strictly; a bad row is refused by its line
- * number. Checking the rows against the constraints is the engine's (nh_initial_states_check). */
+ * Blank lines and lines starting with '#' are skipped (there are no comments after values). The first
+ * other line is a header when every field is a name: a letter or '_' and then letters, digits and '_'
+ * (nan and inf are numbers, not names); it must then have 2n fields. Every other line is data, parsed
+ * strictly; a bad row is refused by its line number and column. Checking the rows against the
+ * constraints is the engine's (nh_initial_states_check). */
 #include "cli.h"
 
 #include "nhens/files.h"
@@ -9,15 +11,39 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 enum { MAX_INITIAL_BYTES = 1 << 30, MAX_INITIAL_ROWS = 100000000, MAX_FIELD = 64 };
 
-static int is_header(const char *line)
+/* Whether field [p, p + len) is a name: [A-Za-z_][A-Za-z0-9_]*, and not a word strtod reads as a number. */
+static int is_name(const char *p, size_t len)
 {
-    for (const char *c = line; *c && *c != '\n'; ++c)
-        if (isalpha((unsigned char)*c) && *c != 'e' && *c != 'E')
-            return 1;
-    return 0;
+    static const char *const numbers[] = {"nan", "inf", "infinity"};
+    if (len == 0 || !(isalpha((unsigned char)p[0]) || p[0] == '_'))
+        return 0;
+    for (size_t i = 1; i < len; ++i)
+        if (!(isalnum((unsigned char)p[i]) || p[i] == '_'))
+            return 0;
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; ++i)
+        if (len == strlen(numbers[i]) && !strncasecmp(p, numbers[i], len))
+            return 0;
+    return 1;
+}
+
+/* The number of fields of line (ending at '\n', "\r\n" or NUL) when every one is a name (a header), else 0. */
+static int header_names(const char *line)
+{
+    int names = 0;
+    for (const char *p = line;; ++p) {
+        size_t len = strcspn(p, ",\n");
+        const size_t field = len > 0 && p[len - 1] == '\r' && p[len] != ',' ? len - 1 : len;
+        if (!is_name(p, field))
+            return 0;
+        ++names;
+        p += len;
+        if (*p != ',')
+            return names;
+    }
 }
 
 /* One row of 2n values from line (ending at '\n' or NUL) into out. */
@@ -34,8 +60,11 @@ static int parse_row(const char *line, int width, double *out, long line_no, con
         memcpy(field, p, len);
         field[len] = '\0';
         if (nh_parse_double_in(field, -1e12, 1e12, &out[j]))
-            return nh_fail(err, NH_ERR_INPUT, "%s:%ld: value %d '%s' is not a number in [-1e12, 1e12]", path,
-                           line_no, j + 1, field);
+            return nh_fail(err, NH_ERR_INPUT, "%s:%ld: value %d '%s' is not a number in [-1e12, 1e12]%s", path,
+                           line_no, j + 1, field,
+                           strchr(field, '#')       ? " (a comment is a whole line starting with '#')"
+                           : is_name(field, len) ? " (a header is the first row, and only names)"
+                                                 : "");
         p = end;
         if (j + 1 < width && *p != ',')
             return nh_fail(err, NH_ERR_INPUT, "%s:%ld: %d values, a row needs %d (q_1..q_n, v_1..v_n)", path,
@@ -57,13 +86,24 @@ int nh_cli_read_initial(const char *path, int n, double **states, long *rows, nh
     char *text = nh_read_file(path, MAX_INITIAL_BYTES, &size, err);
     if (!text)
         return NH_ERR_INPUT;
-    long cap = 64, count = 0, line_no = 0;
+    long cap = 64, count = 0, line_no = 0, header_line = 0;
+    int header = 0, first = 1;
     double *out = malloc((size_t)cap * 2 * (size_t)n * sizeof *out);
     int rc = out ? NH_OK : nh_fail(err, NH_ERR_NOMEM, "out of memory reading %s", path);
     for (char *line = text; !rc && line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
         ++line_no;
-        if (*line == '\n' || *line == '\r' || *line == '#' || (count == 0 && line_no == 1 && is_header(line)))
+        if (*line == '\n' || (line[0] == '\r' && (line[1] == '\n' || !line[1])) || *line == '#')
             continue;
+        if (first && (header = header_names(line)) > 0) {
+            first = 0, header_line = line_no;
+            continue;
+        }
+        first = 0;
+        if (header && header != 2 * n) {
+            rc = nh_fail(err, NH_ERR_INPUT, "%s:%ld: the header has %d names, a row needs %d (q_1..q_%d, v_1..v_%d)",
+                         path, header_line, header, 2 * n, n, n);
+            break;
+        }
         if (count == MAX_INITIAL_ROWS) {
             rc = nh_fail(err, NH_ERR_INPUT, "%s: more than %d initial states", path, MAX_INITIAL_ROWS);
             break;
@@ -81,7 +121,8 @@ int nh_cli_read_initial(const char *path, int n, double **states, long *rows, nh
     }
     free(text);
     if (!rc && count == 0)
-        rc = nh_fail(err, NH_ERR_INPUT, "%s holds no initial state (rows q_1..q_n, v_1..v_n)", path);
+        rc = nh_fail(err, NH_ERR_INPUT, "%s holds no initial state (rows q_1..q_n, v_1..v_n)%s", path,
+                     header ? "; its only row is a header" : "");
     if (rc) {
         free(out);
         return rc;

@@ -21,7 +21,7 @@
 
 typedef struct report_options {
     const char *experiment, *out, *solver;
-    int allow_plugins, check_claims, dry_run, ci;
+    int allow_plugins, check_claims, dry_run, ci, quiet;
     double scale;
     long threads;
     nh_solver_kind solver_kind;
@@ -44,10 +44,12 @@ static const nh_option REPORT_OPTIONS[] = {
      "exit 4 when a claim marked ci does not hold or its foil holds too (every claim is reported either way)", 0, 0},
     {"ci", NH_OPTION_FLAG, offsetof(report_options, ci), 0, 0, NULL,
      "--check-claims at the experiment's ci_scale (default 0.01) instead of --scale: what the test suite runs", 0, 0},
+    {"quiet", NH_OPTION_FLAG, offsetof(report_options, quiet), 0, 0, NULL,
+     "no trajectory counts on stderr (the line of each run stays)", 0, 0},
 };
 
 const nh_option_table nh_cli_report_table = {
-    "report", "EXPERIMENT.ini [--out DIR] [--scale F] [--threads K] [--solver kinsol|newton] [--allow-plugins] [--check-claims] [--ci] [--dry-run]",
+    "report", "EXPERIMENT.ini [--out DIR] [--scale F] [--threads K] [--solver kinsol|newton] [--allow-plugins] [--check-claims] [--ci] [--dry-run] [--quiet]",
     "run an experiment file: results, figures (gnuplot) and report.md", REPORT_OPTIONS,
     sizeof REPORT_OPTIONS / sizeof REPORT_OPTIONS[0], 1};
 
@@ -190,7 +192,7 @@ static int run_one(const nh_cli *cli, const report_options *o, const nh_exp_pane
     nh_cli_progress progress;
     int rc = panel_config(cli, o, p, k, &sys, &cfg, err);
     nh_cli_progress_start(&progress, "   ");
-    cfg.progress = nh_cli_progress_report;
+    cfg.progress = o->quiet ? NULL : nh_cli_progress_report;
     cfg.progress_ctx = &progress;
     if (rc || (rc = nh_make_directory(dir, err)) || (rc = nh_cli_compute_run(&cfg, &res, err)))
         return rc;

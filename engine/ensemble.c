@@ -270,6 +270,7 @@ void nh_run_result_free(nh_run_result *res)
         free(res->chunks[0].lanes);
     }
     free(res->chunks);
+    free(res->rank_timing);
     memset(res, 0, sizeof *res);
 }
 

@@ -246,6 +246,19 @@ static void add_event_drift(cJSON *ext, const nh_run_result *res)
 }
 
 /* The global error at T: its ensemble mean with the standard error of that mean, and its maximum. */
+/* Under MPI ranks: each rank's wall seconds and steps, in rank order (timing). */
+static void add_rank_timing(cJSON *perf, const nh_run_result *res)
+{
+    if (res->ranks < 2 || !res->rank_timing)
+        return;
+    cJSON *wall = cJSON_AddArrayToObject(perf, "rank_wall_seconds");
+    cJSON *steps = cJSON_AddArrayToObject(perf, "rank_steps");
+    for (int r = 0; wall && steps && r < res->ranks; ++r) {
+        cJSON_AddItemToArray(wall, cJSON_CreateNumber(res->rank_timing[r].wall_seconds));
+        cJSON_AddItemToArray(steps, cJSON_CreateNumber((double)res->rank_timing[r].steps));
+    }
+}
+
 static void add_global_error(cJSON *root, const nh_run_result *res)
 {
     const int ref = nh_observer_reference();
@@ -333,6 +346,7 @@ static void add_results(cJSON *root, const nh_run_result *res)
     cJSON_AddNumberToObject(perf, "method_seconds", res->method_seconds);
     cJSON_AddNumberToObject(perf, "ns_per_step", nh_run_ns_per_step(res));
     cJSON_AddNumberToObject(perf, "reference_seconds", res->reference_seconds);
+    add_rank_timing(perf, res);
     cJSON_AddNumberToObject(perf, "nonlinear_solves", (double)res->solver.solves);
     cJSON_AddNumberToObject(perf, "newton_iterations", (double)res->solver.iterations);
     const long peak = peak_resident_kib();
@@ -349,6 +363,7 @@ char *nh_summary_json(const nh_run_config *cfg, const nh_run_result *res, const 
     cJSON_AddStringToObject(ver, "cjson", cJSON_Version());
     cJSON_AddStringToObject(root, "command", command ? command : "");
     nh_add_configuration(root, cfg);
+    cJSON_AddNumberToObject(root, "ranks", res->ranks > 1 ? res->ranks : 1);
     cJSON_AddBoolToObject(root, "complete", res->complete);
     cJSON_AddNumberToObject(root, "trajectories_done", (double)res->trajectories_done);
     add_failures(root, res);

@@ -20,6 +20,7 @@ struct nh_partial {
     cJSON *root;
     char *name;
     long shard, shards;
+    int interrupted;        /* its chunks are the finished prefix of its shard's (an interrupted rank) */
     char *args[NH_PARTIAL_MAX_ARGS];
     int n_args;
     long first_chunk, n_chunks, total_chunks;
@@ -37,6 +38,10 @@ static int add_chunks(cJSON *root, const nh_run_config *cfg, const nh_run_result
     nh_json_put_long(shard, "first_chunk", res->first_chunk);
     nh_json_put_long(shard, "chunks", res->n_chunks);
     nh_json_put_long(shard, "total_chunks", nh_run_chunk_count(cfg));
+    long first, count;
+    nh_run_shard_chunks(cfg, &first, &count);
+    if (!cJSON_AddBoolToObject(shard, "interrupted", res->n_chunks < count))
+        return 1;
     for (long c = 0; c < res->n_chunks; ++c) {
         cJSON *chunk = cJSON_CreateObject();
         cJSON_AddItemToArray(list, chunk);
@@ -83,7 +88,9 @@ static int read_shard(nh_partial *p)
 {
     const cJSON *shard = cJSON_GetObjectItemCaseSensitive(p->root, "shard");
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(p->root, "chunk_stats");
-    return !cJSON_IsObject(shard) || nh_json_get_long(shard, "total_chunks", 1, NH_MERGE_CHUNKS, &p->total_chunks) ||
+    const cJSON *interrupted = cJSON_IsObject(shard) ? cJSON_GetObjectItemCaseSensitive(shard, "interrupted") : NULL;
+    p->interrupted = cJSON_IsTrue(interrupted);
+    return !cJSON_IsObject(shard) || !cJSON_IsBool(interrupted) || nh_json_get_long(shard, "total_chunks", 1, NH_MERGE_CHUNKS, &p->total_chunks) ||
            nh_json_get_long(shard, "first_chunk", 0, p->total_chunks - 1, &p->first_chunk) ||
            nh_json_get_long(shard, "chunks", 1, p->total_chunks - p->first_chunk, &p->n_chunks) ||
            nh_json_get_long(shard, "count", 1, p->total_chunks, &p->shards) ||
@@ -242,11 +249,15 @@ static int check_shard(const nh_partial *p, const nh_run_config *cfg, long end_b
     long first, count, next_block, done;
     nh_run_shard_chunks(&shard, &first, &count);
     char value[96], allowed[96];
-    if (first != p->first_chunk || count != p->n_chunks) {
-        snprintf(value, sizeof value, "shard %ld of %ld with chunks %ld to %ld", p->shard, p->shards, p->first_chunk,
-                 p->first_chunk + p->n_chunks - 1);
-        snprintf(allowed, sizeof allowed, "chunks %ld to %ld for shard %ld of %ld", first, first + count - 1, p->shard,
-                 p->shards);
+    if (first != p->first_chunk || (p->interrupted ? p->n_chunks >= count : p->n_chunks != count)) {
+        snprintf(value, sizeof value, "%sshard %ld of %ld with chunks %ld to %ld", p->interrupted ? "interrupted " : "",
+                 p->shard, p->shards, p->first_chunk, p->first_chunk + p->n_chunks - 1);
+        if (p->interrupted)
+            snprintf(allowed, sizeof allowed, "fewer chunks than %ld to %ld, from the first, for shard %ld of %ld",
+                     first, first + count - 1, p->shard, p->shards);
+        else
+            snprintf(allowed, sizeof allowed, "chunks %ld to %ld for shard %ld of %ld", first, first + count - 1,
+                     p->shard, p->shards);
         return nh_state_refuse(err, scope, "shard", -1, NULL, value, allowed);
     }
     const char *keys[2] = {"next_block", "trajectories_done"};

@@ -2,6 +2,7 @@
 #include "nhens/plugin.h"
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 
 int nh_registry_load_plugin(nh_registry *reg, const char *path, nh_error *err)
@@ -27,10 +28,17 @@ int nh_registry_load_plugin(nh_registry *reg, const char *path, nh_error *err)
                        "plugin against these headers",
                        path, found, NH_PLUGIN_ABI_VERSION);
     }
-    if (!entry->register_all)
+    if (!entry->register_all) {
+        dlclose(handle);
         return nh_fail(err, NH_ERR_INPUT, "plugin '%s' has no register_all function", path);
+    }
     nh_error inner;
-    if (entry->register_all(reg, &inner) != NH_OK)
-        return nh_fail(err, NH_ERR_INPUT, "plugin '%s' (%s): %s", path, entry->name ? entry->name : "?", inner.msg);
-    return NH_OK;
+    inner.msg[0] = '\0';
+    const int rc = entry->register_all(reg, &inner);
+    if (rc == NH_OK)
+        return NH_OK;
+    inner.msg[sizeof inner.msg - 1] = '\0';
+    if (!inner.msg[0])
+        snprintf(inner.msg, sizeof inner.msg, "its register_all failed (%d) without a message", rc);
+    return nh_fail(err, NH_ERR_INPUT, "plugin '%s' (%s): %s", path, entry->name ? entry->name : "?", inner.msg);
 }

@@ -55,8 +55,8 @@ static inline void nh_affine_constraint_matrix(const nh_affine_step *c, const do
 int nh_affine_newton(nh_solver *solver, const nh_affine_step *c, const double *v0, double *lam);
 
 /* lam: the linear solve with A_* at u = w (exact when the equations are linear), then, with a solver (the
- * stepper's, of dimension m; NULL when they are linear), nh_affine_newton from it. Inline: on CVT-type systems it is the whole solve of a step of 700-1 100
- * instructions. */
+ * stepper's, of dimension m; NULL when they are linear), nh_affine_newton from it. Inline: on CVT-type systems it is the whole solve of a step
+ * that costs little more than a call. */
 static inline int nh_affine_multiplier(nh_solver *solver, const nh_affine_step *c, const double *v0, double *lam)
 {
     const nh_system *s = c->sys;

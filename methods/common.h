@@ -13,7 +13,7 @@
 /* A copy of a step's few doubles (q, v: n <= 31) that a step has just stored one at a time, as a loop in
  * the files built with scalar loops (CMakeLists.txt): one load per store, where memcpy's wide loads span
  * several stores and wait until they reach the cache. A composition's stage starts right where the one
- * before stored its q: triple jump of newmark 396 -> 334 ns (alternated minima of 11). */
+ * before stored its q (docs/decisions/0010-scalar-loops-in-step-code.md). */
 static inline void nh_copy(int n, const double *restrict from, double *restrict to)
 {
     for (int i = 0; i < n; ++i)
@@ -49,7 +49,7 @@ static inline void nh_history_quadratic(int dim, const double *restrict past, do
 
 /* x = the quintic through the last six (newest first, dim apart): O(h^6), the sixth difference left out.
  * At the quartic's h = 0.1 each degree gains about omega h ~ 0.3, so the quintic's guess is about 8x
- * closer than the cubic's (docs/PERFORMANCE.md); where omega h nears 1 a high degree gains nothing. */
+ * closer than the cubic's; where omega h nears 1 a high degree gains nothing (docs/decisions/0006). */
 static inline void nh_history_quintic(int dim, const double *restrict past, double *restrict x)
 {
     const double *restrict p1 = past + dim, *restrict p2 = p1 + dim, *restrict p3 = p2 + dim, *restrict p4 = p3 + dim;

@@ -100,8 +100,8 @@ NH_PROBLEM_CALLBACKS(dd, dd_step, dd_evaluate)
 
 /* Magnitude of the residual's terms: the momentum balance's, and the discrete gradient's correction
  * h [V(q1) - V(q0) - grad.D] D / |D|^2, whose rounding (eps |V| h / |D|) is the residual's floor when
- * the velocity is small; leaving it out put the solver's tolerance below that floor, so which backend
- * accepted a step was luck (dd on cvt eps = 0.5 failed at t = 362.1 with KINSOL only). */
+ * the velocity is small; without it the solver's tolerance would lie below that floor, and which backend
+ * accepts a step would be luck. */
 static double dd_scale(void *ctx, const double *x)
 {
     const dd_step *c = ctx;

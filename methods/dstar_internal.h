@@ -91,8 +91,8 @@ typedef struct metric_term {
     int left, right, slot;        /* X_a^i = x[left], X_b^i = x[right] */
 } metric_term;
 
-/* The bases of a step's last few points for a QR basis (gonzalez-r), which costs thousands of
- * instructions per point: a step reads the basis at q0 three times (the signs, rho0 and H(z0)), the
+/* The bases of a step's last few points for a QR basis (gonzalez-r), which costs as much as the rest of a
+ * frame: a step reads the basis at q0 three times (the signs, rho0 and H(z0)), the
  * Newton matrix's midpoint is the residual's at the guess, and the end point is the last residual's.
  * Valid for one step (its signs are chosen at the step's start): emptied when the workspace is laid out
  * for a step. A slot's X (and dX) already scanned into the listed patterns is not scanned again. */

@@ -15,17 +15,17 @@
 /* grad V and A at a step's end point, kept in the stepper's workspace for the next step, whose first
  * half-kick reads them at the same q: [key, q (n), grad (n), A (m x n)]. Keyed on q's bits, so a step from
  * any other q (a new trajectory, a composition's other stage, a resumed run) computes them afresh; the
- * values are the same bits either way. 12 % of a step on the quartic. */
+ * values are the same bits either way. Evaluating them is a large part of a step. */
 typedef struct kept_point {
     double *key, *q, *grad, *a;   /* key: 1 when q, grad and a belong together */
 } kept_point;
 
 /* Where the step computes the end point's grad V and A. Through the system's callbacks: straight into the
- * slots (a copy costs knife's and disk's steps 2-6 %), and the key moves to the end point as soon as they
- * are there (nothing in between can fail; later, after the SPD solve, costs knife 3 %). In a step kernel
+ * slots (a copy would add loads and stores to the step), and the key moves to the end point as soon as they
+ * are there (nothing in between can fail; moving it after the SPD solve would lengthen the step). In a step kernel
  * (kernels.h), where the formulas are inline: into locals, which stay in registers while the step uses
- * them, copied to the slots after the step has succeeded (lf on the quartic 34.7 -> 28 ns: the slots'
- * stores and reloads were on the step's chain of dependent operations; copied before the solve, 31 ns). */
+ * them, copied to the slots after the step has succeeded (the slots' stores and reloads would be on the
+ * step's chain of dependent operations). */
 #ifdef NH_STEP_KERNEL
 enum { LF_END_POINT_IN_REGISTERS = 1 };
 #else

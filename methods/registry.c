@@ -4,6 +4,7 @@
 #include "nhens/registry.h"
 #include "stepper.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,86 @@ static int valid_name(const char *name)
     return 1;
 }
 
+/* The texts `nhens list` prints: a summary and a reference. */
+static int check_texts(const char *owner, const char *summary, const char *reference, nh_error *err)
+{
+    if (!summary || !reference)
+        return nh_fail(err, NH_ERR_INPUT, "%s has no %s; a descriptor needs a summary and a reference (texts)", owner,
+                       summary ? "reference" : "summary");
+    return NH_OK;
+}
+
+/* Preset i of a system: a unique safe name, a description, and finite numbers. */
+static int check_preset(const nh_system_type *type, int i, const char *owner, nh_error *err)
+{
+    const nh_preset *p = &type->presets[i];
+    if (!valid_name(p->name))
+        return nh_fail(err, NH_ERR_INPUT, "%s: preset %d has the name '%.40s'; 1-48 characters [A-Za-z0-9._-] are "
+                       "allowed", owner, i + 1, p->name ? p->name : "(null)");
+    for (int j = 0; j < i; ++j)
+        if (!strcmp(type->presets[j].name, p->name))
+            return nh_fail(err, NH_ERR_INPUT, "%s: presets %d and %d are both named '%s'", owner, j + 1, i + 1, p->name);
+    if (!p->description)
+        return nh_fail(err, NH_ERR_INPUT, "%s: preset '%s' has no description", owner, p->name);
+    if (p->dim < 0 || p->dim > NH_MAX_DIM)
+        return nh_fail(err, NH_ERR_INPUT, "%s: preset '%s' has dim = %d; 0 (an energy shell) to %d is allowed", owner,
+                       p->name, p->dim, NH_MAX_DIM);
+    int finite = isfinite(p->shell_energy) && p->shell_ensemble >= 0;
+    for (int k = 0; k < p->dim; ++k)
+        finite &= isfinite(p->q[k]) && isfinite(p->v[k]);
+    if (!finite)
+        return nh_fail(err, NH_ERR_INPUT, "%s: preset '%s' holds a value that is not finite (q, v or shell_energy) or "
+                       "a negative shell_ensemble", owner, p->name);
+    return NH_OK;
+}
+
+/* A system descriptor's fields beyond its callbacks: texts, flags, parameters, presets and the dimensions at
+ * the default parameters. */
+static int check_system_descriptor(const nh_system_type *type, nh_error *err)
+{
+    char owner[80];
+    snprintf(owner, sizeof owner, "system '%s'", type->name);
+    const unsigned known = NH_SYS_CVT_TYPE | NH_SYS_AFFINE_CONSTRAINT;
+    if (check_texts(owner, type->summary, type->reference, err) ||
+        nh_param_defs_check(type->n_params, type->params, owner, err))
+        return NH_ERR_INPUT;
+    if (type->flags & ~known)
+        return nh_fail(err, NH_ERR_INPUT, "%s has flags 0x%x: bits 0x%x are no NH_SYS_* flag", owner, type->flags,
+                       type->flags & ~known);
+    for (int i = 0; i < type->n_presets; ++i)
+        if (check_preset(type, i, owner, err))
+            return NH_ERR_INPUT;
+    nh_param_set defaults;
+    nh_params_defaults(&defaults, type->n_params, type->params);
+    int n = 0, m = 0;
+    type->dimensions(defaults.value, &n, &m);
+    if (n < 1 || n > NH_MAX_DIM || m < 1 || m > NH_MAX_CON || m >= n)
+        return nh_fail(err, NH_ERR_INPUT, "%s: dimensions gives n = %d, m = %d at the default parameters; 1 <= m < n, "
+                       "n <= %d and m <= %d are allowed", owner, n, m, NH_MAX_DIM, NH_MAX_CON);
+    return NH_OK;
+}
+
+/* A method descriptor's fields beyond its step: texts, parameters, and its order and flags at the defaults. */
+static int check_method_descriptor(const nh_registry *reg, const nh_method_type *type, nh_error *err)
+{
+    char owner[80];
+    snprintf(owner, sizeof owner, "method '%s'", type->name);
+    if (check_texts(owner, type->summary, type->reference, err) ||
+        nh_param_defs_check(type->n_params, type->params, owner, err))
+        return NH_ERR_INPUT;
+    nh_method_spec spec;
+    nh_method_spec_defaults(&spec, type, reg);
+    const int order = nh_method_spec_order(&spec);
+    if (order < 1 || order > NH_MAX_METHOD_ORDER)
+        return nh_fail(err, NH_ERR_INPUT, "%s has order %d at its defaults (%s); 1 to %d is allowed", owner, order,
+                       type->order ? "its order function" : "fixed_order", NH_MAX_METHOD_ORDER);
+    const unsigned flags = nh_method_spec_flags(&spec), known = 2 * NH_METHOD_REDUCED - 1;
+    if (flags & ~known)
+        return nh_fail(err, NH_ERR_INPUT, "%s has flags 0x%x at its defaults (%s): bits 0x%x are no NH_METHOD_* flag",
+                       owner, flags, type->flags ? "its flags function" : "fixed_flags", flags & ~known);
+    return NH_OK;
+}
+
 int nh_registry_add_system(nh_registry *reg, const nh_system_type *type, nh_error *err)
 {
     if (!type || !valid_name(type->name))
@@ -76,6 +157,8 @@ int nh_registry_add_system(nh_registry *reg, const nh_system_type *type, nh_erro
     const int complete = nh_system_type_check(type, err);
     if (complete != NH_OK)
         return complete;
+    if (check_system_descriptor(type, err))
+        return NH_ERR_INPUT;
     if (nh_registry_find_system(reg, type->name))
         return nh_fail(err, NH_ERR_INPUT, "a system named '%s' is already registered", type->name);
     if (reg->n_systems == MAX_ENTRIES)
@@ -94,6 +177,8 @@ int nh_registry_add_method(nh_registry *reg, const nh_method_type *type, nh_erro
                        type && type->name ? type->name : "(null)", NH_MAX_PARAMS);
     if (nh_registry_find_method(reg, type->name))
         return nh_fail(err, NH_ERR_INPUT, "a method named '%s' is already registered", type->name);
+    if (check_method_descriptor(reg, type, err))
+        return NH_ERR_INPUT;
     if (reg->n_methods == MAX_ENTRIES)
         return nh_fail(err, NH_ERR_INPUT, "too many methods (at most %d)", MAX_ENTRIES);
     reg->methods[reg->n_methods++] = type;
@@ -237,7 +322,12 @@ int nh_method_spec_check(const nh_method_spec *spec, const nh_system *sys, nh_er
     unsigned missing = nh_method_flags_required(sys) & ~nh_method_spec_flags(spec);
     if (missing)
         return refuse_unserved(spec, sys, missing, err);
-    return spec->type->accepts ? spec->type->accepts(spec, sys, err) : NH_OK;
+    const int rc = spec->type->accepts ? spec->type->accepts(spec, sys, err) : NH_OK;
+    const int order = rc ? 1 : nh_method_spec_order(spec);
+    if (order < 1 || order > NH_MAX_METHOD_ORDER)
+        return nh_fail(err, NH_ERR_INPUT, "method %s has order %d with these parameters; 1 to %d is allowed",
+                       spec->type->name, order, NH_MAX_METHOD_ORDER);
+    return rc;
 }
 
 void nh_method_spec_format(const nh_method_spec *spec, char *buf, size_t len)

@@ -166,7 +166,7 @@ static void recentre_coordinate(nh_stepper *st, int i, double *q)
     move_memory(st, i, high, low);
 }
 
-/* Angles beyond this are left alone: each turn is then no longer exact, and the angle has lost its digits */
+/* Angles beyond this are left alone: each turn is then inexact, and the angle has lost its digits */
 static const double ANGLE_RECENTRE_LIMIT = 0x1p20;
 
 int nh_stepper_recentre(nh_stepper *st, double *q)

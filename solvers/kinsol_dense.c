@@ -211,7 +211,7 @@ static realtype small_dot(N_Vector x, N_Vector y)
 }
 
 /* The Newton backend's norm: a NaN entry gives NaN. N_VMaxNorm's own comparison skips NaN entries,
- * which made KINSOL accept an iterate whose residual was (0, NaN) (tests/solvers). */
+ * with which KINSOL would accept an iterate whose residual is (0, NaN) (tests/solvers). */
 static realtype small_max_norm(N_Vector x)
 {
     return nh_norm_inf(LEN(x), DATA(x));

@@ -1,8 +1,8 @@
 /* The project's small dense SUNMatrix, SUNLinearSolver and vector operations for KINSOL (engine-
  * private): a row-major matrix that the methods' Jacobians fill directly, factored and solved by the LU
- * of base/linalg.c, and serial vectors whose hot operations are the project's loops. Debian's SUNDIALS
- * is built without optimisation: its dense LU was a third of KINSOL's time on the small systems of one
- * step and its vector operations a quarter. */
+ * of base/linalg.c, and serial vectors whose hot operations are the project's loops. On the small systems of
+ * one step, SUNDIALS' own dense LU and vector operations cost more than KINSOL's iteration
+ * (docs/decisions/0001-kinsol-with-own-dense-matrix.md). */
 #ifndef NHENS_KINSOL_DENSE_H
 #define NHENS_KINSOL_DENSE_H
 

@@ -71,7 +71,7 @@ int nh_solver_finish(const nh_nonlinear_problem *problem, double *x, double *f, 
             break;
         const double size = nh_solver_relative_step(n, step, x);
         const int smaller = size < best_size;
-        if (!smaller && !(size > NH_SOLVER_FLOOR_STEP))   /* no longer decreasing, and small: the floor */
+        if (!smaller && !(size > NH_SOLVER_FLOOR_STEP))   /* not decreasing, and small: the floor */
             break;
         for (int j = 0; j < n; ++j)   /* (a larger step above the floor: a contraction that oscillates) */
             x[j] += step[j];

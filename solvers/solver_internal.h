@@ -27,7 +27,7 @@ int nh_solver_accepts(const nh_nonlinear_problem *problem, double fnorm, double 
 int nh_solver_keeps_matrix(const nh_nonlinear_problem *problem, int have_matrix, double matrix_key);
 /* The end of every accepted solve, in both backends (solver.h): from x, whose residual f is at hand and
  * which the last update of relative size last_step reached, chord steps with the backend's factored matrix
- * (solve turns step = -f into J^-1 step; non-zero: cannot, stop) until one no longer decreases and is at
+ * (solve turns step = -f into J^-1 step; non-zero: cannot, stop) until one stops decreasing and is at
  * most NH_SOLVER_FLOOR_STEP (a larger one is taken: a contraction that oscillates), or is at most
  * NH_SOLVER_ROUNDOFF_STEP (taken, without a residual). x is left at the iterate after the smallest step;
  * f then need not belong to it. Returns the residuals it evaluated (each counts as an iteration). */

@@ -50,6 +50,12 @@ int nh_system_type_check(const nh_system_type *type, nh_error *err)
     if (type && (type->n_presets < 0 || (type->n_presets > 0 && !type->presets)))
         return nh_fail(err, NH_ERR_INPUT, "system '%s' has n_presets = %d%s; a count >= 0, with its presets, is allowed",
                        name, type->n_presets, type->n_presets > 0 && !type->presets ? " and no presets" : "");
+    if (type && type->n_params > 0) {
+        char owner[80];
+        snprintf(owner, sizeof owner, "system '%.48s'", name);
+        if (nh_param_defs_check(type->n_params, type->params, owner, err))
+            return NH_ERR_INPUT;
+    }
     const char *missing = type ? missing_callback(type) : "every callback";
     if (missing)
         return nh_fail(err, NH_ERR_INPUT,

@@ -94,6 +94,12 @@ typedef struct nh_failure {
     int status;
 } nh_failure;
 
+/* One MPI rank's share of a run: the wall seconds of its shard and the steps of its finished chunks. */
+typedef struct nh_rank_timing {
+    double wall_seconds;
+    long steps;
+} nh_rank_timing;
+
 /* What a chunk contributes in merge order (everything else adds): its accumulators, n_out x observers,
  * its first failures and, when the fit groups are trajectories, its lanes. */
 typedef struct nh_chunk_stats {
@@ -147,6 +153,8 @@ struct nh_run_result {
     int complete;               /* every trajectory done (0 after an interruption) */
     long first_chunk, n_chunks; /* the chunks this result computes: all, or a shard's */
     nh_chunk_stats *chunks;     /* a shard's chunks, unmerged (n_chunks of them); NULL for a whole run */
+    int ranks;                  /* MPI ranks of the run (nhens/ranks.h); 0 for one process */
+    nh_rank_timing *rank_timing; /* ranks entries: each rank's wall seconds and steps; NULL for one process */
 };
 
 /* Start from a preset: one initial state (cfg->preset) or, for a shell preset, its energy shell

@@ -77,7 +77,7 @@ static inline double nh_matvec_t_entry(int rows, int cols, const double *a, cons
 }
 /* The finiteness test of one entry: an inf's or NaN's exponent field is all ones, and adding one to that
  * field carries into bit 63. Independent integer operations ORed together over the entries, where a sum of
- * x - x was a chain of dependent additions (about 8 % of a DLA^{0,1} step, which checks q and v after every
+ * x - x would be a chain of dependent additions on every step's path (the stepper checks q and v after every
  * step). */
 inline unsigned long long nh_nonfinite_bit(double x)
 {

@@ -31,6 +31,9 @@ typedef struct nh_stepper nh_stepper;
 typedef struct nh_registry nh_registry;
 typedef struct nh_method_type nh_method_type;
 
+/* The orders a method may declare (a plugin's beyond them is refused: h^(2 order) scales the variance). */
+enum { NH_MAX_METHOD_ORDER = 16 };
+
 /* A configured method: descriptor + parameter values, e.g. parsed from "dla:alpha=0.4", and the
  * registry its names were looked up in (compositions look up their inner methods there). This is
  * the instance the configuration-time callbacks receive as `self`. */

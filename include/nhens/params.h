@@ -42,6 +42,13 @@ int nh_params_apply(nh_param_set *set, const char *assignment, const char *owner
 /* Apply a comma-separated list "a=1,b=2" (empty string allowed). */
 int nh_params_apply_list(nh_param_set *set, const char *list, const char *owner, nh_error *err);
 
+/* Checks a descriptor's parameter table (a plugin's is untrusted): every name 1-31 characters, a letter then
+ * [A-Za-z0-9_.-], unique; a help text; a numeric parameter's bounds not NaN (infinite bounds mean "no
+ * bound") with min <= max and a finite default within them (an integer one whole); a text parameter's
+ * default shorter than NH_PARAM_TEXT_MAX. `owner` (e.g. "method 'x'") starts the message, which names the
+ * parameter and the field. */
+int nh_param_defs_check(int count, const nh_param_def *defs, const char *owner, nh_error *err);
+
 /* Parse a finite double from the whole of `text`; 0 on success. */
 int nh_parse_double(const char *text, double *out);
 

@@ -1,4 +1,4 @@
-/* The registry: which systems and methods exist in a session. It starts with the built-in ones and
+/* The registry: which systems and methods a program can use. It starts with the built-in ones and
  * grows by nh_registry_add_* (a plugin's entry point calls these; see plugin.h). Names are unique:
  * adding a second "quartic" is refused. The registry owns nothing it is given: descriptors are
  * const and must outlive it (a plugin's stay loaded for the life of the process).

@@ -9,7 +9,7 @@
  *   |F(x)|_inf <= NH_SOLVER_FTOL * scale, or
  *   max_i |dx_i| / max(|x_i|, 1) <= NH_SOLVER_STEPTOL (and F(x) is finite);
  * every accepted solve then ends the same way (the round-off rule of Hairer, McLachlan & Razakarivony
- * 2008): chord steps dx = -J^-1 F(x) with the factored matrix are taken until one no longer decreases
+ * 2008): chord steps dx = -J^-1 F(x) with the factored matrix are taken until one stops decreasing
  * while at most NH_SOLVER_FLOOR_STEP (the rounding floor; a larger step that does not decrease belongs to
  * a contraction that oscillates and is taken), at most NH_SOLVER_FINISH_STEPS of them, and the solve ends
  * at the iterate after the smallest; a step of at most NH_SOLVER_ROUNDOFF_STEP (a few ulps) is the last.

@@ -410,7 +410,7 @@ Test(cli, plugin_of_another_abi_is_refused_with_both_versions)
 }
 
 /* A plugin system without V's Hessian (which dla's, dd's and newmark's Newton matrices call) is refused
- * at load, naming the system and the callback; it used to load, and `run --method dla` crashed. */
+ * at load, naming the system and the callback, before `run --method dla` could call the missing callback. */
 Test(cli, plugin_system_without_a_hessian_is_refused_by_name)
 {
     char args[512];
@@ -496,9 +496,9 @@ Test(cli, sample_paths_are_the_trajectories_themselves)
 
 Test(cli, kinsol_and_newton_agree_on_a_long_dd_run)
 {
-    /* dd on the oscillating CVT at eps = 0.5 over 30 000 steps: KINSOL used to refuse a step at t = 362.1
-     * whose residual was at its rounding floor (the discrete gradient's, eps |V| h / |D|) while Newton
-     * accepted it. Both finish now and agree to 3e-12 on every observed quantity (measured); 1e-10 leaves
+    /* dd on the oscillating CVT at eps = 0.5 over 30 000 steps: a residual scale without the discrete
+     * gradient's rounding floor (eps |V| h / |D|) makes KINSOL refuse a step near t = 362.1 that Newton
+     * accepts. Both finish and agree to 3e-12 on every observed quantity (measured); 1e-10 leaves
      * room for other compilers' rounding and is still 1e6 below the errors themselves. */
     const char *cols[] = {"dH_mean", "driver_dE_mean", "passenger_dE_mean", "constraint_max"};
     char args[512];

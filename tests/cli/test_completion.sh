@@ -25,6 +25,8 @@ expect --out merge --o
 expect kinsol run --solver k
 expect report help rep
 expect dH run --observe d
+expect --quiet order --qu
+expect --quiet audit --qu
 if [ -n "$man_page" ]; then
   text=$(MANWIDTH=200 man -l "$man_page" 2>/dev/null)
   for want in "nhens merge" "--blocks I/K" "--initial FILE" "--burn-in T0" "nhens report" "EXIT STATUS"; do

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Byte identity beyond one process: a run computed whole, as 3 shards merged in shuffled order, as 1 shard,
 # and (when built with MPI) under mpirun -n 1, 2 and 3 gives the same timeseries.csv, quantiles.csv and
-# paths.csv bytes, and the same summary.json apart from the command, threads and timing. 2101 trajectories
+# paths.csv bytes, and the same summary.json apart from the command, threads, ranks and timing. 2101 trajectories
 # are 263 blocks in 256 chunks, so chunks of one and two blocks both occur. Also: merge refuses a missing,
 # repeated or foreign shard by name. Ends with "N passed, N failed".
 set -u
@@ -13,7 +13,7 @@ bad() { echo "FAILED: $*"; failed=$((failed + 1)); }
 common=(--system quartic --param n=2 --method dla01 --h 0.1 --T 6 --every 3 --energy 3.2575 --ensemble 2101
         --paths 3 --quiet)
 run_args=("${common[@]}" --seed 77)
-strip() { grep -v -E '"(command|threads|wall_seconds|method_seconds|reference_seconds|ns_per_step|steps_per_second|peak_rss_kib)"' "$1"; }
+strip() { grep -v -E '"(command|threads|ranks|rank_wall_seconds|rank_steps|wall_seconds|method_seconds|reference_seconds|ns_per_step|steps_per_second|peak_rss_kib)"' "$1"; }
 same_outputs() { # $1 reference folder, $2 folder, $3 label
   local f
   for f in timeseries.csv quantiles.csv paths.csv; do
@@ -56,6 +56,9 @@ if [ "$mpi" = ON ]; then
       same_outputs "$out/whole" "$out/mpi$k" "mpirun -n $k"
     else bad "mpirun -n $k: $(tail -5 "$out/mpi$k.log")"; fi
   done
+  # summary.json records the ranks and each rank's timing
+  grep -q -P '"ranks":\t3,' "$out/mpi3/summary.json" && grep -q '"rank_wall_seconds"' "$out/mpi3/summary.json" \
+    && grep -q -P '"ranks":\t1,' "$out/whole/summary.json" && ok || bad "summary.json lacks the ranks or their timing"
   # only rank 0 prints the summary
   [ "$(grep -c '^nhens run:' "$out/mpi3.log")" = 1 ] && ok || bad "mpirun -n 3 printed $(grep -c '^nhens run:' "$out/mpi3.log") summaries"
   # an experiment under mpirun: every run's CSV files are the one-process report's bytes

@@ -59,6 +59,32 @@ static const method_case CASES[] = {
 };
 enum { N_CASES = sizeof CASES / sizeof CASES[0] };
 
+/* Every built-in method and system passes the checks a plugin's descriptor must pass: a renamed copy of each
+ * registers (names, texts, parameter tables, presets, dimensions, flags and order at the defaults). */
+Test(structure, builtin_descriptors_pass_the_checks_of_plugins)
+{
+    nh_error err;
+    nh_registry *reg = nh_registry_create(&err);
+    cr_assert(reg != NULL, "%s", err.msg);
+    const int n_methods = nh_registry_method_count(reg), n_systems = nh_registry_system_count(reg);
+    static char names[2 * 128][64];
+    static nh_method_type methods[128];
+    static nh_system_type systems[128];
+    for (int i = 0; i < n_methods; ++i) {
+        methods[i] = *nh_registry_method_at(reg, i);
+        snprintf(names[i], sizeof names[i], "copy-%s", methods[i].name);
+        methods[i].name = names[i];
+        cr_expect(eq(int, nh_registry_add_method(reg, &methods[i], &err), NH_OK), "%s", err.msg);
+    }
+    for (int i = 0; i < n_systems; ++i) {
+        systems[i] = *nh_registry_system_at(reg, i);
+        snprintf(names[128 + i], sizeof names[128 + i], "copy-%s", systems[i].name);
+        systems[i].name = names[128 + i];
+        cr_expect(eq(int, nh_registry_add_system(reg, &systems[i], &err), NH_OK), "%s", err.msg);
+    }
+    nh_registry_free(reg);
+}
+
 /* A method descriptor whose parameter count is out of range, or promises definitions it lacks, is refused
  * by the registry (nh_method_spec_parse would read past them); the same descriptor made whole is accepted. */
 Test(structure, a_method_with_undefined_parameters_is_refused)

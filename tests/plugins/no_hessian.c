@@ -1,5 +1,5 @@
 /* A plugin whose system has no potential Hessian, which the implicit methods' Newton matrices call: the
- * registry must refuse it by name, and the loader must pass that on (it used to load, and dla crashed). */
+ * registry must refuse it by name, and the loader must pass that on (else dla would call the missing Hessian). */
 #include <nhens/nhens.h>
 
 #include <string.h>

@@ -145,7 +145,7 @@ Test(solver, both_backends_refuse_a_residual_with_a_nan_entry)
 
 /* F(x) = x - 1, which cannot be evaluated beyond x = 1.5; the Jacobian given is 0.5, so the first step
  * from 0 lands on 2. A failed evaluation ends the attempt in both backends (solver.h): KINSOL, told
- * the failure was recoverable, used to halve the step and converge where the Newton backend fails. */
+ * the failure was recoverable, would halve the step and converge where the Newton backend fails. */
 static int bounded_residual(const double *x, double *r, void *ctx)
 {
     linear_residual(x, r, ctx);
