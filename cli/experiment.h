@@ -2,7 +2,8 @@
  * presets or energy shells, methods, step size, horizon, ensemble size and seed, and the columns to
  * plot; it has one or more panels (one figure each). The report runs every (panel, method) pair (or
  * reuses results already on disk with the same configuration hash), plots with gnuplot (PNG and SVG)
- * and writes a Markdown page with the figures, a table per panel and the command to reproduce it. */
+ * and writes a Markdown page with the figures, a table per panel and the command to reproduce it, and an HTML
+ * page with all of it, the figures inline and the provenance (report_doc.h). */
 #ifndef NHENS_EXPERIMENT_H
 #define NHENS_EXPERIMENT_H
 

@@ -1,6 +1,7 @@
 /* `nhens report EXPERIMENT [--out DIR] [--scale F] [--threads K]` (see experiment.h). Results of each
  * (panel, method) run live in DIR/PANEL/NN-METHOD/ with a config.hash; a later report with the same
- * configuration reuses them. Figures are drawn by gnuplot from the CSV files. */
+ * configuration reuses them. Figures are drawn by gnuplot from the CSV files (cli/report_figure.c); report.md
+ * and report.html are written from one gathering of the results (cli/report_doc.c, cli/report_html.c). */
 #include "cli.h"
 #include "experiment.h"
 #include "report_doc.h"
@@ -50,7 +51,7 @@ static const nh_option REPORT_OPTIONS[] = {
 
 const nh_option_table nh_cli_report_table = {
     "report", "EXPERIMENT.ini [--out DIR] [--scale F] [--threads K] [--solver kinsol|newton] [--allow-plugins] [--check-claims] [--ci] [--dry-run] [--quiet]",
-    "run an experiment file: results, figures (gnuplot) and report.md", REPORT_OPTIONS,
+    "run an experiment file: results, figures (gnuplot), report.md and report.html", REPORT_OPTIONS,
     sizeof REPORT_OPTIONS / sizeof REPORT_OPTIONS[0], 1};
 
 static uint64_t fnv1a(const char *text)

@@ -37,6 +37,8 @@ check "report.html is written" [ -s "$page" ]
 check "report.md links report.html" grep -q '(report.html)' "$work/out/report.md"
 # self-contained: no script, no file or address outside the page (links only to its own anchors)
 check "no script" bash -c "! grep -qi '<script' '$page'"
+check "provenance: versions with the ABI, machine, CPU, date" bash -c "grep -q 'nhens [0-9.]* (ABI [0-9]*), SUNDIALS' '$page' &&
+  grep -q '<dt>CPU</dt><dd>.' '$page' && grep -q '<dt>Machine</dt><dd>Linux' '$page' && grep -Eq 'Written \(UTC\)</dt><dd>[0-9]{4}-' '$page'"
 check "no external reference" bash -c "! grep -Eqi '(src|href)=\"[^#]|url\\([^#]|@import' '$page'"
 
 timeout 60 "$browser" --headless --disable-gpu --no-sandbox --enable-logging=stderr --v=0 \
