@@ -94,7 +94,7 @@ static int is_part_name(const char *name)
 
 int nh_cli_check_output_name(const char *what, const char *value, size_t max, nh_error *err)
 {
-    static const char *const report_names[] = {"report.md", "work_precision.csv", "plot.gp", NULL};
+    static const char *const report_names[] = {"report.md", "report.html", "work_precision.csv", "plot.gp", NULL};
     if (nh_cli_check_name(what, value, max, "", err))
         return NH_ERR_INPUT;
     int reserved = is_part_name(value);

@@ -2,7 +2,8 @@
  * presets or energy shells, methods, step size, horizon, ensemble size and seed, and the columns to
  * plot; it has one or more panels (one figure each). The report runs every (panel, method) pair (or
  * reuses results already on disk with the same configuration hash), plots with gnuplot (PNG and SVG)
- * and writes a Markdown page with the figures, a table per panel and the command to reproduce it. */
+ * and writes a Markdown page with the figures, a table per panel and the command to reproduce it, and an HTML
+ * page with all of it, the figures inline and the provenance (report_doc.h). */
 #ifndef NHENS_EXPERIMENT_H
 #define NHENS_EXPERIMENT_H
 
@@ -111,8 +112,8 @@ double nh_claim_metric_value(const struct cJSON *summary, const char *metric, do
 
 /* cli/report.c, shared with cli/work_precision.c: the folder of (panel, method k) (NH_ERR_INPUT where
  * it does not fit in len), its summary.json (NULL if none or not a whole regular file of JSON; the caller
- * deletes it), numbers and cells from it, a gnuplot string literal (every text reaches a script through it) and
- * the methods' line styles. */
+ * deletes it) and numbers from it; cli/report_figure.c and cli/figure.c: a gnuplot string literal (every text
+ * reaches a script through it) and the methods' line styles (figure.h). */
 int nh_report_run_dir(const char *out, const nh_exp_panel *p, int k, char *dir, size_t len, nh_error *err);
 struct cJSON *nh_report_load_summary(const char *dir);
 /* cli/report_cache.c: PATH made a real folder (a symbolic link or file in its place is removed, with a note
@@ -123,19 +124,25 @@ int nh_report_settle_folder(const char *path, nh_error *err);
  * FIFO or symbolic link there is no cache, and a commit could not replace it. */
 int nh_report_clear_strays(const char *dir, nh_error *err);
 int nh_report_cache_valid(const nh_exp_panel *p, int k, const char *dir, uint64_t hash, char *why, size_t len);
-/* root[object][key] (root[key] when object is NULL) if it is a number, else NAN; a Markdown cell "v ± e"
- * (just "v" without a finite positive error). */
+/* root[object][key] (root[key] when object is NULL) if it is a number, else NAN. */
 double nh_report_json_number(const struct cJSON *root, const char *object, const char *key);
-void nh_report_value_cell(FILE *md, double v, double e);
 void nh_gp_string(FILE *g, const char *text, const char *suffix);
 void nh_gp_line_styles(FILE *g);
 
-/* cli/work_precision.c: a work-precision panel's PANEL/work_precision.csv, its gnuplot plot (after the
- * terminal and styles are set), its report.md table, and the summary claims read for method k (its smallest
- * step size's, with work_precision.error_order added; NULL if missing). */
+struct nh_observer;
+/* cli/report_figure.c: the observer of a plotted column NAME_path (sample paths) or NAME_band (median and 5-95 %
+ * band), NULL for another column; a panel's figure, PNG and SVG, whole or absent (0, or 1 after a message on
+ * stderr: gnuplot's own, or why it could not run). */
+const struct nh_observer *nh_report_path_observer(const char *column);
+const struct nh_observer *nh_report_band_observer(const char *column);
+int nh_report_plot_panel(const char *out, const nh_exp_panel *p);
+
+/* cli/work_precision.c: a work-precision panel's PANEL/work_precision.csv, its gnuplot script, and the summary
+ * claims read for method k (its smallest step size's, with work_precision.error_order added; NULL if missing);
+ * its report table: report_doc.h. */
 int nh_work_precision_write_csv(const char *out, const nh_exp_panel *p, nh_error *err);
-int nh_work_precision_script(FILE *g, const char *out, const nh_exp_panel *p); /* non-zero: a path too long */
-void nh_work_precision_table(FILE *md, const char *out, const nh_exp_panel *p);
+/* the whole script: both terminals, writing png and svg; non-zero: a path too long */
+int nh_work_precision_script(FILE *g, const char *out, const nh_exp_panel *p, const char *png, const char *svg);
 struct cJSON *nh_work_precision_summary(const char *out, const nh_exp_panel *p, int k);
 
 /* cli/claims.c: a claim's syntax (at load), its panels/methods (after load), its value against the results. */

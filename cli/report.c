@@ -1,17 +1,17 @@
 /* `nhens report EXPERIMENT [--out DIR] [--scale F] [--threads K]` (see experiment.h). Results of each
  * (panel, method) run live in DIR/PANEL/NN-METHOD/ with a config.hash; a later report with the same
- * configuration reuses them. Figures are drawn by gnuplot from the CSV files. */
+ * configuration reuses them. Figures are drawn by gnuplot from the CSV files (cli/report_figure.c); report.md
+ * and report.html are written from one gathering of the results (cli/report_doc.c, cli/report_html.c). */
 #include "cli.h"
 #include "experiment.h"
+#include "report_doc.h"
 
 #include "nhens/ensemble.h"
 #include "nhens/output.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <spawn.h>
 #include <stddef.h>
-#include <sys/wait.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,8 +19,6 @@
 #include <sundials/sundials_config.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-extern char **environ;
 
 typedef struct report_options {
     const char *experiment, *out, *solver;
@@ -53,7 +51,7 @@ static const nh_option REPORT_OPTIONS[] = {
 
 const nh_option_table nh_cli_report_table = {
     "report", "EXPERIMENT.ini [--out DIR] [--scale F] [--threads K] [--solver kinsol|newton] [--allow-plugins] [--check-claims] [--ci] [--dry-run] [--quiet]",
-    "run an experiment file: results, figures (gnuplot) and report.md", REPORT_OPTIONS,
+    "run an experiment file: results, figures (gnuplot), report.md and report.html", REPORT_OPTIONS,
     sizeof REPORT_OPTIONS / sizeof REPORT_OPTIONS[0], 1};
 
 static uint64_t fnv1a(const char *text)
@@ -136,42 +134,16 @@ static int panel_config(const nh_cli *cli, const report_options *o, const nh_exp
 }
 
 /* Plotted columns and the reference's column must be timeseries columns (and the reference one plotted). */
-/* The observer named by COLUMN = NAME + suffix ("_path", "_band"), or NULL. */
-static const nh_observer *suffixed_observer(const char *column, const char *suffix)
-{
-    const size_t len = strlen(column), tail = strlen(suffix);
-    if (len <= tail || strcmp(column + len - tail, suffix))
-        return NULL;
-    char name[64];
-    snprintf(name, sizeof name, "%.*s", (int)(len - tail), column);
-    const int o = nh_observer_index(name);
-    return o >= 0 ? nh_observer_at(o) : NULL;
-}
-
-/* "dH_path": the sample paths of observer dH (paths.csv); the observer, or NULL for another column. */
-static const nh_observer *path_column(const char *column)
-{
-    const nh_observer *o = suffixed_observer(column, "_path");
-    return o && !o->event ? o : NULL;
-}
-
-/* "dH_band": median and 5-95 % band of a sketched observer (quantiles.csv); the observer, or NULL. */
-static const nh_observer *band_column(const char *column)
-{
-    const nh_observer *o = suffixed_observer(column, "_band");
-    return o && o->quantile_prefix ? o : NULL;
-}
-
 static int check_plotted_columns(const nh_exp_panel *p, nh_error *err)
 {
     char label[256];
     for (int c = 0; c < p->n_plot; ++c)
-        if (band_column(p->plot[c]))
+        if (nh_report_band_observer(p->plot[c]))
             continue;
-        else if (path_column(p->plot[c]) && p->paths < 1)
+        else if (nh_report_path_observer(p->plot[c]) && p->paths < 1)
             return nh_fail(err, NH_ERR_INPUT, "plot column '%s' draws sample paths: set paths = K (1 to %d)",
                            p->plot[c], NH_EXP_MAX_PATHS);
-        else if (!path_column(p->plot[c]) && nh_column_label(p->plot[c], label, sizeof label))
+        else if (!nh_report_path_observer(p->plot[c]) && nh_column_label(p->plot[c], label, sizeof label))
             return nh_fail(err, NH_ERR_INPUT, "plot column '%s' is not a timeseries column (nhens list names the "
                                               "observers; columns are NAME_mean, NAME_var, NAME_absmax, ..., "
                                               "dH_var_scaled, NAME_path for sample paths and "
@@ -237,465 +209,6 @@ double nh_report_json_number(const cJSON *root, const char *object, const char *
     const cJSON *o = object ? cJSON_GetObjectItemCaseSensitive(root, object) : root;
     const cJSON *v = o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-/* gnuplot SCRIPT, started without a shell (an argument vector, nothing interpreted); 0 on exit 0. */
-static int run_gnuplot(const char *script)
-{
-    char *const args[] = {"gnuplot", (char *)script, NULL};
-    pid_t pid;
-    int status;
-    if (posix_spawnp(&pid, "gnuplot", NULL, NULL, args, environ) != 0)
-        return 1;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return 1;
-    return !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-
-/* A gnuplot string literal: single quotes, in which gnuplot expands nothing; a quote is doubled and
- * control characters (which would end the command) become spaces. Every text from an experiment file or
- * the command line reaches a script only through this. */
-void nh_gp_string(FILE *g, const char *text, const char *suffix)
-{
-    fputc('\'', g);
-    for (const char *part[2] = {text, suffix}, **s = part; s < part + 2; ++s)
-        for (const char *c = *s; *c; ++c) {
-            if (*c == '\'')
-                fputc('\'', g);
-            fputc((unsigned char)*c < 0x20 ? ' ' : *c, g);
-        }
-    fputc('\'', g);
-}
-
-/* Okabe-Ito colours (colour-blind safe; its yellow left out: too faint on white), each method also with
- * its own dash pattern and marker, so curves differ in print and in grey. */
-static const char *const PALETTE[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#000000", "#E69F00", "#56B4E9"};
-enum { N_STYLES = 7 };
-
-void nh_gp_line_styles(FILE *g)
-{
-    for (int i = 0; i < NH_EXP_MAX_METHODS; ++i)
-        fprintf(g, "set style line %d lc rgb '%s' dt %d lw 1.6 pt %d ps 0.8\n", i + 1, PALETTE[i % N_STYLES],
-                1 + i % 5, 1 + (i % 13));
-}
-
-/* Every sample path of every method, one style per method (the first path of each named in the key). */
-static int plot_paths(FILE *g, const char *out, const nh_exp_panel *p, const nh_observer *obs)
-{
-    for (int k = 0; k < p->n_methods; ++k)
-        for (long i = 0; i < p->paths; ++i) {
-            char dir[NH_PATH_MAX], data[NH_PATH_MAX], column[96];
-            if (nh_report_run_dir(out, p, k, dir, sizeof dir, NULL) ||
-                nh_path_format(data, sizeof data, NULL, "%s/paths.csv", dir))
-                return 1;
-            snprintf(column, sizeof column, "%s_%ld", obs->name, i);
-            fputs(k || i ? ", " : "", g);
-            nh_gp_string(g, data, "");
-            fputs(" using 't':", g);
-            nh_gp_string(g, column, "");
-            fprintf(g, " with lines ls %d dt 1 lw 1 ", k + 1);
-            if (i)
-                fputs("notitle", g);
-            else {
-                fputs("title ", g);
-                nh_gp_string(g, p->methods[k], "");
-            }
-        }
-    return 0;
-}
-
-/* Per method: the 5-95 % band of the observer, filled and translucent, and its median as a line. */
-static int plot_band(FILE *g, const char *out, const nh_exp_panel *p, const nh_observer *obs)
-{
-    for (int k = 0; k < p->n_methods; ++k) {
-        char dir[NH_PATH_MAX], data[NH_PATH_MAX], low[96], mid[96], high[96];
-        if (nh_report_run_dir(out, p, k, dir, sizeof dir, NULL) ||
-            nh_path_format(data, sizeof data, NULL, "%s/quantiles.csv", dir))
-            return 1;
-        snprintf(low, sizeof low, "%s_%s", obs->quantile_prefix, nh_quantile_suffixes[0]);
-        snprintf(mid, sizeof mid, "%s_%s", obs->quantile_prefix, nh_quantile_suffixes[1]);
-        snprintf(high, sizeof high, "%s_%s", obs->quantile_prefix, nh_quantile_suffixes[2]);
-        fputs(k ? ", " : "", g);
-        nh_gp_string(g, data, "");
-        fputs(" using 't':", g);
-        nh_gp_string(g, low, "");
-        fputs(":", g);
-        nh_gp_string(g, high, "");
-        fprintf(g, " with filledcurves fs transparent solid 0.18 noborder lc rgb '%s' notitle, ", PALETTE[k % N_STYLES]);
-        nh_gp_string(g, data, "");
-        fputs(" using 't':", g);
-        nh_gp_string(g, mid, "");
-        fprintf(g, " with lines ls %d title ", k + 1);
-        nh_gp_string(g, p->methods[k], "");
-    }
-    return 0;
-}
-
-/* Whether some method's run has a finite value to draw in plotted column c (a band: its median; sample
- * paths: any path). */
-static int column_has_data(const char *out, const nh_exp_panel *p, int c, const char *file)
-{
-    const nh_observer *path = path_column(p->plot[c]), *band = band_column(p->plot[c]);
-    int found = 0;
-    for (int k = 0; k < p->n_methods && !found; ++k) {
-        char dir[NH_PATH_MAX], data[NH_PATH_MAX], column[96];
-        if (nh_report_run_dir(out, p, k, dir, sizeof dir, NULL) ||
-            nh_path_format(data, sizeof data, NULL, "%s/%s", dir, path ? "paths.csv" : band ? "quantiles.csv" : file))
-            return 0;
-        for (long i = 0; i < (path ? p->paths : 1) && !found; ++i) {
-            if (path)
-                snprintf(column, sizeof column, "%s_%ld", path->name, i);
-            else if (band)
-                snprintf(column, sizeof column, "%s_%s", band->quantile_prefix, nh_quantile_suffixes[1]);
-            else
-                snprintf(column, sizeof column, "%s", p->plot[c]);
-            found = nh_csv_column_has_finite(data, column) == 1;
-        }
-    }
-    return found;
-}
-
-/* A panel without a finite value in any run (a section never crossed, every trajectory failed): empty axes
- * over [0, T] with a note saying so, where gnuplot would stop on an undefined range. */
-static void plot_no_data(FILE *g, const nh_exp_panel *p, int c)
-{
-    char note[160];
-    snprintf(note, sizeof note, "no finite value of %s in any run: every value is nan", p->plot[c]);
-    fprintf(g, "set xrange [0:%.17g]\nset yrange [1:10]\nunset ytics\nset label 1 ", p->T);
-    nh_gp_string(g, note, "");
-    fputs(" at graph 0.5,0.5 center noenhanced\nplot NaN notitle\nunset label 1\nset autoscale xy\n", g);
-}
-
-static int plot_column(FILE *g, const char *out, const nh_exp_panel *p, int c, const char *file)
-{
-    char label[256];
-    const nh_observer *path = path_column(p->plot[c]), *band = band_column(p->plot[c]);
-    if (band)
-        snprintf(label, sizeof label, "%s: median and 5–95 %% band", band->symbol);
-    else if (path)
-        snprintf(label, sizeof label, "%s (%ld sample paths)", path->symbol, p->paths);
-    else
-        nh_column_label(p->plot[c], label, sizeof label); /* known: validate_experiment checked every column */
-    fprintf(g, "%s\nset xlabel 't'\nset ylabel ", p->logy ? "set logscale y\nset ytics autofreq\nset format y '10^{%L}'"
-                                                            : "unset logscale y\nset ytics autofreq\nset format y '%g'");
-    nh_gp_string(g, label, "");
-    fputs(" noenhanced\n", g);
-    if (!column_has_data(out, p, c, file)) {
-        plot_no_data(g, p, c);
-        return 0;
-    }
-    /* a marker every tenth of the curve */
-    const long rows = (long)(p->T / (p->h * (double)p->every)) + 1, every_marker = rows / 10 > 1 ? rows / 10 : 1;
-    fputs("plot ", g);
-    if ((path && plot_paths(g, out, p, path)) || (band && plot_band(g, out, p, band)))
-        return 1;
-    for (int k = 0; k < p->n_methods && !path && !band; ++k) {
-        char dir[NH_PATH_MAX], data[NH_PATH_MAX];
-        if (nh_report_run_dir(out, p, k, dir, sizeof dir, NULL) ||
-            nh_path_format(data, sizeof data, NULL, "%s/%s", dir, file))
-            return 1;
-        fputs(k ? ", " : "", g);
-        nh_gp_string(g, data, "");
-        fputs(" using 't':", g);
-        nh_gp_string(g, p->plot[c], "");
-        fprintf(g, " with linespoints ls %d pi %ld title ", k + 1, every_marker);
-        nh_gp_string(g, p->methods[k], "");
-    }
-    if (p->reference_column[0] && !strcmp(p->reference_column, p->plot[c])) {
-        char text[160];
-        snprintf(text, sizeof text, "%g t^%g", p->reference_a, p->reference_p);
-        fprintf(g, ", %.17g * x**%.17g with lines lc rgb '#777777' dt 2 lw 1.2 title ", p->reference_a, p->reference_p);
-        nh_gp_string(g, p->reference_label[0] ? p->reference_label : text, "");
-    }
-    fputc('\n', g);
-    return 0;
-}
-
-typedef struct panel_plot {
-    const char *out;
-    const nh_exp_panel *panel;
-    char figure[2][NH_PATH_MAX]; /* temporaries gnuplot writes; renamed onto out/PANEL.png and .svg */
-} panel_plot;
-
-/* Right margin (characters) that holds the key: the longest method name or reference label, plus the sample. */
-static int key_width(const nh_exp_panel *p)
-{
-    size_t longest = strlen(p->reference_column[0] ? (p->reference_label[0] ? p->reference_label : "1e-04 t^1") : "");
-    for (int k = 0; k < p->n_methods; ++k)
-        longest = strlen(p->methods[k]) > longest ? strlen(p->methods[k]) : longest;
-    return (int)longest + 10;
-}
-
-static int script_body(FILE *g, const void *data)
-{
-    const panel_plot *pp = data;
-    const nh_exp_panel *p = pp->panel;
-    const char *file = p->smooth > 0 ? "smoothed.csv" : "timeseries.csv";
-    for (int term = 0; term < 2; ++term) {
-        const int height = p->n_steps ? 600 : 320 * p->n_plot;
-        fprintf(g, term ? "set terminal svg size 900,%d\n" : "set terminal pngcairo size 900,%d\n", height);
-        fputs("set output ", g);
-        nh_gp_string(g, pp->figure[term], "");
-        fprintf(g, "\nset datafile separator ','\nset datafile missing 'nan'\nset key outside right noenhanced\n"
-                   "set grid\nset lmargin 14\nset rmargin %d\n", key_width(p));
-        nh_gp_line_styles(g);
-        if (p->n_steps) {
-            if (nh_work_precision_script(g, pp->out, p))
-                return 1;
-            fputs("unset output\n", g);
-            continue;
-        }
-        char smoothing[96] = "";
-        if (p->smooth > 0)
-            snprintf(smoothing, sizeof smoothing, " (running means over %g time units)", p->smooth);
-        fprintf(g, "set multiplot layout %d,1 title ", p->n_plot);
-        nh_gp_string(g, p->title[0] ? p->title : p->name, smoothing);
-        fputs(" noenhanced\n", g);
-        for (int c = 0; c < p->n_plot; ++c)
-            if (plot_column(g, pp->out, p, c, file))
-                return 1;
-        fprintf(g, "unset multiplot\nunset output\n");
-    }
-    return 0;
-}
-
-/* One gnuplot script per panel: PNG and SVG of every plotted column against t, a curve per method. The
- * figures appear only whole: gnuplot writes temporaries, renamed after it succeeded. */
-static int plot_panel(const char *out, const nh_exp_panel *p)
-{
-    static const char *const ext[2] = {"png", "svg"};
-    panel_plot pp = {out, p, {"", ""}};
-    char script[NH_PATH_MAX], final[NH_PATH_MAX];
-    nh_error err = {0};
-    int bad = nh_path_format(script, sizeof script, &err, "%s/%s/plot.gp", out, p->name);
-    for (int i = 0; i < 2; ++i)
-        bad = bad || nh_path_format(pp.figure[i], sizeof pp.figure[i], &err, "%s/.%s.%s.tmp.%ld", out, p->name,
-                                    ext[i], (long)getpid());
-    bad = bad || (p->n_steps && nh_work_precision_write_csv(out, p, &err)) ||
-          nh_write_file(script, script_body, &pp, &err) || run_gnuplot(script);
-    if (bad && err.msg[0])
-        fprintf(stderr, "nhens report: %s\n", err.msg);
-    for (int i = 0; i < 2; ++i) {
-        if (!bad && nh_path_format(final, sizeof final, &err, "%s/%s.%s", out, p->name, ext[i]))
-            fprintf(stderr, "nhens report: %s\n", err.msg), bad = 1;
-        if (!bad && rename(pp.figure[i], final) != 0) {
-            fprintf(stderr, "nhens report: cannot write %s: %s\n", final, strerror(errno));
-            bad = 1;
-        }
-        if (pp.figure[i][0])
-            remove(pp.figure[i]);
-    }
-    return bad;
-}
-
-/* The summary value an observer's table column shows: max |value|, or for the event observer its drift
- * (first and last tenth). NAN where the observer does not apply to the system. */
-static double observer_value(const cJSON *s, const nh_observer *obs, int last)
-{
-    char key[96];
-    if (!obs->event)
-        return nh_report_json_number(s, "extremes", obs->extreme_key);
-    snprintf(key, sizeof key, "%s_%s_tenth", obs->name, last ? "last" : "first");
-    return nh_report_json_number(s, "extremes", key);
-}
-
-/* Columns for the observers that apply to the panel (a finite value in some method's summary), in the
- * order of the observer table. */
-static unsigned applicable_observers(cJSON *const *summaries, int n)
-{
-    unsigned mask = 0;
-    for (int o = 0; o < nh_observer_count(); ++o)
-        for (int k = 0; k < n; ++k)
-            if (summaries[k] && isfinite(observer_value(summaries[k], nh_observer_at(o), 0)))
-                mask |= 1u << o;
-    return mask;
-}
-
-static void observer_headers(FILE *md, unsigned mask)
-{
-    for (int o = 0; o < nh_observer_count(); ++o) {
-        const nh_observer *obs = nh_observer_at(o);
-        if (!(mask & (1u << o)))
-            continue;
-        fputs(obs->event ? " " : " max ", md);
-        for (const char *c = obs->label; *c; ++c) {   /* a | inside a cell must be escaped */
-            if (*c == '|')
-                fputc('\\', md);
-            fputc(*c, md);
-        }
-        fputs(obs->event ? " drift (first → last tenth) |" : " |", md);
-    }
-}
-
-/* A fit cell "value ± error" ("no fit" without a value, no "±" without an error). */
-static void fit_cell(FILE *md, const cJSON *s, const char *key, int slope)
-{
-    char err_key[64];
-    snprintf(err_key, sizeof err_key, "%s_stderr", key);
-    const double v = nh_report_json_number(s, "variance_fit", key), e = nh_report_json_number(s, "variance_fit", err_key);
-    if (isnan(v))
-        fputs(" no fit", md);
-    else
-        fprintf(md, slope ? " %.2f" : " %.2e", v);
-    if (!isnan(v) && isfinite(e))
-        fprintf(md, slope ? " ± %.2f" : " ± %.1e", e);
-}
-
-/* The fitted C, C/h^2r and p, and whether the data support the law (summary.json's caveats say why not). */
-static void fit_cells(FILE *md, const cJSON *s)
-{
-    fit_cell(md, s, "C", 0);
-    fputs(" |", md);
-    fit_cell(md, s, "C_scaled", 0);
-    fputs(" |", md);
-    fit_cell(md, s, "p", 1);
-    const cJSON *supported = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(s, "variance_fit"),
-                                                              "supported");
-    fputs(cJSON_IsFalse(supported) ? " (not supported by the data: see caveats) |" : " |", md);
-}
-
-static void table_row(FILE *md, const char *method, const cJSON *s, unsigned mask, int fit)
-{
-    fprintf(md, "| `%s` | %.0f |", method, nh_report_json_number(cJSON_GetObjectItemCaseSensitive(s, "method"), NULL, "order"));
-    for (int o = 0; o < nh_observer_count(); ++o) {
-        const nh_observer *obs = nh_observer_at(o);
-        if (!(mask & (1u << o)))
-            continue;
-        if (obs->event)
-            fprintf(md, " %.1e → %.1e |", observer_value(s, obs, 0), observer_value(s, obs, 1));
-        else
-            fprintf(md, " %.2e |", observer_value(s, obs, 0));
-    }
-    if (fit)
-        fit_cells(md, s);
-    fprintf(md, " %.0f | %.2f |\n", nh_report_json_number(s, "failures", "count"), nh_report_json_number(s, "performance", "wall_seconds"));
-}
-
-static void write_panel_table(FILE *md, const char *out, const nh_exp_panel *p)
-{
-    char steps[160] = "";
-    for (int j = 0; j < p->n_steps; ++j)
-        snprintf(steps + strlen(steps), sizeof steps - strlen(steps), "%s%g", j ? ", " : "", p->steps[j]);
-    if (!p->n_steps)
-        snprintf(steps, sizeof steps, "%g", p->h);
-    fprintf(md, "\n### %s\n\n%s on %s%s%s%s, %s%s%s, h = %s, T = %g, %ld trajector%s, seed %llu.\n\n",
-            p->title[0] ? p->title : p->name, "Methods", p->system, p->params[0] ? "(" : "", p->params,
-            p->params[0] ? ")" : "", p->preset[0] ? "preset " : "energy ", p->preset[0] ? p->preset : "shell",
-            p->perturb > 0 ? " perturbed" : "", steps, p->T, p->ensemble, p->ensemble == 1 ? "y" : "ies", p->seed);
-    char figure[1100];
-    snprintf(figure, sizeof figure, "%s/%s.png", out, p->name);
-    struct stat st;
-    if (stat(figure, &st) == 0 && S_ISREG(st.st_mode))
-        fprintf(md, "![%s](%s.png)\n\n", p->name, p->name);
-    else
-        fputs("*Figure not drawn: gnuplot or the file system failed (the report printed the reason).*\n\n", md);
-    if (p->n_steps) {
-        nh_work_precision_table(md, out, p);
-        return;
-    }
-    cJSON *summaries[NH_EXP_MAX_METHODS];
-    for (int k = 0; k < p->n_methods; ++k) {
-        char dir[NH_PATH_MAX];
-        summaries[k] = nh_report_run_dir(out, p, k, dir, sizeof dir, NULL) ? NULL : nh_report_load_summary(dir);
-    }
-    const unsigned mask = applicable_observers(summaries, p->n_methods);
-    fprintf(md, "| method | order |");
-    observer_headers(md, mask);
-    const int fit = p->ensemble > 1; /* the variance law needs an ensemble */
-    fprintf(md, "%s failures | wall s |\n|---|---|",
-            fit ? " C (Var dH ~ a + C t) ± s.e. | C/h^(2r) ± s.e. (r: the order) | p ± s.e. |" : "");
-    for (int o = 0; o < nh_observer_count(); ++o)
-        if (mask & (1u << o))
-            fprintf(md, "---|");
-    fprintf(md, "%s---|---|\n", fit ? "---|---|---|" : "");
-    for (int k = 0; k < p->n_methods; ++k)
-        if (summaries[k])
-            table_row(md, p->methods[k], summaries[k], mask, fit);
-    for (int k = 0; k < p->n_methods; ++k)
-        cJSON_Delete(summaries[k]);
-}
-
-typedef struct markdown {
-    const report_options *o;
-    const nh_experiment *exp;
-    int argc;
-    char **argv;
-    const nh_claim_result *claims;  /* exp->n_claims */
-} markdown;
-
-static const char *claim_verdict(int holds)
-{
-    return holds > 0 ? "holds" : holds == 0 ? "**does not hold**" : "not measured";
-}
-
-/* "1.23e-04 ± 5.6e-06" (no ± without an error) */
-void nh_report_value_cell(FILE *md, double v, double e)
-{
-    fprintf(md, isfinite(e) && e > 0 ? "%.3g ± %.2g" : "%.3g", v, e);
-}
-
-/* The foil cell of a ci claim: its two sides and "fails" (as it must) or **holds too**. */
-static void foil_cell(FILE *md, const nh_claim_result *r)
-{
-    if (r->foil_holds == -2) {
-        fputs(" — |", md);
-        return;
-    }
-    fprintf(md, " %.3g vs %.3g: %s |", r->foil_lhs, r->foil_rhs,
-            r->foil_holds == 0 ? "fails" : r->foil_holds > 0 ? "**holds too**" : "not measured");
-}
-
-static void claims_table(FILE *md, const nh_experiment *exp, const nh_claim_result *r)
-{
-    if (exp->n_claims == 0)
-        return;
-    fprintf(md, "## Claims\n\n`K*se` is K times the combined standard error of the two sides; a `ci` claim's foil (the runs "
-                "swapped, or `vs` METHOD in place of its method) must fail.\n\n"
-                "| claim | source | measured | against | verdict | ci foil |\n|---|---|---|---|---|---|\n");
-    for (int i = 0; i < exp->n_claims; ++i) {
-        const nh_claim *c = &exp->claims[i];
-        fprintf(md, "| `%s` | %s | ", c->text, c->source);
-        nh_report_value_cell(md, r[i].lhs, r[i].lhs_err);
-        fputs(" | ", md);
-        nh_report_value_cell(md, r[i].rhs, r[i].rhs_err);
-        fprintf(md, " | %s |", claim_verdict(r[i].holds));
-        foil_cell(md, &r[i]);
-        fputc('\n', md);
-    }
-    fputc('\n', md);
-}
-
-static int markdown_body(FILE *md, const void *data)
-{
-    const markdown *m = data;
-    const nh_experiment *exp = m->exp;
-    fprintf(md, "# %s\n\n", exp->title[0] ? exp->title : m->o->experiment);
-    if (exp->figure[0])
-        fprintf(md, "Reproduces: %s.\n\n", exp->figure);
-    if (exp->description[0])
-        fprintf(md, "%s\n\n", exp->description);
-    if (exp->expect[0])
-        fprintf(md, "What the run should show: %s\n\n", exp->expect);
-    claims_table(md, exp, m->claims);
-    fprintf(md, "Command: `nhens");
-    for (int i = 0; i < m->argc; ++i)
-        fprintf(md, " %s", m->argv[i]);
-    fprintf(md, "` (scale %g); nhens %s, SUNDIALS %s, cJSON %s.\n", m->o->scale, NH_VERSION, SUNDIALS_VERSION,
-            cJSON_Version());
-    for (int i = 0; i < exp->n_panels; ++i)
-        write_panel_table(md, m->o->out, &exp->panels[i]);
-    return 0;
-}
-
-static int write_markdown(const report_options *o, const nh_experiment *exp, int argc, char **argv,
-                          const nh_claim_result *claims, nh_error *err)
-{
-    char path[NH_PATH_MAX];
-    markdown m = {o, exp, argc, argv, claims};
-    if (nh_path_format(path, sizeof path, err, "%s/report.md", o->out))
-        return NH_ERR_INPUT;
-    return nh_write_file(path, markdown_body, &m, err);
 }
 
 static int parse_report_options(int argc, char **argv, report_options *o, int *status)
@@ -788,7 +301,7 @@ static void run_panels(const nh_cli *cli, const report_options *o, const nh_expe
                 failed += panel_method(cli, o, &run, k);
             }
         *runs_failed += failed;
-        if (!failed && !nh_cli_interrupt_status() && plot_panel(o->out, p)) {
+        if (!failed && !nh_cli_interrupt_status() && nh_report_plot_panel(o->out, p)) {
             fprintf(stderr, "nhens report: the figure of panel %s is not drawn (the reason is above)\n", p->name);
             remove_figures(o->out, p); /* an older figure would show another configuration */
             ++*plots_failed;
@@ -840,6 +353,23 @@ static int evaluate_claims(const report_options *o, const nh_experiment *exp, nh
     if (exp->n_claims)
         fprintf(stderr, "claims: %d of %d hold\n", held, exp->n_claims);
     return ci_failed;
+}
+
+/* report.html, then report.md (which links it), from one gathering of the results. */
+static int write_pages(const report_options *o, const nh_experiment *exp, int argc, char **argv,
+                       const nh_claim_result *claims, nh_error *err)
+{
+    nh_report_doc *doc = calloc(1, sizeof *doc);
+    if (!doc)
+        return nh_fail(err, NH_ERR_NOMEM, "out of memory for the report");
+    int rc = nh_report_doc_build(doc, exp, o->experiment, o->out, o->scale, argc, argv, claims, err);
+    if (!rc)
+        rc = nh_report_write_html(doc, err);
+    if (!rc)
+        rc = nh_report_write_markdown(doc, err);
+    nh_report_doc_free(doc);
+    free(doc);
+    return rc;
 }
 
 /* The default output folder: results/FOLDER/NAME, from the experiment file's folder and its name up to the
@@ -919,12 +449,13 @@ int nh_cli_report(const nh_cli *cli, int argc, char **argv)
     }
     nh_claim_result claims[NH_EXP_MAX_CLAIMS];
     const int claims_failed = evaluate_claims(&o, &exp, claims);
-    if (write_markdown(&o, &exp, argc, argv, claims, &err)) {
+    if (write_pages(&o, &exp, argc, argv, claims, &err)) {
         fprintf(stderr, "nhens report: %s\n", err.msg);
         return NH_EXIT_ERROR;
     }
-    printf("nhens report: wrote %s/report.md and %d of %d figure(s) (PNG and SVG)%s\n", o.out,
-           exp.n_panels - plots_failed, exp.n_panels, plots_failed ? "; the others are not drawn (above)" : "");
+    printf("nhens report: wrote %s/report.md and %d of %d figure(s) (PNG and SVG)%s; the whole report on one page: "
+           "%s/report.html\n", o.out, exp.n_panels - plots_failed, exp.n_panels,
+           plots_failed ? "; the others are not drawn (above)" : "", o.out);
     if (plots_failed)
         return NH_EXIT_ERROR;
     return o.check_claims && claims_failed ? NH_EXIT_CLAIMS : NH_EXIT_OK;

@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 
 PACKAGES="build-essential cmake pkg-config libsundials-dev libcriterion-dev libpcg-cpp-dev libcjson-dev libinih-dev gnuplot-nox
   libopenmpi-dev openmpi-bin python3-numpy python3-matplotlib python3-jsonschema help2man"
-# the tests also build with clang (and fuzz with its libFuzzer)
-[ "${1:-}" = "--asan" ] && PACKAGES="$PACKAGES clang libomp-dev libclang-rt-14-dev"
+# the tests also build with clang (and fuzz with its libFuzzer), and load report.html in a headless chromium
+[ "${1:-}" = "--asan" ] && PACKAGES="$PACKAGES clang libomp-dev libclang-rt-14-dev chromium"
 missing=""
 for p in $PACKAGES; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
