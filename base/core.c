@@ -42,6 +42,7 @@ const char *nh_status_name(int status)
     case NH_STEP_SINGULAR: return "singular linear system";
     case NH_SAMPLE_REJECTED: return "energy shell sampling failed";
     case NH_REFERENCE_FAILED: return "reference solution failed";
+    case NH_STEP_ERROR: return "the step returned an error";
     case NH_ERR_INPUT: return "invalid input";
     case NH_ERR_NOMEM: return "out of memory";
     case NH_ERR_IO: return "i/o error";

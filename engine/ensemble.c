@@ -291,10 +291,13 @@ static int record_sample(worker *w, long index, long k, const double *values)
     return NH_OK;
 }
 
+/* A failure with its status, one of the failures a run counts (NH_STEP_NO_CONVERGENCE .. NH_STEP_ERROR): an
+ * error of the step or a status unknown here (a plugin's) is NH_STEP_ERROR. */
 static void record_failure(trajectory_record *rec, long trajectory, double time, int status)
 {
     rec->failed = 1;
-    rec->failure = (nh_failure){trajectory, time, status};
+    const int counted = status > NH_OK && status < NH_STEP_ERROR ? status : NH_STEP_ERROR;
+    rec->failure = (nh_failure){trajectory, time, counted};
 }
 
 /* A section crossing into the record (0, or 1 when the list cannot grow). */
@@ -559,7 +562,7 @@ static void merge_block(nh_run_result *chunk, const block_stats *b)
     for (int f = 0; f < b->n_failures; ++f) {
         const nh_failure *fl = &b->failures[f];
         chunk->failed++;
-        chunk->failures_by_status[fl->status >= 0 && fl->status < 8 ? fl->status : 0]++;
+        chunk->failures_by_status[fl->status]++; /* a counted status (record_failure) */
         if (chunk->n_reported < NH_MAX_REPORTED_FAILURES)
             chunk->first_failures[chunk->n_reported++] = *fl;
     }

@@ -37,6 +37,8 @@ enum {
     NH_STEP_SINGULAR = 3,
     NH_SAMPLE_REJECTED = 4,     /* no initial state could be drawn on the energy shell */
     NH_REFERENCE_FAILED = 5,    /* the reference solution of the global-error observer failed (not the method) */
+    NH_STEP_ERROR = 6,          /* a trajectory's step returned an error (< 0: out of memory, a solver it could not
+                                 * build) or a status unknown here (a plugin's): the failure it is recorded as */
     NH_ERR_INPUT = -1,
     NH_ERR_NOMEM = -2,
     NH_ERR_IO = -3,

@@ -169,6 +169,49 @@ Test(shards, a_checkpoint_of_failed_trajectories_restores_its_failure_records)
     nh_run_result_free(&resumed);
 }
 
+/* A method whose step fails with an error of its own (a negative status), as a plugin's may. */
+static int erring_step(nh_stepper *st, double h, double *q, double *v, double *carried)
+{
+    (void)st, (void)h, (void)q, (void)v, (void)carried;
+    return NH_ERR_NOMEM;
+}
+
+static const nh_method_type ERRING = {
+    .name = "erring", .summary = "fails every step with an error", .reference = "test", .fixed_order = 1,
+    .step = erring_step,
+};
+
+Test(shards, a_step_that_returns_an_error_is_a_counted_failure_and_its_checkpoint_restores)
+{
+    nh_system s;
+    nh_run_config cfg;
+    nh_run_result whole, resumed;
+    nh_error err;
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/nhens-test-erring-ck-%d.json", (int)getpid());
+    all_fail_config(&s, &cfg, 0, 0);
+    nh_method_spec_defaults(&cfg.method, &ERRING, NULL);
+    checkpoint_target target = {path, &cfg};
+    cfg.merged = checkpoint_at_third_chunk;
+    cfg.hook_ctx = &target;
+    cr_assert(eq(int, nh_run_ensemble(&cfg, &whole, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(long, whole.failed, 24L));
+    cr_assert(eq(long, whole.failures_by_status[NH_STEP_ERROR], 24L), "every failure counted as the step's error");
+    cr_assert(eq(long, whole.failures_by_status[NH_OK], 0L), "no failure counted as ok");
+    for (int i = 0; i < whole.n_reported; ++i)
+        cr_assert(eq(int, whole.first_failures[i].status, NH_STEP_ERROR));
+    cfg.merged = NULL;
+    nh_checkpoint *ck = nh_checkpoint_load(path, &err);
+    cr_assert(ck != NULL, "%s", err.msg);
+    cr_assert(eq(int, nh_run_result_init(&cfg, &resumed, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(int, nh_checkpoint_restore(ck, &cfg, &resumed, &err), NH_OK), "the checkpoint of a run whose "
+              "steps returned errors restores: %s", err.msg);
+    nh_checkpoint_free(ck);
+    remove(path);
+    nh_run_result_free(&whole);
+    nh_run_result_free(&resumed);
+}
+
 Test(shards, parts_without_a_live_trajectory_merge_bitwise)
 {
     /* every trajectory of the push fails: 3 chunks, 1 to 3 shards, each part ending with none live */
