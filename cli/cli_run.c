@@ -282,6 +282,20 @@ static void print_observer_extremes(const nh_run_result *res)
             printf("  max %s = %.3e\n", nh_observer_at(o)->label, nh_run_observer_max(res, o));
 }
 
+/* The files of the committed output set (smoothed.csv is in it exactly when it was asked for). */
+static void print_written(const nh_run_result *res, const char *out)
+{
+    char smoothed[NH_PATH_MAX];
+    const int smooth = nh_path_format(smoothed, sizeof smoothed, NULL, "%s/smoothed.csv", out) == NH_OK &&
+                       access(smoothed, F_OK) == 0;
+    printf("  wrote %s/timeseries.csv, %s/quantiles.csv (median, 5-95 %% band)", out, out);
+    if (smooth)
+        printf(", %s/smoothed.csv", out);
+    if (res->n_paths)
+        printf(", %s/paths.csv", out);
+    printf(" and %s/summary.json\n", out);
+}
+
 void nh_cli_run_print_summary(const nh_run_config *cfg, const nh_run_result *res, const char *out)
 {
     char method[256], sysp[256];
@@ -302,8 +316,9 @@ void nh_cli_run_print_summary(const nh_run_config *cfg, const nh_run_result *res
                cfg->shell_preset ? cfg->shell_preset->name : "");
     if (cfg->burn_in > 0)
         printf("  burn-in: %g time units before t = 0 (counted in the steps)\n", cfg->burn_in);
-    printf("  %ld steps in %.3f s (%.3g steps/s, %.0f ns/step per thread); failed trajectories: %ld\n",
-           res->completed_steps, res->wall_seconds, res->steps_per_second, nh_run_ns_per_step(res), res->failed);
+    printf("  %ld steps in %.3f s (%.3g steps/s, %.0f ns/step per thread%s); failed trajectories: %ld\n",
+           res->completed_steps, res->wall_seconds, res->steps_per_second, nh_run_ns_per_step(res),
+           res->reference_seconds > 0 ? " in the method, the CVODE reference's time left out" : "", res->failed);
     print_observer_extremes(res);
     print_global_error(res);
     if (cfg->ensemble > 1)
@@ -311,8 +326,7 @@ void nh_cli_run_print_summary(const nh_run_config *cfg, const nh_run_result *res
     for (int i = 0; i < res->n_reported && i < 5; ++i)
         printf("  failure: trajectory %ld at t = %g: %s\n", res->first_failures[i].trajectory,
                res->first_failures[i].time, nh_status_name(res->first_failures[i].status));
-    printf("  wrote %s/timeseries.csv, %s/summary.json and %s/quantiles.csv (median, 5-95 %% band)%s%s%s\n", out, out,
-           out, res->n_paths ? " and " : "", res->n_paths ? out : "", res->n_paths ? "/paths.csv" : "");
+    print_written(res, out);
 }
 
 /* The folder holding path ("." for a bare name), malloc'ed into *dir. */
