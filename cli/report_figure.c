@@ -204,7 +204,7 @@ static int plot_command(FILE *g, const column_plot *cp)
     const nh_observer *path = nh_report_path_observer(column), *band = nh_report_band_observer(column);
     /* a marker every tenth of the curve */
     const long rows = (long)(p->T / (p->h * (double)p->every)) + 1, every_marker = rows / 10 > 1 ? rows / 10 : 1;
-    fputs("plot ", g);
+    fprintf(g, "set xrange [0:%.17g]\nplot ", p->T); /* the run's horizon, not the next tic after it */
     if ((path && plot_paths(g, cp, path)) || (band && plot_band(g, cp, band)))
         return 1;
     for (int k = 0; k < p->n_methods && !path && !band; ++k) {
