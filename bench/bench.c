@@ -9,6 +9,9 @@
  * --check compares them with a committed baseline and fails when one is worse by more than 2x. Beside
  * each two-thread speed-up, the speed-up of copies of DLA^{0,1}'s bare loop measured interleaved with it:
  * the machine's ceiling at that moment.
+ * Reported, not guarded: the lockstep ceiling of each explicit method on the quartic (lockstep_loops.c,
+ * structure-of-arrays, 8, 16 and 32 trajectories in lockstep) against its scalar loop and nhens' ensemble
+ * path, side by side; a lockstep loop whose final states are not its scalar loop's bit for bit fails the run.
  * usage: nhens_bench [--quick] [--check BASELINE.json] [--write-baseline FILE] */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -28,10 +31,12 @@ extern char **environ;
 #include "nhens/registry.h"
 
 #include "bare_loops.h"
+#include "lockstep_loops.h"
 
 typedef struct bench_settings {
     int repeats;
     long steps_explicit, steps_implicit;
+    long steps_lockstep;        /* steps of each trajectory of the lockstep comparison */
     double ensemble_T;          /* base horizon of the scaling runs */
     const nh_registry *reg;     /* the built-in systems and methods */
 } bench_settings;
@@ -419,6 +424,179 @@ static cJSON *bench_scaling(const char *method, const bench_settings *b)
     return o;
 }
 
+/* The lockstep ceiling: LOCKSTEP_MAX_LANES trajectories of the quartic n = 3 (trajectories 0.. of seed 1
+ * on H = 3.06, as nhens' ensembles draw them), each advanced `steps` steps by the scalar bare loop, by the
+ * lockstep loop of each lane count, and by nhens' ensemble path with one thread, the four interleaved in
+ * every repeat. States are stored trajectory after trajectory (trajectory j at [j * BARE_DIM]). */
+enum { LOCKSTEP_TRAJECTORIES = LOCKSTEP_MAX_LANES, LOCKSTEP_STATE = BARE_DIM * LOCKSTEP_TRAJECTORIES };
+/* nhens' ensemble records every 50th step: the full bench's 50 000 steps give the default study's
+ * about 1000 output rows, and the quick bench observes as densely. */
+enum { LOCKSTEP_EVERY = 50 };
+
+static int lockstep_start(const nh_system *quartic, double *q, double *v)
+{
+    for (int j = 0; j < LOCKSTEP_TRAJECTORIES; ++j) {
+        double qj[NH_MAX_DIM], vj[NH_MAX_DIM];
+        nh_pcg32 rng;
+        nh_pcg32_for_trajectory(&rng, 1, (uint64_t)j);
+        if (quartic->n != BARE_DIM || nh_energy_shell_sample(quartic, 3.06, &rng, qj, vj))
+            return 1;
+        memcpy(q + j * BARE_DIM, qj, BARE_DIM * sizeof *q);
+        memcpy(v + j * BARE_DIM, vj, BARE_DIM * sizeof *v);
+    }
+    return 0;
+}
+
+/* ns per trajectory-step of the scalar loop from (q0, v0), one trajectory after another; final states
+ * in (q, v). */
+static double time_scalar_trajectories(const bare_loop *loop, const double *q0, const double *v0, double *q,
+                                       double *v, long steps)
+{
+    memcpy(q, q0, LOCKSTEP_STATE * sizeof *q);
+    memcpy(v, v0, LOCKSTEP_STATE * sizeof *v);
+    const double t0 = now_seconds();
+    for (int j = 0; j < LOCKSTEP_TRAJECTORIES; ++j)
+        loop->run(q + j * BARE_DIM, v + j * BARE_DIM, 0.1, steps);
+    return (now_seconds() - t0) / ((double)steps * LOCKSTEP_TRAJECTORIES) * 1e9;
+}
+
+/* The same with `run`, batches of `lanes` trajectories copied into and out of structure-of-arrays form
+ * (inside the timing: a batched engine pays it too). */
+static double time_lockstep_trajectories(void (*run)(double *, double *, double, long), int lanes, const double *q0,
+                                         const double *v0, double *q, double *v, long steps)
+{
+    double qs[LOCKSTEP_STATE], vs[LOCKSTEP_STATE];
+    const double t0 = now_seconds();
+    for (int first = 0; first < LOCKSTEP_TRAJECTORIES; first += lanes) {
+        for (int l = 0; l < lanes; ++l)
+            for (int i = 0; i < BARE_DIM; ++i) {
+                qs[i * lanes + l] = q0[(first + l) * BARE_DIM + i];
+                vs[i * lanes + l] = v0[(first + l) * BARE_DIM + i];
+            }
+        run(qs, vs, 0.1, steps);
+        for (int l = 0; l < lanes; ++l)
+            for (int i = 0; i < BARE_DIM; ++i) {
+                q[(first + l) * BARE_DIM + i] = qs[i * lanes + l];
+                v[(first + l) * BARE_DIM + i] = vs[i * lanes + l];
+            }
+    }
+    return (now_seconds() - t0) / ((double)steps * LOCKSTEP_TRAJECTORIES) * 1e9;
+}
+
+/* The first trajectory whose final state differs in any bit, or -1. */
+static int first_differing_trajectory(const double *q, const double *v, const double *q_ref, const double *v_ref)
+{
+    for (int j = 0; j < LOCKSTEP_TRAJECTORIES; ++j)
+        if (memcmp(q + j * BARE_DIM, q_ref + j * BARE_DIM, BARE_DIM * sizeof *q) ||
+            memcmp(v + j * BARE_DIM, v_ref + j * BARE_DIM, BARE_DIM * sizeof *v))
+            return j;
+    return -1;
+}
+
+/* One repeat's times, ns per trajectory-step: scalar, each lane count, nhens' ensemble. */
+typedef struct lockstep_times {
+    double scalar, lockstep[LOCKSTEP_WIDTHS], nhens;
+} lockstep_times;
+
+/* One repeat of the four, interleaved; -1 (with a message) when a lockstep loop's final states are not the
+ * scalar loop's bit for bit or nhens' ensemble fails, else 0. */
+static int lockstep_repeat(const bench_settings *b, const lockstep_loop *lock, const double *q0, const double *v0,
+                           long steps, long every, lockstep_times *t)
+{
+    double q_ref[LOCKSTEP_STATE], v_ref[LOCKSTEP_STATE], q[LOCKSTEP_STATE], v[LOCKSTEP_STATE];
+    t->scalar = time_scalar_trajectories(bare_loop_for(lock->method), q0, v0, q_ref, v_ref, steps);
+    for (int w = 0; w < LOCKSTEP_WIDTHS; ++w) {
+        t->lockstep[w] = time_lockstep_trajectories(lock->run[w], lockstep_lanes(w), q0, v0, q, v, steps);
+        const int j = first_differing_trajectory(q, v, q_ref, v_ref);
+        if (j >= 0) {
+            fprintf(stderr, "nhens_bench: the lockstep loop of %s with %d lanes differs from its scalar loop in the "
+                            "final state of trajectory %d after %ld steps (they must be equal bit for bit)\n",
+                    lock->method, lockstep_lanes(w), j, steps);
+            return -1;
+        }
+    }
+    const double seconds = ensemble_seconds(b, lock->method, 1, LOCKSTEP_TRAJECTORIES, (double)steps * 0.1, every);
+    t->nhens = seconds / ((double)steps * LOCKSTEP_TRAJECTORIES) * 1e9;
+    return seconds < 0 ? -1 : 0;
+}
+
+/* The row's medians and its ratios: over_lockstep is the median over repeats of nhens over the fastest
+ * lane count of the same repeat (side by side), and likewise for each lane count and for the scalar loop. */
+static void add_lockstep_figures(cJSON *o, const lockstep_times *t, int repeats)
+{
+    double x[16], ratio[16];
+    char key[64];
+    for (int r = 0; r < repeats; ++r)
+        x[r] = t[r].scalar;
+    cJSON_AddNumberToObject(o, "scalar_bare_ns_per_trajectory_step", median(x, repeats));
+    for (int w = 0; w < LOCKSTEP_WIDTHS; ++w) {
+        for (int r = 0; r < repeats; ++r) {
+            x[r] = t[r].lockstep[w];
+            ratio[r] = t[r].nhens / t[r].lockstep[w];
+        }
+        snprintf(key, sizeof key, "lockstep_%d_ns_per_trajectory_step", lockstep_lanes(w));
+        cJSON_AddNumberToObject(o, key, median(x, repeats));
+        snprintf(key, sizeof key, "nhens_over_lockstep_%d", lockstep_lanes(w));
+        cJSON_AddNumberToObject(o, key, median(ratio, repeats));
+    }
+    for (int r = 0; r < repeats; ++r)
+        x[r] = t[r].nhens;
+    cJSON_AddNumberToObject(o, "nhens_ensemble_ns_per_trajectory_step", median(x, repeats));
+    double speedup[16];
+    for (int r = 0; r < repeats; ++r) {
+        double fastest = t[r].lockstep[0];
+        for (int w = 1; w < LOCKSTEP_WIDTHS; ++w)
+            fastest = fmin(fastest, t[r].lockstep[w]);
+        ratio[r] = t[r].nhens / fastest;
+        speedup[r] = t[r].scalar / fastest;
+    }
+    cJSON_AddNumberToObject(o, "scalar_over_lockstep", median(speedup, repeats));
+    cJSON_AddNumberToObject(o, "over_lockstep", median(ratio, repeats));
+}
+
+/* One method's lockstep row; NULL after a message when a lockstep loop is not bit for bit its scalar loop
+ * (or nhens' ensemble fails): the ceiling of formulas that give other bits is no ceiling. */
+static cJSON *bench_lockstep_method(const bench_settings *b, const lockstep_loop *lock, const nh_system *quartic)
+{
+    double q0[LOCKSTEP_STATE], v0[LOCKSTEP_STATE];
+    lockstep_times t[16];
+    const long steps = b->steps_lockstep, every = LOCKSTEP_EVERY;
+    if (lockstep_start(quartic, q0, v0))
+        return NULL;
+    for (int r = 0; r < b->repeats; ++r)
+        if (lockstep_repeat(b, lock, q0, v0, steps, every, &t[r]))
+            return NULL;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "method", lock->method);
+    cJSON_AddNumberToObject(o, "trajectories", LOCKSTEP_TRAJECTORIES);
+    cJSON_AddNumberToObject(o, "steps", (double)steps);
+    cJSON_AddNumberToObject(o, "nhens_every", (double)every);
+    cJSON_AddBoolToObject(o, "lockstep_equals_scalar_bit_for_bit", 1);
+    add_lockstep_figures(o, t, b->repeats);
+    return o;
+}
+
+/* Every lockstep row; *identical is 0 when a loop's states were not its scalar loop's (its row is left out). */
+static cJSON *bench_lockstep(const bench_settings *b, int *identical)
+{
+    nh_system quartic;
+    nh_method_spec m;
+    *identical = 1;
+    cJSON *arr = cJSON_CreateArray();
+    if (make(b, &quartic, "quartic", "n=3", &m, "dla01"))
+        return arr;
+    int count;
+    const lockstep_loop *loops = lockstep_loops(&count);
+    for (int k = 0; k < count; ++k) {
+        cJSON *o = bench_lockstep_method(b, &loops[k], &quartic);
+        if (o)
+            cJSON_AddItemToArray(arr, o);
+        else
+            *identical = 0;
+    }
+    return arr;
+}
+
 /* Peak resident memory (KiB) of the nhens program running one ensemble in a child process, as the child
  * reports it in its summary.json (performance.peak_rss_kib, its own VmHWM). wait4's ru_maxrss would also
  * count this benchmark's memory, which the spawned child shares until its exec. A child of an OpenMP
@@ -493,6 +671,21 @@ static cJSON *collect_ratios(const cJSON *quartic, const cJSON *compositions, co
         snprintf(key, sizeof key, "speedup_2_threads:%s", cJSON_GetObjectItem(o, "method")->valuestring);
         cJSON_AddNumberToObject(r, key, cJSON_GetObjectItem(o, "speedup_2_threads")->valuedouble);
     }
+    return r;
+}
+
+/* The ratios the run reports but --check does not guard, as "kind:method": nhens' ensemble over the
+ * lockstep loop of its formulas (the fastest lane count; docs/decisions/0019), and the scalar loop over it. */
+static cJSON *collect_reported(const cJSON *lockstep)
+{
+    cJSON *r = cJSON_CreateObject();
+    char key[160];
+    for (const cJSON *o = lockstep->child; o; o = o->next)
+        for (const char *const *ratio = (const char *const[]){"over_lockstep", "scalar_over_lockstep", NULL}; *ratio;
+             ++ratio) {
+            snprintf(key, sizeof key, "%s:%s", *ratio, cJSON_GetObjectItem(o, "method")->valuestring);
+            cJSON_AddNumberToObject(r, key, cJSON_GetObjectItem(o, *ratio)->valuedouble);
+        }
     return r;
 }
 
@@ -646,12 +839,15 @@ static int print_text(FILE *f, const void *text)
     return fputs(text, f) < 0 || fputc('\n', f) == EOF;
 }
 
-/* The baseline file, whole or absent (nh_write_file). */
-static int write_baseline(const cJSON *ratios, const char *path)
+/* The baseline file, whole or absent (nh_write_file): the guarded ratios, and the reported ones for the
+ * record. */
+static int write_baseline(const cJSON *ratios, const cJSON *reported, const char *path)
 {
     cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "about", "ratios guarded by nhens_bench --check (written by --write-baseline)");
+    cJSON_AddStringToObject(doc, "about", "ratios guarded by nhens_bench --check and ratios reported, not guarded "
+                                          "(written by --write-baseline)");
     cJSON_AddItemToObject(doc, "ratios", cJSON_Duplicate(ratios, 1));
+    cJSON_AddItemToObject(doc, "reported", cJSON_Duplicate(reported, 1));
     char *text = cJSON_Print(doc);
     nh_error err;
     const int bad = !text || nh_write_file(path, print_text, text, &err) != NH_OK;
@@ -666,13 +862,15 @@ static const char USAGE[] = "usage: nhens_bench [--quick] [--check BASELINE.json
 
 static const char HELP[] =
     "Times every method on the quartic (n = 3, H = 3.06) and the CVT (eps = 0.1, H = 6) with both solvers,\n"
-    "the bare and interface loops, the compositions, 1- and 2-thread ensembles and peak memory, and prints\n"
-    "one JSON document on stdout (medians of interleaved repeats; docs/guide/scaling.md, \"Benchmarks\").\n"
+    "the bare and interface loops, the compositions, 1- and 2-thread ensembles, the lockstep loops against\n"
+    "nhens' ensemble, and peak memory, and prints one JSON document on stdout (medians of interleaved\n"
+    "repeats; docs/guide/scaling.md, \"Benchmarks\").\n"
     "  --quick                 fewer steps and repeats (under a minute)\n"
     "  --check BASELINE.json   compare the run's ratios with the baseline's; exit 1 when one regresses by\n"
     "                          more than 2x (exit 2 at once for a baseline that cannot be read)\n"
     "  --write-baseline FILE   write the run's ratios as a baseline (whole or not at all)\n"
-    "  --help                  this text\n";
+    "  --help                  this text\n"
+    "Exit 1 also when a lockstep loop's final states differ in any bit from its scalar loop's.\n";
 
 int main(int argc, char **argv)
 {
@@ -704,7 +902,8 @@ int main(int argc, char **argv)
         cJSON_Delete(baseline);
         return 1;
     }
-    bench_settings b = quick ? (bench_settings){3, 20000, 4000, 10.0, reg} : (bench_settings){5, 200000, 40000, 20.0, reg};
+    bench_settings b = quick ? (bench_settings){3, 20000, 4000, 10000, 10.0, reg}
+                             : (bench_settings){5, 200000, 40000, 50000, 20.0, reg};
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "nhens_version", NH_VERSION);
     cJSON_AddStringToObject(root, "statistic", "median of repeats");
@@ -725,13 +924,25 @@ int main(int argc, char **argv)
     nhens_next_to(argv[0], nhens_path, sizeof nhens_path);
     cJSON_AddNumberToObject(mem, "N_100", (double)peak_memory_kib(nhens_path, 100, 100.0));
     cJSON_AddNumberToObject(mem, "N_10000", (double)peak_memory_kib(nhens_path, 10000, 100.0));
+    int identical;
+    cJSON *lockstep = bench_lockstep(&b, &identical);
+    cJSON_AddItemToObject(root, "lockstep_quartic", lockstep);
     cJSON *ratios = collect_ratios(quartic, compositions, scaling);
     cJSON_AddItemToObject(root, "ratios", ratios);
-    int status = 0;
-    if (check)
-        status = check_ratios(ratios, cJSON_GetObjectItem(baseline, "ratios"), check, &b,
-                              cJSON_GetObjectItem(root, "bare_loops"), cJSON_AddObjectToObject(root, "check"));
-    if (baseline_out && write_baseline(ratios, baseline_out))
+    cJSON *reported = collect_reported(lockstep);
+    cJSON_AddItemToObject(root, "reported", reported);
+    int status = identical ? 0 : 1;
+    if (check) {
+        cJSON *report = cJSON_AddObjectToObject(root, "check");
+        status |= check_ratios(ratios, cJSON_GetObjectItem(baseline, "ratios"), check, &b,
+                               cJSON_GetObjectItem(root, "bare_loops"), report);
+        if (!identical) {
+            cJSON_AddItemToArray(cJSON_GetObjectItem(report, "failures"),
+                                 cJSON_CreateString("a lockstep loop differs from its scalar loop (stderr names it)"));
+            cJSON_ReplaceItemInObject(report, "passed", cJSON_CreateFalse());
+        }
+    }
+    if (baseline_out && write_baseline(ratios, reported, baseline_out))
         status = 1;
     char *text = cJSON_Print(root);
     puts(text);
