@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Markdown tables from a JSON file of nhens_bench: a baseline (bench/baseline.json, its "ratios") or a
-whole run's output (then also the ns/step of every method on the quartic and the CVT).
+"""Markdown tables from a JSON file of nhens_bench: a baseline (bench/baseline.json, its "ratios" and
+"reported") or a whole run's output (then also the ns/step of every method on the quartic and the CVT, and
+the lockstep loops' ns per trajectory-step).
 
 usage: table.py BENCH.json                 print the tables
        table.py --check DOC.md BENCH.json  exit 1 unless DOC.md's generated block is the tables of BENCH.json
@@ -19,8 +20,14 @@ RATIO_KINDS = [
     ("over_bare_loop", "Explicit and linearly implicit methods against loops of their own formulas", None, False),
     ("kinsol_over_newton", "KINSOL over the built-in Newton backend (same iterations)", "KINSOL ÷ Newton", False),
     ("over_stages", "Compositions over their stages of the inner method", "composition ÷ stages", False),
+    ("over_lockstep", "nhens' ensemble over the lockstep loop of the same formulas (the fastest of 8, 16 and 32 "
+                      "lanes), quartic", "nhens ÷ lockstep", False),
     ("speedup_2_threads", "Ensembles of 200 trajectories: two threads over one", "speed-up", True),
 ]
+# Reported ratios, not guarded: (kind, column), shown in one table per method.
+REPORTED_KINDS = [("scalar_over_lockstep", "scalar loop ÷ lockstep")]
+LOCKSTEP_HEADING = ("The scalar loop over the lockstep loop of the same formulas (the compiler's gain from lanes), "
+                    "quartic: reported, not guarded")
 RUNS = [("quartic_n3_E3.06", "quartic (n = 3, H = 3.06)"), ("cvt_eps0.1_E6", "CVT (ε = 0.1, H = 6)")]
 
 
@@ -91,6 +98,35 @@ def method_table(rows):
     return lines
 
 
+def reported_table(reported):
+    by_kind = split_ratios(reported)
+    unknown = sorted(set(by_kind) - {k for k, _ in REPORTED_KINDS})
+    if unknown:
+        raise SystemExit(f"table.py: unknown reported kind(s) {', '.join(unknown)}: add them to REPORTED_KINDS")
+    methods = list(dict.fromkeys(m for kind in by_kind.values() for m in kind))
+    if not methods:
+        return []
+    lines = ["", f"**{LOCKSTEP_HEADING}**", "", "| method | " + " | ".join(c for _, c in REPORTED_KINDS) + " |",
+             "|---|" + "---|" * len(REPORTED_KINDS)]
+    for m in methods:
+        cells = [number(by_kind[k][m]) if m in by_kind.get(k, {}) else "—" for k, _ in REPORTED_KINDS]
+        lines.append(f"| `{m}` | " + " | ".join(cells) + " |")
+    return lines
+
+
+def lockstep_table(rows):
+    lanes = [8, 16, 32]
+    lines = ["| method | scalar loop | " + " | ".join(f"lockstep {n}" for n in lanes) +
+             " | nhens' ensemble | nhens ÷ lockstep | bit for bit |", "|---|" + "---|" * (len(lanes) + 4)]
+    for row in rows:
+        cells = [number(row["scalar_bare_ns_per_trajectory_step"], 1)]
+        cells += [number(row[f"lockstep_{n}_ns_per_trajectory_step"], 1) for n in lanes]
+        cells += [number(row["nhens_ensemble_ns_per_trajectory_step"], 1), number(row["over_lockstep"]),
+                  "yes" if row["lockstep_equals_scalar_bit_for_bit"] else "no"]
+        lines.append(f"| `{row['method']}` | " + " | ".join(cells) + " |")
+    return lines
+
+
 def tables(doc):
     """The Markdown lines for one nhens_bench JSON document."""
     if not isinstance(doc, dict) or not isinstance(doc.get("ratios"), dict):
@@ -101,7 +137,13 @@ def tables(doc):
             out += ["", f"**ns per step on the {title}, h = {doc.get('h', 0.1)}, one thread; "
                         f"{doc.get('statistic', 'median of repeats')} ({doc.get('repeats', '?')})**", ""]
             out += method_table(doc[key])
+    if isinstance(doc.get("lockstep_quartic"), list) and doc["lockstep_quartic"]:
+        out += ["", "**ns per trajectory-step on the quartic (n = 3, H = 3.06), one thread, "
+                    f"{doc['lockstep_quartic'][0]['trajectories']} trajectories: lockstep loops beside the scalar "
+                    "loop and nhens' ensemble**", ""]
+        out += lockstep_table(doc["lockstep_quartic"])
     out += ratio_tables(doc["ratios"])
+    out += reported_table(doc.get("reported", {}))
     return out[1:] if out and out[0] == "" else out
 
 
