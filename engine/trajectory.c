@@ -124,38 +124,55 @@ static int observe_at(const nh_run_config *cfg, worker *w, long k, const double 
     return w->reference ? reference_error(cfg, w, k, q, v, values) : NH_OK;
 }
 
-static void integrate_trajectory(const nh_run_config *cfg, worker *w, long index, long n_steps)
+/* The trajectory's start: its initial state, the stepper started on it, the burn-in, H(0) and the values at
+ * t = 0 recorded; 1 when it goes on (else it failed at t = 0, recorded, or was abandoned). */
+static int start_trajectory(const nh_run_config *cfg, worker *w, long index, double *q, double *v,
+                            nh_initial_values *init)
 {
-    const nh_system *s = cfg->system;
-    double q[NH_MAX_DIM], v[NH_MAX_DIM], values[NH_MAX_OBSERVERS];
-    nh_initial_values init;
+    double values[NH_MAX_OBSERVERS];
     int rc = initial_state(cfg, index, q, v);
     if (rc == NH_OK)
         rc = nh_stepper_start(w->stepper, q, v, w->carried);
     if (rc == NH_OK && cfg->burn_in > 0)
         rc = burn_in(cfg, w, q, v);
     if (w->rec->abandoned)
-        return;
-    if (rc != NH_OK) {
-        record_failure(w->rec, index, 0.0, rc);
-        return;
+        return 0;
+    if (rc == NH_OK) {
+        nh_initial_values_compute(cfg->system, q, v, init);
+        rc = observe_at(cfg, w, 0, q, v, init, values);
     }
-    nh_initial_values_compute(s, q, v, &init);
-    rc = observe_at(cfg, w, 0, q, v, &init, values);
     if (rc == NH_OK)
         rc = record_sample(w, index, 0, values);
-    if (rc != NH_OK) {
+    if (rc != NH_OK)
         record_failure(w->rec, index, 0.0, rc);
-        return;
-    }
-    nh_section_tracker section;
+    return rc == NH_OK;
+}
+
+/* The latitude's section tracker from the start (q, v), active when the event observer is recorded; its
+ * set-up (the driver's monodromy: a CVODE reference, not the method) is timed as the reference's. */
+static void start_section(const nh_run_config *cfg, worker *w, const double *q, const double *v,
+                          nh_section_tracker *section)
+{
     const int event = nh_observer_event();
-    double qa[NH_MAX_DIM], va[NH_MAX_DIM];
-    const double section_start = omp_get_wtime(); /* the driver's monodromy: a CVODE reference, not the method */
-    nh_section_start(&section, s, q, v, cfg->have_section ? cfg->section : NAN);
-    section.active = section.active && event >= 0 && (w->observer_mask & (1u << event));
-    if (section.active)
+    const double section_start = omp_get_wtime();
+    nh_section_start(section, cfg->system, q, v, cfg->have_section ? cfg->section : NAN);
+    section->active = section->active && event >= 0 && (w->observer_mask & (1u << event));
+    if (section->active)
         w->rec->reference_seconds += omp_get_wtime() - section_start;
+}
+
+/* Trajectory `index` from its start through n_steps steps, into the worker's record: the observed values
+ * at the output rows, the section crossings, a failure where it happens. */
+static void integrate_trajectory(const nh_run_config *cfg, worker *w, long index, long n_steps)
+{
+    const nh_system *s = cfg->system;
+    double q[NH_MAX_DIM], v[NH_MAX_DIM], values[NH_MAX_OBSERVERS];
+    nh_initial_values init;
+    if (!start_trajectory(cfg, w, index, q, v, &init))
+        return;
+    nh_section_tracker section;
+    start_section(cfg, w, q, v, &section);
+    double qa[NH_MAX_DIM], va[NH_MAX_DIM];
     for (long k = 1; k <= n_steps; ++k) {
         if (k % NH_INTERRUPT_POLL_STEPS == 0 && interrupted(cfg)) {
             w->rec->abandoned = 1;
@@ -165,7 +182,7 @@ static void integrate_trajectory(const nh_run_config *cfg, worker *w, long index
             memcpy(qa, q, (size_t)s->n * sizeof *q);
             memcpy(va, v, (size_t)s->n * sizeof *v);
         }
-        rc = nh_stepper_step(w->stepper, cfg->h, q, v, w->carried);
+        int rc = nh_stepper_step(w->stepper, cfg->h, q, v, w->carried);
         w->rec->steps++;
         double t_cross, lat_error;
         if (rc == NH_OK && section.active &&
