@@ -1,6 +1,7 @@
-/* Shared by the ensemble driver's modules (not installed): run_layout.c (steps, rows, blocks, chunks),
- * trajectory.c (one trajectory into its record), merge.c (records into blocks, blocks into chunks, chunks
- * into the run, in order), schedule.c (the OpenMP driver) and ensemble.c (the run's result). */
+/* Shared by the ensemble driver's modules (not installed): run_validate.c (the configuration checked),
+ * run_layout.c (steps, rows, blocks, chunks), trajectory.c (one trajectory into its record), merge.c
+ * (records into blocks, blocks into chunks, chunks into the run, in order), schedule.c (the OpenMP
+ * driver) and ensemble.c (the run's result). */
 #ifndef NHENS_ENSEMBLE_INTERNAL_H
 #define NHENS_ENSEMBLE_INTERNAL_H
 
