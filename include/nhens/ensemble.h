@@ -163,6 +163,9 @@ void nh_run_config_use_preset(nh_run_config *cfg, const nh_preset *preset);
 
 /* Checks every field and the method/system pairing; the message names the bad value. */
 int nh_run_validate(const nh_run_config *cfg, nh_error *err);
+/* Runs the ensemble on cfg->threads OpenMP threads into res (freed with nh_run_result_free). Its locks are
+ * its own: runs into distinct results may execute at once from threads of one process, each giving the bits
+ * it gives alone. */
 int nh_run_ensemble(const nh_run_config *cfg, nh_run_result *res, nh_error *err);
 /* Allocates an empty result for cfg (n_steps, n_out, output times, observer mask): what a resumed run
  * restores its merged statistics into. */

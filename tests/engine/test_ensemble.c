@@ -1,5 +1,5 @@
-/* The ensemble driver: bitwise reproducibility across thread counts and block sharing, failure
- * accounting, input validation, and every method on every preset of every system. */
+/* The ensemble driver: bitwise reproducibility across thread counts, block sharing and concurrent runs,
+ * failure accounting, input validation, and every method on every preset of every system. */
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -321,6 +321,124 @@ Test(ensemble, idle_workers_share_the_last_block_without_changing_a_bit)
     cr_assert(res.failed > 0 && res.failed < NH_BLOCK_SIZE, "push dd: %ld of 8 failed (want some)", res.failed);
     nh_run_result_free(&res);
     check_shared_block(cfg, "push dd (failures)");
+}
+
+/* Two runs at once in one process: each run's hook waits (up to 10 s) at its first trajectory until the
+ * other run has started one too, so the two really overlap; a run that never saw the other counts as
+ * alone, and the test fails, else it would prove nothing. */
+typedef struct meeting {
+    int started[2];
+    int met[2];
+} meeting;
+
+typedef struct meeting_side {
+    meeting *meeting;
+    int me;
+} meeting_side;
+
+static int meet_the_other_run(void *ctx)
+{
+    meeting_side *side = ctx;
+    meeting *m = side->meeting;
+    __atomic_store_n(&m->started[side->me], 1, __ATOMIC_SEQ_CST);
+    const struct timespec pause = {0, 1000000};
+    for (int waited = 0; !__atomic_load_n(&m->met[side->me], __ATOMIC_SEQ_CST) && waited < 10000; ++waited) {
+        if (__atomic_load_n(&m->started[1 - side->me], __ATOMIC_SEQ_CST))
+            __atomic_store_n(&m->met[side->me], 1, __ATOMIC_SEQ_CST);
+        else
+            nanosleep(&pause, NULL);
+    }
+    return 0;
+}
+
+typedef struct concurrent_run {
+    nh_run_config cfg;
+    nh_run_result res;
+    nh_error err;
+    int rc;
+} concurrent_run;
+
+static void *run_in_thread(void *arg)
+{
+    concurrent_run *run = arg;
+    run->rc = nh_run_ensemble(&run->cfg, &run->res, &run->err);
+    return NULL;
+}
+
+/* The run's timeseries.csv, as written. */
+static char *timeseries_text(const nh_run_result *res, const char *name)
+{
+    char dir[256], path[300];
+    nh_error err;
+    snprintf(dir, sizeof dir, "/tmp/nhens-test-concurrent-%d-%s", (int)getpid(), name);
+    cr_assert(eq(int, nh_make_directory(dir, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(int, nh_write_timeseries(dir, res, &err), NH_OK), "%s", err.msg);
+    snprintf(path, sizeof path, "%s/timeseries.csv", dir);
+    char *text = slurp(path);
+    remove_tree(dir);
+    return text;
+}
+
+static void assert_same_run(const nh_run_result *alone, const nh_run_result *together, const char *what)
+{
+    const size_t cells = (size_t)alone->n_out * (size_t)nh_observer_count();
+    cr_assert(memcmp(alone->acc, together->acc, cells * sizeof *alone->acc) == 0, "%s: accumulators differ", what);
+    cr_assert(memcmp(alone->groups, together->groups, (size_t)alone->n_out * NH_FIT_GROUPS * sizeof *alone->groups) == 0,
+              "%s: fit groups differ", what);
+    cr_assert(memcmp(alone->live, together->live, (size_t)alone->n_out * sizeof *alone->live) == 0, "%s: live", what);
+    const size_t sketches = (size_t)(alone->sketch_layout.rows * alone->sketch_layout.n);
+    cr_assert(memcmp(alone->sketch, together->sketch, sketches * sizeof *alone->sketch) == 0, "%s: sketches", what);
+    cr_assert(memcmp(alone->paths, together->paths, (size_t)alone->n_paths * cells * sizeof *alone->paths) == 0,
+              "%s: paths differ", what);
+    cr_assert(memcmp(alone->first_failures, together->first_failures, sizeof alone->first_failures) == 0, "%s", what);
+    cr_assert(eq(long, alone->failed, together->failed), "%s", what);
+    cr_assert(eq(long, alone->completed_steps, together->completed_steps), "%s", what);
+    cr_assert(eq(long, alone->solver.iterations, together->solver.iterations), "%s", what);
+    char *series_alone = timeseries_text(alone, "alone"), *series_together = timeseries_text(together, "together");
+    cr_assert(strcmp(series_alone, series_together) == 0, "%s: timeseries.csv differs", what);
+    free(series_alone);
+    free(series_together);
+}
+
+/* Two runs in one process at the same time, each on 2 threads (a caller's two threads, e.g. Python's),
+ * give the bytes each gives alone: they share no state, lock or merge. One is the CVT on an implicit
+ * method with section crossings, the CVODE global error and sample paths; the other the push, whose dd
+ * trajectories partly fail. */
+Test(ensemble, two_runs_at_once_in_one_process_give_the_bytes_of_each_alone)
+{
+    nh_system cvt, push;
+    nh_error err;
+    make_system(&cvt, "cvt", "eps=0.5", NULL);
+    cr_assert(eq(int, nh_system_init(&push, &PUSH, NULL, NULL, 0, &err), NH_OK), "%s", err.msg);
+    concurrent_run runs[2] = {
+        {.cfg = {.system = &cvt, .h = 0.1, .T = 20, .every = 2, .ensemble = 21, .seed = 5, .threads = 2,
+                 .energy = 6.0, .fit_window_start = 0.5, .observe = "all,error", .paths = 2}},
+        {.cfg = {.system = &push, .h = 0.05, .T = 4.0, .every = 2, .ensemble = 40, .seed = 1, .threads = 2,
+                 .energy = 1.0, .fit_window_start = 0.5}},
+    };
+    make_method(&runs[0].cfg.method, "dla");
+    make_method(&runs[1].cfg.method, "dd");
+    nh_run_result alone[2];
+    for (int i = 0; i < 2; ++i)
+        cr_assert(eq(int, nh_run_ensemble(&runs[i].cfg, &alone[i], &err), NH_OK), "%s", err.msg);
+    cr_assert(alone[1].failed > 0 && alone[1].failed < 40, "push dd: %ld of 40 failed (want some)", alone[1].failed);
+    meeting m = {{0}, {0}};
+    meeting_side sides[2] = {{&m, 0}, {&m, 1}};
+    pthread_t threads[2];
+    for (int i = 0; i < 2; ++i) {
+        runs[i].cfg.interrupted = meet_the_other_run;
+        runs[i].cfg.hook_ctx = &sides[i];
+        cr_assert(eq(int, pthread_create(&threads[i], NULL, run_in_thread, &runs[i]), 0));
+    }
+    for (int i = 0; i < 2; ++i)
+        cr_assert(eq(int, pthread_join(threads[i], NULL), 0));
+    for (int i = 0; i < 2; ++i) {
+        cr_assert(eq(int, runs[i].rc, NH_OK), "run %d: %s", i, runs[i].err.msg);
+        cr_assert(m.met[i], "run %d never ran while the other did", i);
+        assert_same_run(&alone[i], &runs[i].res, i == 0 ? "cvt dla" : "push dd");
+        nh_run_result_free(&alone[i]);
+        nh_run_result_free(&runs[i].res);
+    }
 }
 
 static int validate(nh_run_config cfg, const char *expect)

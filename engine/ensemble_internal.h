@@ -1,0 +1,119 @@
+/* Shared by the ensemble driver's modules (not installed): run_validate.c (the configuration checked),
+ * run_layout.c (steps, rows, blocks, chunks), trajectory.c (one trajectory into its record), merge.c
+ * (records into blocks, blocks into chunks, chunks into the run, in order), schedule.c (the OpenMP
+ * driver) and ensemble.c (the run's result). */
+#ifndef NHENS_ENSEMBLE_INTERNAL_H
+#define NHENS_ENSEMBLE_INTERNAL_H
+
+#include <omp.h>
+
+#include "nhens/ensemble.h"
+#include "nhens/reference.h"
+
+/* A section crossing of one trajectory: its latitude error at output row bin. */
+typedef struct crossing {
+    long bin;
+    double value;
+} crossing;
+
+/* One trajectory's contribution, recorded while it runs and taken into its block in trajectory order
+ * (nh_block_take_record): the observed values of its first `rows` output rows, its section crossings in
+ * order, its failure, steps, solver work and seconds. */
+typedef struct trajectory_record {
+    long index;
+    double *values;         /* n_out x observers */
+    long rows;
+    crossing *crossings;
+    long n_crossings, crossing_capacity;
+    int failed, abandoned, out_of_memory;
+    nh_failure failure;
+    long steps;
+    nh_solver_stats solver;
+    double method_seconds, reference_seconds;
+} trajectory_record;
+
+typedef struct block_stats {
+    nh_accum *acc;          /* n_out x observers */
+    long *live;             /* n_out */
+    double *samples;        /* NH_BLOCK_SIZE x sketch rows x sketched observers, NAN where not recorded:
+                               counted into the run's sketches when the block is merged */
+    nh_failure failures[NH_BLOCK_SIZE];
+    int n_failures;
+    long steps;
+    nh_solver_stats solver; /* this block's solves only, so an abandoned block leaves no trace */
+    double method_seconds;  /* thread-seconds integrating its trajectories, the reference's excluded */
+    double reference_seconds; /* thread-seconds in reference solutions (global error, section monodromy) */
+    int abandoned;          /* interrupted before its last trajectory finished: never merged */
+    double *lanes;          /* NH_BLOCK_SIZE x n_out: each trajectory's fitted value, NAN where it is not live, when
+                               the fit groups are trajectories (nh_run_fit_groups_by_trajectory); else NULL */
+    /* Claims, under the run's claim lock: the block's worker takes its trajectories from the front and
+     * computes them straight into the block; a worker with no block left takes them from the back
+     * (the run's last blocks would otherwise finish on one thread) into records of its own, which the
+     * block's worker takes in trajectory order once they are done. */
+    long block;             /* the block the slot holds */
+    int running, front, back, stolen, stolen_done;
+    trajectory_record *stolen_records[NH_BLOCK_SIZE]; /* by offset in the block */
+} block_stats;
+
+/* A thread's means of integrating trajectories: its stepper, reference and the record it fills. */
+typedef struct worker {
+    nh_stepper *stepper;
+    double *paths;              /* the run's sample paths (each trajectory writes only its own rows) */
+    long n_paths, n_out;
+    trajectory_record own;      /* the record of the worker's own block's trajectories */
+    trajectory_record *rec;     /* the record of the trajectory being computed */
+    double carried[NH_MAX_UNKNOWNS];
+    unsigned observer_mask;     /* the run's: which observers are recorded */
+    nh_reference_tracker *reference; /* when the global-error observer is recorded, else NULL */
+} worker;
+
+/* Finished blocks wait in slots (block b in slot b % n_slots) until every block before them is merged.
+ * One thread at a time is the merger: it merges every ready block that continues the prefix, in order,
+ * outside the lock; a thread that finishes a block while another merges leaves it to that merger and
+ * goes back to work. Workers never wait for a merge, only (rarely) for a slot, when a block is slower
+ * than 2 x threads others. The locks are the run's own, so runs in one process never wait for each other. */
+typedef struct merge_queue {
+    omp_lock_t merge_lock;      /* ready, stopped, merging, next */
+    omp_lock_t claim_lock;      /* next_claim, starting and the slots' claims */
+    block_stats *slots;
+    long *ready;                /* block whose results a slot holds, or -1 */
+    int n_slots;
+    int stopped;                /* an abandoned block ended the prefix: nothing after it is merged */
+    int merging;                /* a thread is merging blocks (it looks for ready ones before it stops) */
+    long next;                  /* the next block to merge (into chunk); set once its merge is done */
+    long next_claim;            /* the next block a worker takes */
+    int starting;               /* blocks taken whose trajectories are not handed out yet */
+    long end;                   /* one past the last block to compute */
+    int out_of_memory;          /* a record could not grow: the run stops with NH_ERR_NOMEM */
+    nh_run_result chunk;        /* the blocks merged so far of the chunk holding block `next` */
+    double *lanes;              /* the chunk's (one block's) lanes when the fit groups are trajectories, else NULL */
+} merge_queue;
+
+/* run_layout.c: the whole steps from 0 to T. */
+long nh_run_step_count(const nh_run_config *cfg);
+
+/* ensemble.c: the arrays of a result of n_out output rows (time, live, acc, groups, paths, sketch) for
+ * res->n_paths paths and res->sketch_layout; NH_ERR_NOMEM when one is missing (nh_run_result_free
+ * releases those that are not). */
+int nh_run_result_alloc(nh_run_result *res, long n_out);
+
+/* trajectory.c: a worker for cfg's run (its stepper, its reference when the global error is recorded),
+ * and its release; trajectory `index` into rec, timed, with its solver work (abandoned at once when the
+ * run is interrupted); a record for n_out rows on the heap (NULL when out of memory), and its release. */
+int nh_worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, nh_error *err);
+void nh_worker_free(worker *w);
+void nh_trajectory_run(const nh_run_config *cfg, worker *w, trajectory_record *rec, long index, long n_steps);
+trajectory_record *nh_record_new(long n_out);
+void nh_record_delete(trajectory_record *rec);
+
+/* merge.c: an empty block; a record into its block, after those of the block's earlier trajectories;
+ * block b, the next in order, into the queue's chunk and a finished chunk into res (by the merger only). */
+long nh_block_sample_count(const nh_sketch_layout *sl);
+void nh_block_reset(block_stats *b, long n_out, const nh_sketch_layout *sl);
+void nh_block_take_record(block_stats *b, const trajectory_record *rec, const nh_sketch_layout *sl, long n_out);
+void nh_merge_next_block(const nh_run_config *cfg, merge_queue *q, long b, const block_stats *blk, nh_run_result *res);
+
+/* schedule.c: blocks [first, end) over cfg->threads threads, merged in order into res; 0, or the error. */
+int nh_schedule_blocks(const nh_run_config *cfg, nh_run_result *res, long first, long end, nh_error *err);
+
+#endif

@@ -1,0 +1,187 @@
+/* The fixed-order merge, the core of bitwise reproducibility: a trajectory's record into its block in
+ * trajectory order, blocks into their chunk in block order, chunks into the run (or kept, for a shard) in
+ * chunk order; the same additions in the same order whatever thread computed what
+ * (docs/decisions/0013-ordered-merges-of-blocks-and-chunks.md). */
+#include "ensemble_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The record's contribution into block b, after those of the block's earlier trajectories: the same
+ * additions, in the same order, as if the trajectory had been computed into the block. (An abandoned
+ * record abandons the block: the schedule marks it, under the claims' lock while helpers may read it.) */
+void nh_block_take_record(block_stats *b, const trajectory_record *rec, const nh_sketch_layout *sl, long n_out)
+{
+    const int nobs = nh_observer_count(), event = nh_observer_event(), fitted = nh_observer_fitted();
+    double *lane = b->lanes ? b->lanes + (rec->index % NH_BLOCK_SIZE) * n_out : NULL;
+    for (long k = 0; k < rec->rows; ++k) {
+        const double *values = rec->values + k * nobs;
+        if (lane)
+            lane[k] = values[fitted];
+        for (int i = 0; i < nobs; ++i)
+            if (!nh_observer_at(i)->event)
+                nh_accum_add(&b->acc[k * nobs + i], values[i]);
+        b->live[k]++;
+        if (k % sl->stride == 0) {
+            double *cell = &b->samples[((rec->index % NH_BLOCK_SIZE) * sl->rows + k / sl->stride) * sl->n];
+            for (int j = 0; j < sl->n; ++j)
+                cell[j] = values[sl->observer[j]];
+        }
+    }
+    for (long c = 0; c < rec->n_crossings; ++c)
+        nh_accum_add(&b->acc[rec->crossings[c].bin * nobs + event], rec->crossings[c].value);
+    if (rec->failed)
+        b->failures[b->n_failures++] = rec->failure;
+    b->steps += rec->steps;
+    b->method_seconds += rec->method_seconds;
+    b->reference_seconds += rec->reference_seconds;
+    nh_solver_stats_add(&b->solver, rec->solver, 1);
+}
+
+long nh_block_sample_count(const nh_sketch_layout *sl)
+{
+    return NH_BLOCK_SIZE * sl->rows * sl->n;
+}
+
+void nh_block_reset(block_stats *b, long n_out, const nh_sketch_layout *sl)
+{
+    const long cells = n_out * nh_observer_count();
+    for (long i = 0; i < cells; ++i)
+        nh_accum_reset(&b->acc[i]);
+    for (long i = 0; i < nh_block_sample_count(sl); ++i)
+        b->samples[i] = NAN;
+    for (long i = 0; b->lanes && i < NH_BLOCK_SIZE * n_out; ++i)
+        b->lanes[i] = NAN;
+    memset(b->live, 0, (size_t)n_out * sizeof *b->live);
+    b->n_failures = 0;
+    b->steps = 0;
+    b->solver = (nh_solver_stats){0};
+    b->method_seconds = b->reference_seconds = 0.0;
+    b->abandoned = 0;
+}
+
+/* Block b's statistics into its chunk's (chunk->acc in block order; counts add). */
+static void merge_block(nh_run_result *chunk, const block_stats *b)
+{
+    const long cells = chunk->n_out * nh_observer_count();
+    for (long i = 0; i < cells; ++i)
+        nh_accum_merge(&chunk->acc[i], &b->acc[i]);
+    for (long k = 0; k < chunk->n_out; ++k)
+        chunk->live[k] += b->live[k];
+    const nh_sketch_layout *sl = &chunk->sketch_layout;
+    for (long t = 0; t < NH_BLOCK_SIZE; ++t)
+        for (long row = 0; row < sl->rows; ++row)
+            for (int j = 0; j < sl->n; ++j)
+                nh_sketch_add(&chunk->sketch[row * sl->n + j], b->samples[(t * sl->rows + row) * sl->n + j]);
+    for (int f = 0; f < b->n_failures; ++f) {
+        const nh_failure *fl = &b->failures[f];
+        chunk->failed++;
+        chunk->failures_by_status[fl->status]++; /* a counted status (record_failure) */
+        if (chunk->n_reported < NH_MAX_REPORTED_FAILURES)
+            chunk->first_failures[chunk->n_reported++] = *fl;
+    }
+    chunk->completed_steps += b->steps;
+    chunk->method_seconds += b->method_seconds;
+    chunk->reference_seconds += b->reference_seconds;
+    nh_solver_stats_add(&chunk->solver, b->solver, 1);
+}
+
+/* The fit groups of a chunk that is one block: trajectory i = chunk x NH_BLOCK_SIZE + j (lane j) into
+ * group i mod NH_FIT_GROUPS, value by value (NAN: not live). */
+static void merge_lanes(nh_run_result *res, long chunk, const double *lanes)
+{
+    for (long j = 0; j < NH_BLOCK_SIZE; ++j) {
+        nh_accum *group = &res->groups[((chunk * NH_BLOCK_SIZE + j) % NH_FIT_GROUPS) * res->n_out];
+        const double *lane = lanes + j * res->n_out;
+        for (long k = 0; k < res->n_out && !isnan(lane[k]); ++k)
+            nh_accum_add(&group[k], lane[k]);
+    }
+}
+
+void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, const double *lanes,
+                          const nh_failure *failures, int n_failures)
+{
+    const int nobs = nh_observer_count(), fitted = nh_observer_fitted();
+    const long cells = res->n_out * nobs;
+    for (long i = 0; i < cells; ++i)
+        nh_accum_merge(&res->acc[i], &acc[i]);
+    nh_accum *group = &res->groups[(chunk % NH_FIT_GROUPS) * res->n_out];
+    for (long k = 0; !lanes && k < res->n_out; ++k)
+        nh_accum_merge(&group[k], &acc[k * nobs + fitted]);
+    if (lanes)
+        merge_lanes(res, chunk, lanes);
+    for (int f = 0; f < n_failures && res->n_reported < NH_MAX_REPORTED_FAILURES; ++f)
+        res->first_failures[res->n_reported++] = failures[f];
+}
+
+void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from)
+{
+    for (long k = 0; k < res->n_out; ++k)
+        res->live[k] += from->live[k];
+    const long sketch_cells = res->sketch_layout.rows * res->sketch_layout.n;
+    for (long c = 0; c < sketch_cells; ++c)
+        nh_sketch_merge(&res->sketch[c], &from->sketch[c]);
+    res->failed += from->failed;
+    for (int s = 0; s < 8; ++s)
+        res->failures_by_status[s] += from->failures_by_status[s];
+    res->completed_steps += from->completed_steps;
+    res->method_seconds += from->method_seconds;
+    res->reference_seconds += from->reference_seconds;
+    nh_solver_stats_add(&res->solver, from->solver, 1);
+}
+
+/* A finished chunk into the run: merged (a whole run) or kept as it is (a shard's partial result). */
+static void chunk_done(nh_run_result *res, long c, const nh_run_result *chunk, const double *lanes)
+{
+    if (res->chunks) {
+        nh_chunk_stats *kept = &res->chunks[c - res->first_chunk];
+        memcpy(kept->acc, chunk->acc, (size_t)res->n_out * (size_t)nh_observer_count() * sizeof *kept->acc);
+        if (lanes)
+            memcpy(kept->lanes, lanes, (size_t)NH_BLOCK_SIZE * (size_t)res->n_out * sizeof *lanes);
+        memcpy(kept->first_failures, chunk->first_failures, sizeof kept->first_failures);
+        kept->n_reported = chunk->n_reported;
+    } else {
+        nh_run_merge_ordered(res, c, chunk->acc, lanes, chunk->first_failures, chunk->n_reported);
+    }
+    nh_run_merge_counts(res, chunk);
+}
+
+static void chunk_reset(nh_run_result *chunk)
+{
+    const long cells = chunk->n_out * nh_observer_count();
+    for (long i = 0; i < cells; ++i)
+        nh_accum_reset(&chunk->acc[i]);
+    memset(chunk->live, 0, (size_t)chunk->n_out * sizeof *chunk->live);
+    memset(chunk->sketch, 0, (size_t)(chunk->sketch_layout.rows * chunk->sketch_layout.n) * sizeof *chunk->sketch);
+    chunk->failed = 0;
+    memset(chunk->failures_by_status, 0, sizeof chunk->failures_by_status);
+    chunk->n_reported = 0;
+    chunk->completed_steps = 0;
+    chunk->method_seconds = chunk->reference_seconds = 0.0;
+    chunk->solver = (nh_solver_stats){0};
+}
+
+/* Block b, the next in order, into its chunk; a chunk's last block makes the chunk part of the run.
+ * Only the merger calls it, outside the lock: no other thread reads the chunk or what it changes in res. */
+void nh_merge_next_block(const nh_run_config *cfg, merge_queue *q, long b, const block_stats *blk, nh_run_result *res)
+{
+    const long c = nh_run_chunk_of_block(cfg, b);
+    if (b == nh_run_chunk_first_block(cfg, c))
+        chunk_reset(&q->chunk);
+    merge_block(&q->chunk, blk);
+    if (q->lanes) /* the chunk is this one block */
+        memcpy(q->lanes, blk->lanes, (size_t)NH_BLOCK_SIZE * (size_t)q->chunk.n_out * sizeof *q->lanes);
+    if (cfg->progress) {
+        const long origin = nh_run_trajectories_before(cfg, nh_run_chunk_first_block(cfg, res->first_chunk));
+        cfg->progress(nh_run_trajectories_before(cfg, b + 1) - origin,
+                      nh_run_trajectories_before(cfg, q->end) - origin, cfg->progress_ctx);
+    }
+    if (b + 1 != nh_run_chunk_first_block(cfg, c + 1))
+        return;
+    chunk_done(res, c, &q->chunk, q->lanes);
+    res->next_block = b + 1;
+    res->trajectories_done = nh_run_trajectories_before(cfg, b + 1);
+    if (cfg->merged && !res->chunks)
+        cfg->merged(res, res->next_block, cfg->hook_ctx);
+}
+

@@ -1,0 +1,286 @@
+/* One trajectory: its start (sampled, given or a preset's, then burnt in), its steps, its observed values
+ * at the output rows, its sample path, its section crossings and its failure, all into its record; and the
+ * worker (stepper and reference) that integrates a thread's trajectories. */
+#include "ensemble_internal.h"
+
+#include "nhens/linalg.h"
+#include "nhens/poincare.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int interrupted(const nh_run_config *cfg)
+{
+    return cfg->interrupted && cfg->interrupted(cfg->hook_ctx);
+}
+
+/* The output row step k is recorded in, or -1 for a step between rows. */
+static long output_row(const nh_run_config *cfg, long k, long n_steps)
+{
+    if (k % cfg->every == 0)
+        return k / cfg->every;
+    return k == n_steps ? n_steps / cfg->every + 1 : -1;
+}
+
+/* A non-finite observed value (e.g. V undefined at a finite state) fails the trajectory instead of
+ * poisoning the statistics. */
+static int record_sample(worker *w, long index, long k, const double *values)
+{
+    const int nobs = nh_observer_count();
+    if (!nh_all_finite(nobs, values))
+        return NH_STEP_NONFINITE;
+    memcpy(w->rec->values + k * nobs, values, (size_t)nobs * sizeof *values);
+    w->rec->rows = k + 1;   /* rows are recorded in order from 0 */
+    if (index < w->n_paths) {
+        double *row = &w->paths[(index * w->n_out + k) * nobs];
+        for (int i = 0; i < nobs; ++i)
+            row[i] = nh_observer_at(i)->event || !(w->observer_mask & (1u << i)) ? NAN : values[i];
+    }
+    return NH_OK;
+}
+
+/* A failure with its status, one of the failures a run counts (NH_STEP_NO_CONVERGENCE .. NH_STEP_ERROR): an
+ * error of the step or a status unknown here (a plugin's) is NH_STEP_ERROR. */
+static void record_failure(trajectory_record *rec, long trajectory, double time, int status)
+{
+    rec->failed = 1;
+    const int counted = status > NH_OK && status < NH_STEP_ERROR ? status : NH_STEP_ERROR;
+    rec->failure = (nh_failure){trajectory, time, counted};
+}
+
+/* A section crossing into the record (0, or 1 when the list cannot grow). */
+static int record_crossing(trajectory_record *rec, long bin, double value)
+{
+    if (rec->n_crossings == rec->crossing_capacity) {
+        const long capacity = rec->crossing_capacity ? 2 * rec->crossing_capacity : 64;
+        crossing *grown = realloc(rec->crossings, (size_t)capacity * sizeof *grown);
+        if (!grown)
+            return 1;
+        rec->crossings = grown;
+        rec->crossing_capacity = capacity;
+    }
+    rec->crossings[rec->n_crossings++] = (crossing){bin, value};
+    return 0;
+}
+
+static int initial_state(const nh_run_config *cfg, long index, double *q, double *v)
+{
+    const int n = cfg->system->n;
+    if (cfg->initial_states) {
+        memcpy(q, cfg->initial_states + 2 * n * index, (size_t)n * sizeof *q);
+        memcpy(v, cfg->initial_states + 2 * n * index + n, (size_t)n * sizeof *v);
+        return NH_OK;
+    }
+    nh_pcg32 rng;
+    nh_pcg32_for_trajectory(&rng, cfg->seed, (uint64_t)index);
+    if (cfg->preset && cfg->perturb > 0)
+        return nh_perturbed_state(cfg->system, cfg->preset, cfg->perturb, &rng, q, v);
+    if (cfg->preset) {
+        double change;
+        return nh_preset_state(cfg->system, cfg->preset, q, v, &change);
+    }
+    return nh_energy_shell_sample(cfg->system, cfg->energy, &rng, q, v);
+}
+
+/* The burn-in steps before t = 0 (nothing recorded); a failure there fails the trajectory at t = 0. */
+static int burn_in(const nh_run_config *cfg, worker *w, double *q, double *v)
+{
+    const long steps = lround(cfg->burn_in / cfg->h);
+    for (long k = 1; k <= steps; ++k) {
+        if (k % NH_INTERRUPT_POLL_STEPS == 0 && interrupted(cfg)) {
+            w->rec->abandoned = 1;
+            return NH_OK;
+        }
+        int rc = nh_stepper_step(w->stepper, cfg->h, q, v, w->carried);
+        w->rec->steps++;
+        if (rc != NH_OK)
+            return rc;
+        nh_stepper_recentre(w->stepper, q);
+    }
+    return NH_OK;
+}
+
+/* The global error at step k into values (the reference followed to t = k h); its time is the reference's. */
+static int reference_error(const nh_run_config *cfg, worker *w, long k, const double *q, const double *v,
+                           double *values)
+{
+    const double start = omp_get_wtime();
+    double qr[NH_MAX_DIM], vr[NH_MAX_DIM], unwrapped[NH_MAX_DIM];
+    nh_stepper_in_start_frame(w->stepper, q, unwrapped);   /* the reference runs in the frame of the start */
+    int rc = k == 0 ? nh_reference_tracker_start(w->reference, unwrapped, v)
+                    : nh_reference_tracker_advance(w->reference, (double)k * cfg->h, qr, vr);
+    if (rc == NH_OK)
+        values[nh_observer_reference()] = k == 0 ? 0.0 : nh_global_error(cfg->system->n, unwrapped, v, qr, vr);
+    w->rec->reference_seconds += omp_get_wtime() - start;
+    return rc == NH_OK ? NH_OK : NH_REFERENCE_FAILED;
+}
+
+/* The observed values at step k (0: the start, where the reference starts too). */
+static int observe_at(const nh_run_config *cfg, worker *w, long k, const double *q, const double *v,
+                      const nh_initial_values *init, double *values)
+{
+    nh_observe(cfg->system, q, v, init, values);
+    return w->reference ? reference_error(cfg, w, k, q, v, values) : NH_OK;
+}
+
+/* The trajectory's start: its initial state, the stepper started on it, the burn-in, H(0) and the values at
+ * t = 0 recorded; 1 when it goes on (else it failed at t = 0, recorded, or was abandoned). */
+static int start_trajectory(const nh_run_config *cfg, worker *w, long index, double *q, double *v,
+                            nh_initial_values *init)
+{
+    double values[NH_MAX_OBSERVERS];
+    int rc = initial_state(cfg, index, q, v);
+    if (rc == NH_OK)
+        rc = nh_stepper_start(w->stepper, q, v, w->carried);
+    if (rc == NH_OK && cfg->burn_in > 0)
+        rc = burn_in(cfg, w, q, v);
+    if (w->rec->abandoned)
+        return 0;
+    if (rc == NH_OK) {
+        nh_initial_values_compute(cfg->system, q, v, init);
+        rc = observe_at(cfg, w, 0, q, v, init, values);
+    }
+    if (rc == NH_OK)
+        rc = record_sample(w, index, 0, values);
+    if (rc != NH_OK)
+        record_failure(w->rec, index, 0.0, rc);
+    return rc == NH_OK;
+}
+
+/* The latitude's section tracker from the start (q, v), active when the event observer is recorded; its
+ * set-up (the driver's monodromy: a CVODE reference, not the method) is timed as the reference's. */
+static void start_section(const nh_run_config *cfg, worker *w, const double *q, const double *v,
+                          nh_section_tracker *section)
+{
+    const int event = nh_observer_event();
+    const double section_start = omp_get_wtime();
+    nh_section_start(section, cfg->system, q, v, cfg->have_section ? cfg->section : NAN);
+    section->active = section->active && event >= 0 && (w->observer_mask & (1u << event));
+    if (section->active)
+        w->rec->reference_seconds += omp_get_wtime() - section_start;
+}
+
+/* Trajectory `index` from its start through n_steps steps, into the worker's record: the observed values
+ * at the output rows, the section crossings, a failure where it happens. */
+static void integrate_trajectory(const nh_run_config *cfg, worker *w, long index, long n_steps)
+{
+    const nh_system *s = cfg->system;
+    double q[NH_MAX_DIM], v[NH_MAX_DIM], values[NH_MAX_OBSERVERS];
+    nh_initial_values init;
+    if (!start_trajectory(cfg, w, index, q, v, &init))
+        return;
+    nh_section_tracker section;
+    start_section(cfg, w, q, v, &section);
+    double qa[NH_MAX_DIM], va[NH_MAX_DIM];
+    for (long k = 1; k <= n_steps; ++k) {
+        if (k % NH_INTERRUPT_POLL_STEPS == 0 && interrupted(cfg)) {
+            w->rec->abandoned = 1;
+            return;
+        }
+        if (section.active) {
+            memcpy(qa, q, (size_t)s->n * sizeof *q);
+            memcpy(va, v, (size_t)s->n * sizeof *v);
+        }
+        int rc = nh_stepper_step(w->stepper, cfg->h, q, v, w->carried);
+        w->rec->steps++;
+        double t_cross, lat_error;
+        if (rc == NH_OK && section.active &&
+            nh_section_crossing(&section, s, qa, va, q, v, (k - 1) * cfg->h, cfg->h, &t_cross, &lat_error)) {
+            long bin = lround(t_cross / (cfg->h * cfg->every));
+            if (bin >= 0 && bin * cfg->every <= n_steps && isfinite(lat_error) &&
+                record_crossing(w->rec, bin, lat_error)) {
+                w->rec->out_of_memory = w->rec->abandoned = 1;
+                return;
+            }
+        }
+        if (rc == NH_OK)   /* after the crossing test, which read qa and q in one frame */
+            nh_stepper_recentre(w->stepper, q);
+        const long row = output_row(cfg, k, n_steps);
+        if (rc == NH_OK && row >= 0 && (rc = observe_at(cfg, w, k, q, v, &init, values)) == NH_OK)
+            rc = record_sample(w, index, row, values);
+        if (rc != NH_OK) {
+            record_failure(w->rec, index, k * cfg->h, rc);
+            return;
+        }
+    }
+}
+
+/* Trajectory `index` into the record rec, timed (its method seconds are its wall time minus its
+ * reference's), with its solver work; abandoned at once when the run is interrupted. */
+void nh_trajectory_run(const nh_run_config *cfg, worker *w, trajectory_record *rec, long index, long n_steps)
+{
+    double *values = rec->values;
+    crossing *crossings = rec->crossings;
+    const long capacity = rec->crossing_capacity;
+    *rec = (trajectory_record){.index = index, .values = values, .crossings = crossings, .crossing_capacity = capacity};
+    w->rec = rec;
+    if (interrupted(cfg)) {
+        rec->abandoned = 1;
+        return;
+    }
+    const nh_solver_stats before = nh_stepper_solver_stats(w->stepper);
+    const double start = omp_get_wtime();
+    integrate_trajectory(cfg, w, index, n_steps);
+    rec->method_seconds = omp_get_wtime() - start - rec->reference_seconds;
+    rec->solver = nh_stepper_solver_stats(w->stepper);
+    nh_solver_stats_add(&rec->solver, before, -1);
+}
+
+static int record_alloc(trajectory_record *rec, long n_out)
+{
+    memset(rec, 0, sizeof *rec);
+    rec->values = malloc((size_t)n_out * (size_t)nh_observer_count() * sizeof *rec->values);
+    return rec->values ? NH_OK : NH_ERR_NOMEM;
+}
+
+static void record_free(trajectory_record *rec)
+{
+    if (!rec)
+        return;
+    free(rec->values);
+    free(rec->crossings);
+}
+
+trajectory_record *nh_record_new(long n_out)
+{
+    trajectory_record *rec = malloc(sizeof *rec);
+    if (rec && record_alloc(rec, n_out)) {
+        free(rec);
+        return NULL;
+    }
+    return rec;
+}
+
+void nh_record_delete(trajectory_record *rec)
+{
+    record_free(rec);
+    free(rec);
+}
+
+int nh_worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, nh_error *err)
+{
+    memset(w, 0, sizeof *w);
+    w->observer_mask = res->observer_mask;
+    w->paths = res->paths;
+    w->n_paths = res->n_paths;
+    w->n_out = res->n_out;
+    if (record_alloc(&w->own, res->n_out))
+        return nh_fail(err, NH_ERR_NOMEM, "out of memory for a trajectory's %ld output times", res->n_out);
+    w->stepper = nh_stepper_create(&cfg->method, cfg->system, cfg->solver, err);
+    if (!w->stepper)
+        return NH_ERR_SOLVER;
+    const int ref = nh_observer_reference();
+    if (ref >= 0 && (res->observer_mask & (1u << ref)) &&
+        !(w->reference = nh_reference_tracker_create(cfg->system, NH_REFERENCE_TOLERANCE, NH_REFERENCE_TOLERANCE)))
+        return nh_fail(err, NH_ERR_SOLVER, "CVODE: cannot create the reference of the global error");
+    return NH_OK;
+}
+
+void nh_worker_free(worker *w)
+{
+    nh_reference_tracker_free(w->reference);
+    nh_stepper_free(w->stepper);
+    record_free(&w->own);
+}
+
