@@ -353,6 +353,12 @@ int nh_report_plot_panel(const char *out, const nh_exp_panel *p)
     for (int i = 0; i < 2; ++i)
         bad = bad || nh_path_format(pp.figure[i], sizeof pp.figure[i], &err, "%s/.%s.%s.tmp.%ld", out, p->name,
                                     ext[i], (long)getpid());
+    for (int i = 0; i < 2 && !bad; ++i) { /* gnuplot writes into files this process made, not through a link */
+        FILE *own = nh_create_own_file(pp.figure[i]);
+        bad = !own || fclose(own) != 0;
+        if (bad)
+            nh_fail(&err, NH_ERR_IO, "cannot write '%s': %s", pp.figure[i], strerror(errno));
+    }
     bad = bad || (p->n_steps && nh_work_precision_write_csv(out, p, &err)) ||
           nh_write_file(script, script_body, &pp, &err) || run_gnuplot(script);
     if (bad && err.msg[0])

@@ -64,12 +64,27 @@ int nh_make_directory(const char *path, nh_error *err)
     char probe[NH_PATH_MAX];
     if (nh_path_format(probe, sizeof probe, err, "%s/" PROBE_PREFIX "%ld", buf, (long)getpid()))
         return NH_ERR_INPUT;
-    FILE *f = fopen(probe, "w");
+    FILE *f = nh_create_own_file(probe);
     if (!f)
         return nh_fail(err, NH_ERR_IO, "output directory '%s' is not writable: %s", buf, strerror(errno));
     int bad = fclose(f) != 0;
     remove(probe);
     return bad ? nh_fail(err, NH_ERR_IO, "output directory '%s' is not writable", buf) : NH_OK;
+}
+
+FILE *nh_create_own_file(const char *path)
+{
+    if (unlink(path) != 0 && errno != ENOENT)
+        return NULL;
+    const int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (fd >= 0 && !f) {
+        const int e = errno;
+        close(fd);
+        unlink(path);
+        errno = e;
+    }
+    return f;
 }
 
 int nh_write_file(const char *path, nh_write_body body, const void *data, nh_error *err)
@@ -84,7 +99,7 @@ int nh_write_file(const char *path, nh_write_body body, const void *data, nh_err
         snprintf(tmp, sizeof tmp, "%.*s/.%s.tmp.%ld", (int)(slash - path), path, slash + 1, (long)getpid());
     else
         snprintf(tmp, sizeof tmp, ".%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
+    FILE *f = nh_create_own_file(tmp);
     if (!f)
         return nh_fail(err, NH_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     errno = 0;

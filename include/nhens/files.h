@@ -45,6 +45,12 @@ void nh_folder_lock_release(nh_folder_lock *lock);
  * nh_output_clean (what killed processes left is completed or removed). */
 int nh_output_folder_open(const char *dir, nh_folder_lock *lock, nh_error *err);
 
+/* A new file at path, open for writing, that is this process's own: whatever stands at that name (an earlier
+ * process's leftover, a planted symbolic link) is removed, never followed, and the file is created
+ * exclusively (O_EXCL | O_NOFOLLOW). NULL with errno set when it cannot be. Every temporary nhens writes is
+ * made by it. */
+FILE *nh_create_own_file(const char *path);
+
 /* Writes the body into a temporary beside `path` and renames it onto `path`; body returns non-zero on
  * failure. NH_ERR_IO names the file and the reason; a path longer than NH_WRITE_PATH_MAX bytes is
  * refused (NH_ERR_INPUT) before anything is written. */

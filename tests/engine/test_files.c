@@ -246,3 +246,33 @@ Test(files, opening_for_reading_never_blocks_on_a_fifo)
     cr_assert(nh_open_regular(dir, &err) == NULL);
     remove_tree(dir);
 }
+
+/* A symbolic link planted where this process's temporary or probe will be is removed, not followed: the
+ * file it points to, outside the folder, keeps its bytes. */
+Test(files, a_link_planted_at_a_temporary_name_is_not_followed)
+{
+    char dir[128], victim[160], target[256], link[512], sub[256];
+    fresh(dir, sizeof dir, "planted");
+    snprintf(victim, sizeof victim, "%s-victim", dir);
+    remove_tree(victim);
+    cr_assert(mkdir(victim, 0755) == 0);
+    put(victim, "f", "precious");
+    snprintf(target, sizeof target, "%s/f", victim);
+    snprintf(link, sizeof link, "%s/.summary.json.tmp.%ld", dir, (long)getpid());
+    cr_assert(symlink(target, link) == 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    nh_error err;
+    cr_assert(eq(int, nh_write_file(path, text_body, "written", &err), NH_OK), "%s", err.msg);
+    cr_assert(has(dir, "summary.json", "written"));
+    cr_assert(has(victim, "f", "precious"), "nh_write_file wrote through the planted link");
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    cr_assert(mkdir(sub, 0755) == 0);
+    snprintf(link, sizeof link, "%s/.nhens-probe.%ld", sub, (long)getpid());
+    cr_assert(symlink(target, link) == 0);
+    cr_assert(eq(int, nh_make_directory(sub, &err), NH_OK), "%s", err.msg);
+    cr_assert(has(victim, "f", "precious"), "the writability probe wrote through the planted link");
+    cr_assert(eq(int, entries(sub), 0), "the probe and the link are gone");
+    remove_tree(dir);
+    remove_tree(victim);
+}
