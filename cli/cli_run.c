@@ -50,7 +50,7 @@ static const nh_option RUN_OPTIONS[] = {
             "rescaled to the preset's energy"),
     RUN_OPT("burn-in", NH_OPTION_DOUBLE, burn_in, 0, 1e12, "T0",
             "integrate each trajectory for T0 (whole steps) before t = 0, where H(0) is taken"),
-    RUN_OPT("ensemble", NH_OPTION_LONG, ensemble, 1, 100000000, "N",
+    RUN_OPT("ensemble", NH_OPTION_LONG, ensemble, 1, NH_MAX_ENSEMBLE, "N",
             "trajectories (default: the shell preset's, 1 for a state, else 100)"),
     RUN_OPT("seed", NH_OPTION_U64, seed, 0, 0, "S", "seed of every sampled state (default 1)"),
     RUN_OPT("threads", NH_OPTION_LONG, threads, 1, 1024, "K", "OpenMP threads (default: the cores); results do not depend on it"),

@@ -90,6 +90,14 @@ int nh_cli_read_initial(const char *path, int n, double **states, long *rows, nh
     int header = 0, first = 1;
     double *out = malloc((size_t)cap * 2 * (size_t)n * sizeof *out);
     int rc = out ? NH_OK : nh_fail(err, NH_ERR_NOMEM, "out of memory reading %s", path);
+    const size_t text_length = strlen(text);
+    if (!rc && text_length < size) { /* a NUL byte would end the text there and drop the rest unread */
+        long nul_line = 1;
+        for (size_t i = 0; i < text_length; ++i)
+            nul_line += text[i] == '\n';
+        rc = nh_fail(err, NH_ERR_INPUT, "%s:%ld: a NUL byte (at byte %zu); a CSV of text is allowed", path, nul_line,
+                     text_length + 1);
+    }
     for (char *line = text; !rc && line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
         ++line_no;
         if (*line == '\n' || (line[0] == '\r' && (line[1] == '\n' || !line[1])) || *line == '#')

@@ -37,8 +37,8 @@ static int validate_horizon(const nh_run_config *cfg, nh_error *err)
 /* The sizes of the run: ensemble, output rows, sample paths, shards, threads and the fit window. */
 static int validate_sizes(const nh_run_config *cfg, nh_error *err)
 {
-    if (cfg->ensemble < 1)
-        return nh_fail(err, NH_ERR_INPUT, "ensemble size N=%ld must be at least 1", cfg->ensemble);
+    if (cfg->ensemble < 1 || cfg->ensemble > NH_MAX_ENSEMBLE)
+        return nh_fail(err, NH_ERR_INPUT, "ensemble size N=%ld must be in [1, %d]", cfg->ensemble, NH_MAX_ENSEMBLE);
     if (cfg->every < 1)
         return nh_fail(err, NH_ERR_INPUT, "output interval every=%ld must be at least 1 step", cfg->every);
     if (nh_run_output_rows(cfg) > NH_MAX_OUTPUT_ROWS)

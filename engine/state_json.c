@@ -211,6 +211,9 @@ int nh_json_get_failures(const cJSON *obj, const char *key, const char *field, n
     return NH_OK;
 }
 
+/* The largest |value| a statistic may hold: the squared differences of merges stay finite for any count. */
+#define STATE_MAX_MAGNITUDE 1e100
+
 /* The first of a's four values outside its domain (0 count, 1 mean, 2 m2, 3 absmax) and what is
  * allowed, or -1. */
 static int accum_fault(const nh_accum *a, double max_count, const char **allowed)
@@ -225,8 +228,10 @@ static int accum_fault(const nh_accum *a, double max_count, const char **allowed
         return *allowed = "finite", 1;
     if (!(a->m2 >= 0 && isfinite(a->m2)))
         return *allowed = "finite and >= 0 (a sum of squared deviations)", 2;
-    if (!(isfinite(a->absmax) && a->absmax >= fabs(a->mean) * (1 - 1e-6)))
-        return *allowed = "finite and >= |mean| (the largest |value|)", 3;
+    if (!(isfinite(a->absmax) && a->absmax >= fabs(a->mean) * (1 - 1e-6) && a->absmax <= STATE_MAX_MAGNITUDE))
+        return *allowed = "finite, >= |mean| (the largest |value|) and <= 1e100 (merged squares stay finite)", 3;
+    if (!(a->m2 <= a->count * 4 * a->absmax * a->absmax * (1 + 1e-6)))
+        return *allowed = "at most count (2 absmax)^2 (every deviation is at most 2 absmax)", 2;
     return -1;
 }
 

@@ -93,12 +93,12 @@ static int check_preset(const nh_system_type *type, int i, const char *owner, nh
     if (p->dim < 0 || p->dim > NH_MAX_DIM)
         return nh_fail(err, NH_ERR_INPUT, "%s: preset '%s' has dim = %d; 0 (an energy shell) to %d is allowed", owner,
                        p->name, p->dim, NH_MAX_DIM);
-    int finite = isfinite(p->shell_energy) && p->shell_ensemble >= 0;
+    int finite = isfinite(p->shell_energy) && p->shell_ensemble >= 0 && p->shell_ensemble <= NH_MAX_ENSEMBLE;
     for (int k = 0; k < p->dim; ++k)
         finite &= isfinite(p->q[k]) && isfinite(p->v[k]);
     if (!finite)
         return nh_fail(err, NH_ERR_INPUT, "%s: preset '%s' holds a value that is not finite (q, v or shell_energy) or "
-                       "a negative shell_ensemble", owner, p->name);
+                       "a shell_ensemble outside [0, %d]", owner, p->name, NH_MAX_ENSEMBLE);
     return NH_OK;
 }
 

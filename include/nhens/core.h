@@ -26,6 +26,7 @@ enum {
     NH_MAX_VARIABLE_MASS_DIM = 12, /* n of a system with a configuration-dependent M(q) (its dM is n^3) */
     NH_MAX_CON = 4,         /* number of constraints m */
     NH_MAX_PARAMS = 8,      /* named parameters of a system or method */
+    NH_MAX_ENSEMBLE = 100000000, /* trajectories of one run (the merge tree's counts stay exact far beyond) */
     NH_MAX_UNKNOWNS = 2 * NH_MAX_DIM + 2 * NH_MAX_CON
 };
 

@@ -383,9 +383,15 @@ static void run_step(char *step, place *p)
         step_flip(rest);
     } else if (!strcmp(verb, "replace")) {
         step_replace(rest);
-    } else if (!strcmp(verb, "write")) { /* write FILE TEXT */
+    } else if (!strcmp(verb, "write")) { /* write FILE TEXT (\0 in TEXT: a NUL byte) */
         char *file = strsep(&rest, " ");
-        spill(file, rest ? rest : "", rest ? strlen(rest) : 0);
+        size_t n = 0;
+        for (char *c = rest ? rest : (char *)""; *c; ++c, ++n)
+            if (c[0] == '\\' && c[1] == '0')
+                rest[n] = '\0', ++c;
+            else
+                rest[n] = *c;
+        spill(file, rest ? rest : "", n);
     } else if (!strcmp(verb, "mkdir")) {
         cr_assert(mkdir(rest, 0755) == 0 || errno == EEXIST, "mkdir %s", rest);
     } else if (!strcmp(verb, "fifo")) {

@@ -4,6 +4,7 @@
  * class 8). */
 #include <nhens/nhens.h>
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -102,6 +103,9 @@ static const nh_preset PRESETS[] = {
     {.name = "rest", .description = "at rest again", .param_overrides = "", .dim = 2, .q = {0.5, 0.0}},
 #elif defined(HOSTILE_CASE_PRESET_NAN)
     {.name = "lost", .description = "nowhere", .param_overrides = "", .dim = 2, .q = {NAN, 0.0}},
+#elif defined(HOSTILE_CASE_HUGE_SHELL)
+    {.name = "crowd", .description = "more trajectories than a run may have", .param_overrides = "", .dim = 0,
+     .shell_energy = 1.0, .shell_ensemble = LONG_MAX},
 #endif
 };
 
