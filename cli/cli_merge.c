@@ -115,7 +115,8 @@ int nh_cli_merge(const nh_cli *cli, int argc, char **argv)
     nh_run_result res = {0};
     double smooth = 0;
     nh_partial *first = NULL;
-    if (nh_make_directory(o.out, &err)) { /* a folder it cannot write is found before any part is read */
+    nh_folder_lock lock; /* a folder it cannot write, or one in use, is found before any part is read */
+    if (nh_output_folder_open(o.out, &lock, &err)) {
         fprintf(stderr, "nhens merge: %s\n", err.msg);
         return NH_EXIT_ERROR;
     }
@@ -129,6 +130,7 @@ int nh_cli_merge(const nh_cli *cli, int argc, char **argv)
         nh_run_result_free(&res);
         nh_cli_run_config_free(&cfg);
         nh_partial_free(first);
+        nh_folder_lock_release(&lock);
         return NH_EXIT_USAGE;
     }
     char command[4096], **args;
@@ -136,10 +138,7 @@ int nh_cli_merge(const nh_cli *cli, int argc, char **argv)
     size_t used = (size_t)snprintf(command, sizeof command, "nhens merge of %d parts of: nhens", n);
     for (int i = 0; i < n_args && used < sizeof command; ++i)
         used += (size_t)snprintf(command + used, sizeof command - used, " %s", args[i]);
-    nh_folder_lock lock;
-    rc = nh_output_folder_open(o.out, &lock, &err);
-    if (!rc)
-        rc = nh_write_run(o.out, &cfg, &res, command, smooth, &err);
+    rc = nh_write_run(o.out, &cfg, &res, command, smooth, &err);
     nh_folder_lock_release(&lock);
     if (rc)
         fprintf(stderr, "nhens merge: %s\n", err.msg);

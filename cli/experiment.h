@@ -117,13 +117,16 @@ double nh_claim_metric_value(const struct cJSON *summary, const char *metric, do
 int nh_report_run_dir(const char *out, const nh_exp_panel *p, int k, char *dir, size_t len, nh_error *err);
 struct cJSON *nh_report_load_summary(const char *dir);
 /* cli/report_cache.c: PATH made a real folder (a symbolic link or file in its place is removed, with a note
- * on stderr, never followed); whether DIR holds the complete results of (panel p, method k) with config
- * hash `hash` (0: not, and why non-empty says what was wrong with what is there). */
+ * on stderr, never followed); whether DIR holds the complete results of the run cfg, made by `command`, with
+ * config hash `hash` and every configuration field summary.json records alike (0: not, and why non-empty
+ * says what was wrong with what is there). */
 int nh_report_settle_folder(const char *path, nh_error *err);
 /* Removes (with a note) whatever sits in DIR under a result file's name and is not a regular file: a folder,
  * FIFO or symbolic link there is no cache, and a commit could not replace it. */
 int nh_report_clear_strays(const char *dir, nh_error *err);
-int nh_report_cache_valid(const nh_exp_panel *p, int k, const char *dir, uint64_t hash, char *why, size_t len);
+struct nh_run_config;
+int nh_report_cache_valid(const struct nh_run_config *cfg, const char *command, const char *dir, uint64_t hash,
+                          char *why, size_t len);
 /* root[object][key] (root[key] when object is NULL) if it is a number, else NAN. */
 double nh_report_json_number(const struct cJSON *root, const char *object, const char *key);
 void nh_gp_string(FILE *g, const char *text, const char *suffix);

@@ -184,21 +184,18 @@ static int validate_experiment(const nh_cli *cli, const report_options *o, const
     return NH_OK;
 }
 
-static int run_one(const nh_cli *cli, const report_options *o, const nh_exp_panel *p, int k, const char *dir,
-                   uint64_t hash, nh_error *err)
+/* The run (panel_config) of (panel p, method k) in DIR with its command, made by panel_method. */
+static int run_one(const report_options *o, const nh_exp_panel *p, nh_run_config cfg, const char *command,
+                   const char *dir, uint64_t hash, nh_error *err)
 {
-    nh_system sys;
-    nh_run_config cfg;
     nh_run_result res;
     nh_cli_progress progress;
-    int rc = panel_config(cli, o, p, k, &sys, &cfg, err);
     nh_cli_progress_start(&progress, "   ");
     cfg.progress = o->quiet ? NULL : nh_cli_progress_report;
     cfg.progress_ctx = &progress;
-    if (rc || (rc = nh_make_directory(dir, err)) || (rc = nh_cli_compute_run(&cfg, &res, err)))
+    int rc = nh_make_directory(dir, err);
+    if (rc || (rc = nh_cli_compute_run(&cfg, &res, err)))
         return rc;
-    char command[512];
-    snprintf(command, sizeof command, "nhens report (panel %s, method %s)", p->name, p->methods[k]);
     rc = commit_run(p, dir, &cfg, &res, hash, command, err);
     nh_run_result_free(&res);
     return rc;
@@ -252,10 +249,13 @@ static int prepare_run_folder(const report_options *o, const nh_exp_panel *p, co
 
 static int panel_method(const nh_cli *cli, const report_options *o, const nh_exp_panel *p, int k)
 {
-    char dir[NH_PATH_MAX], key[1024], why[512];
+    char dir[NH_PATH_MAX], key[1024], why[512] = "", command[512];
     nh_error err;
+    nh_system sys;
+    nh_run_config cfg;
+    snprintf(command, sizeof command, "nhens report (panel %s, method %s)", p->name, p->methods[k]);
     int rc = nh_report_run_dir(o->out, p, k, dir, sizeof dir, &err);
-    if (!rc)
+    if (!rc && !(rc = panel_config(cli, o, p, k, &sys, &cfg, &err)))
         rc = prepare_run_folder(o, p, dir, &err);
     config_key(p, k, key, sizeof key);
     const uint64_t hash = fnv1a(key);
@@ -263,14 +263,14 @@ static int panel_method(const nh_cli *cli, const report_options *o, const nh_exp
     if (p->n_steps)
         fprintf(stderr, " at h = %g", p->h);
     fputs(": ", stderr);
-    if (!rc && nh_report_cache_valid(p, k, dir, hash, why, sizeof why)) {
+    if (!rc && nh_report_cache_valid(&cfg, command, dir, hash, why, sizeof why)) {
         if (p->smooth > 0)
             rc = nh_write_smoothed(dir, p->smooth, &err);
         if (!rc)
             fprintf(stderr, "reused\n");
     } else if (!rc) {
         fprintf(stderr, why[0] ? "running (the results there are not reused: %s)\n" : "running\n", why);
-        if (!(rc = run_one(cli, o, p, k, dir, hash, &err)))
+        if (!(rc = run_one(o, p, cfg, command, dir, hash, &err)))
             fprintf(stderr, nh_cli_interrupt_status() ? "   interrupted (not kept for reuse)\n" : "   done\n");
     }
     if (rc)

@@ -6,6 +6,8 @@
 #include "cli.h"
 #include "experiment.h"
 
+#include "nhens/output.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -89,37 +91,54 @@ cJSON *nh_report_load_summary(const char *dir)
     return j;
 }
 
-static int same_number(const cJSON *root, const char *key, double expected)
+/* The first member of `want` that `have` does not hold alike, as a dotted name in field (1), else 0. Inside
+ * an object of `want` the members must agree both ways: a member only `have` records (a perturbation, a
+ * parameter) differs too. At the top level only want's members count, except threads, which do not change
+ * the results. */
+static int first_difference(const cJSON *want, const cJSON *have, int top, char *field, size_t len)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    return cJSON_IsNumber(v) && v->valuedouble == expected;
+    const size_t used = strlen(field);
+    const cJSON *m;
+    cJSON_ArrayForEach(m, want)
+    {
+        if (top && !strcmp(m->string, "threads"))
+            continue;
+        const cJSON *other = cJSON_GetObjectItemCaseSensitive(have, m->string);
+        snprintf(field + used, len - used, "%s%s", used ? "." : "", m->string);
+        if (!other || cJSON_IsObject(m) != cJSON_IsObject(other) ||
+            (cJSON_IsObject(m) ? first_difference(m, other, 0, field, len) : !cJSON_Compare(m, other, 1)))
+            return 1;
+    }
+    const cJSON *extra = top ? NULL : have;
+    cJSON_ArrayForEach(m, extra)
+    {
+        snprintf(field + used, len - used, "%s%s", used ? "." : "", m->string);
+        if (!cJSON_GetObjectItemCaseSensitive(want, m->string))
+            return 1;
+    }
+    field[used] = '\0';
+    return 0;
 }
 
-static int same_string(const cJSON *root, const char *key, const char *expected)
+/* The summary is this run's, complete: its command and every field of the configuration it records. */
+static int summary_matches(const cJSON *s, const nh_run_config *cfg, const char *command, char *why, size_t len)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    return cJSON_IsString(v) && !strcmp(v->valuestring, expected);
-}
-
-/* The summary is this (panel, method) run's, complete: command, system, h, T, every, ensemble, seed, paths. */
-static int summary_matches(const cJSON *s, const nh_exp_panel *p, int k, char *why, size_t len)
-{
-    char command[512], seed[32];
-    snprintf(command, sizeof command, "nhens report (panel %s, method %s)", p->name, p->methods[k]);
-    snprintf(seed, sizeof seed, "%llu", (unsigned long long)p->seed);
-    const char *field = !same_string(s, "command", command)                                         ? "command"
-                        : !same_string(cJSON_GetObjectItemCaseSensitive(s, "system"), "name", p->system) ? "system"
-                        : !same_number(s, "h", p->h)                                                ? "h"
-                        : !same_number(s, "T", p->T)                                                ? "T"
-                        : !same_number(s, "every", (double)p->every)                                ? "every"
-                        : !same_number(s, "ensemble", (double)p->ensemble)                          ? "ensemble"
-                        : !same_string(s, "seed", seed)                                             ? "seed"
-                        : !same_number(s, "paths", (double)p->paths)                                ? "paths"
-                        : !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "complete"))            ? "complete"
-                                                                                                    : NULL;
-    if (field)
+    char field[256] = "";
+    char *text = nh_configuration_json(cfg);
+    cJSON *want = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    if (!want)
+        snprintf(field, sizeof field, "(out of memory)");
+    else if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(s, "command")) ||
+             strcmp(cJSON_GetObjectItemCaseSensitive(s, "command")->valuestring, command))
+        snprintf(field, sizeof field, "command");
+    else if (!first_difference(want, s, 1, field, sizeof field) &&
+             !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "complete")))
+        snprintf(field, sizeof field, "complete");
+    cJSON_Delete(want);
+    if (field[0])
         snprintf(why, len, "summary.json's \"%s\" is not this run's", field);
-    return field == NULL;
+    return field[0] == '\0';
 }
 
 /* One CSV line of numbers (nan allowed) with `columns` fields. */
@@ -191,13 +210,14 @@ static int hash_matches(const char *dir, uint64_t hash, char *why, size_t len)
     return ok;
 }
 
-int nh_report_cache_valid(const nh_exp_panel *p, int k, const char *dir, uint64_t hash, char *why, size_t len)
+int nh_report_cache_valid(const nh_run_config *cfg, const char *command, const char *dir, uint64_t hash, char *why,
+                          size_t len)
 {
     why[0] = '\0';
     if (!hash_matches(dir, hash, why, len))
         return 0;
     cJSON *s = nh_report_load_summary(dir);
-    int ok = s && summary_matches(s, p, k, why, len);
+    int ok = s && summary_matches(s, cfg, command, why, len);
     cJSON_Delete(s);
     if (!s) {
         char detail[400] = "";
@@ -206,8 +226,8 @@ int nh_report_cache_valid(const nh_exp_panel *p, int k, const char *dir, uint64_
         snprintf(why, len, "%s", text ? "summary.json is not a JSON object" : detail);
         free(text);
     }
-    const double steps = floor(p->T / p->h + 1e-9);
-    const long rows = (long)(steps / (double)p->every) + 1;
+    const double steps = floor(cfg->T / cfg->h + 1e-9);
+    const long rows = (long)(steps / (double)cfg->every) + 1;
     ok = ok && csv_valid(dir, "timeseries.csv", rows, why, len) && csv_valid(dir, "quantiles.csv", 0, why, len);
-    return ok && (p->paths < 1 || csv_valid(dir, "paths.csv", 0, why, len));
+    return ok && (cfg->paths < 1 || csv_valid(dir, "paths.csv", 0, why, len));
 }

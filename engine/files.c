@@ -15,6 +15,9 @@
 #define PROBE_PREFIX ".nhens-probe."
 #define TEMPORARY_MARK ".tmp."
 #define MANIFEST "MANIFEST"
+#if defined(__linux__) && !defined(F_OFD_GETLK)
+#define F_OFD_GETLK 36 /* Linux's open-file-description lock query; <fcntl.h> shows it only under _GNU_SOURCE */
+#endif
 
 const char *const nh_output_set_names[] = {"timeseries.csv", "summary.json", "smoothed.csv", "paths.csv",
                                            "quantiles.csv", "config.hash", NULL};
@@ -356,10 +359,82 @@ void nh_folder_lock_release(nh_folder_lock *lock)
     lock->fd = -1;
 }
 
+/* The pid of another process holding FOLDER/.nhens-lock (opened as it is: never created, never followed),
+ * or 0. A lock of this process is not another's: F_GETLK does not report it, and where Linux's F_OFD_GETLK
+ * does, the descriptor is left open, since closing any descriptor of the file would drop that lock. */
+static long other_holder(const char *folder)
+{
+    char path[NH_PATH_MAX];
+    struct stat st;
+    if (nh_path_format(path, sizeof path, NULL, "%s/" NH_FOLDER_LOCK_NAME, folder))
+        return 0;
+    const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    long holder = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? lock_holder(fd) : 0;
+#ifdef F_OFD_GETLK
+    struct flock any = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (!holder && fcntl(fd, F_OFD_GETLK, &any) == 0 && any.l_type != F_UNLCK && any.l_pid == getpid())
+        return 0; /* this process's own lock: fd stays open */
+#endif
+    close(fd);
+    return holder == (long)getpid() ? 0 : holder;
+}
+
+/* PATH with its last component (and trailing slashes) cut off, in place: "a/b/" -> "a", "a" -> ".", "/a" -> "/". */
+static void cut_last_component(char *path)
+{
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        path[--n] = '\0';
+    char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(path, 2, ".");
+    else
+        slash[slash == path] = '\0';
+}
+
+/* Refused (NH_ERR_IO) when a folder above DIR, its real path followed up to /, is locked by another process:
+ * that process (a report) writes anywhere in its tree. DIR need not exist yet. */
+static int check_ancestors_free(const char *dir, nh_error *err)
+{
+    char probe[NH_PATH_MAX];
+    char *real = NULL;
+    if (nh_path_format(probe, sizeof probe, err, "%s", dir))
+        return NH_ERR_INPUT;
+    int exists = 1;
+    while (!(real = realpath(probe, NULL)) && strcmp(probe, ".") && strcmp(probe, "/")) {
+        cut_last_component(probe);
+        exists = 0;
+    }
+    if (!real)
+        return NH_OK; /* not even the working folder resolves: nothing above to ask */
+    if (exists && !strcmp(real, "/")) {
+        free(real);
+        return NH_OK;
+    }
+    if (exists)
+        cut_last_component(real);
+    for (int done = 0; !done; cut_last_component(real)) {
+        const long holder = other_holder(real);
+        if (holder) {
+            nh_fail(err, NH_ERR_IO, "'%s' is inside '%s', which is in use by another nhens process (pid %ld)", dir,
+                    real, holder);
+            free(real);
+            return NH_ERR_IO;
+        }
+        done = !strcmp(real, "/");
+    }
+    free(real);
+    return NH_OK;
+}
+
 int nh_output_folder_open(const char *dir, nh_folder_lock *lock, nh_error *err)
 {
     lock->fd = -1;
-    int rc = nh_make_directory(dir, err);
+    int rc = check_ancestors_free(dir, err);
+    if (!rc)
+        rc = nh_make_directory(dir, err);
     if (!rc)
         rc = nh_folder_lock_take(dir, lock, err);
     if (!rc && (rc = nh_output_clean(dir, err)))

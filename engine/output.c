@@ -373,6 +373,17 @@ char *nh_summary_json(const nh_run_config *cfg, const nh_run_result *res, const 
     return text;
 }
 
+char *nh_configuration_json(const nh_run_config *cfg)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    nh_add_configuration(root, cfg);
+    char *text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return text;
+}
+
 static int summary_body(FILE *f, const void *data)
 {
     return fputs(data, f) < 0 || fputc('\n', f) == EOF;

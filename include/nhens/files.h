@@ -41,8 +41,10 @@ typedef struct nh_folder_lock {
 #define NH_FOLDER_LOCK_NAME ".nhens-lock"
 int nh_folder_lock_take(const char *dir, nh_folder_lock *lock, nh_error *err);
 void nh_folder_lock_release(nh_folder_lock *lock);
-/* What every command that writes into DIR does first: nh_make_directory, nh_folder_lock_take, then
- * nh_output_clean (what killed processes left is completed or removed). */
+/* What every command that writes into DIR does first: refused (NH_ERR_IO, "'DIR' is inside 'A', which is in
+ * use by another nhens process (pid N)") when another process holds the lock of a folder A above DIR (real
+ * paths, up to /), then nh_make_directory, nh_folder_lock_take and nh_output_clean (what killed processes
+ * left is completed or removed). */
 int nh_output_folder_open(const char *dir, nh_folder_lock *lock, nh_error *err);
 
 /* A new file at path, open for writing, that is this process's own: whatever stands at that name (an earlier

@@ -32,6 +32,9 @@ int nh_write_run(const char *dir, const nh_run_config *cfg, const nh_run_result 
                  double smooth, nh_error *err);
 /* The summary as a JSON string (caller frees with free()). */
 char *nh_summary_json(const nh_run_config *cfg, const nh_run_result *res, const char *command);
+/* The run's configuration (system, method, solver, h, T, every, ensemble, seed, threads, initial states) as
+ * a JSON object string, member for member as summary.json records it (caller frees with free()). */
+char *nh_configuration_json(const nh_run_config *cfg);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

@@ -207,6 +207,41 @@ Test(files, a_locked_folder_refuses_another_process_until_its_holder_is_gone)
     remove_tree(dir);
 }
 
+/* A folder below a locked one: refused to another process (nothing created), open to the holder itself,
+ * whose lock stays (looking at the ancestor's lock file must not drop it). */
+Test(files, a_folder_inside_a_locked_one_is_refused_to_another_process_only)
+{
+    char dir[128], sub[256], deep[300];
+    nh_error err;
+    nh_folder_lock lock, inner;
+    fresh(dir, sizeof dir, "nest");
+    snprintf(sub, sizeof sub, "%s/a", dir);
+    snprintf(deep, sizeof deep, "%s/b/c", dir);
+    cr_assert(eq(int, nh_folder_lock_take(dir, &lock, &err), NH_OK), "%s", err.msg);
+    pid_t child = fork();
+    if (child == 0) {
+        nh_folder_lock other;
+        char expected[128];
+        snprintf(expected, sizeof expected, "which is in use by another nhens process (pid %ld)", (long)getppid());
+        const int refused = nh_output_folder_open(deep, &other, &err) == NH_ERR_IO && strstr(err.msg, expected) &&
+                            strstr(err.msg, "is inside '") && access(deep, F_OK) != 0;
+        _exit(refused ? 0 : 1);
+    }
+    int status;
+    cr_assert(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    cr_assert(eq(int, nh_output_folder_open(sub, &inner, &err), NH_OK), "%s", err.msg);
+    nh_folder_lock_release(&inner);
+    child = fork();
+    if (child == 0) {
+        nh_folder_lock other;
+        _exit(nh_folder_lock_take(dir, &other, &err) == NH_ERR_IO ? 0 : 1);
+    }
+    cr_assert(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "the holder's own lock survives opening a folder inside");
+    nh_folder_lock_release(&lock);
+    remove_tree(dir);
+}
+
 /* Temporaries of killed processes: recovery removes those whose process is gone; the lock's holder removes
  * every one of another process (pid 1 runs, but writes no nhens file into a locked folder). */
 Test(files, temporaries_of_other_processes_are_removed_by_the_lock_holder)
