@@ -116,6 +116,7 @@ int nh_cli_merge(const nh_cli *cli, int argc, char **argv)
     double smooth = 0;
     nh_partial *first = NULL;
     nh_folder_lock lock; /* a folder it cannot write, or one in use, is found before any part is read */
+    nh_cli_catch_interrupts(); /* as run does: a SIGINT stops it even where the shell ignored SIGINT for it */
     if (nh_output_folder_open(o.out, &lock, &err)) {
         fprintf(stderr, "nhens merge: %s\n", err.msg);
         return NH_EXIT_ERROR;
@@ -138,6 +139,15 @@ int nh_cli_merge(const nh_cli *cli, int argc, char **argv)
     size_t used = (size_t)snprintf(command, sizeof command, "nhens merge of %d parts of: nhens", n);
     for (int i = 0; i < n_args && used < sizeof command; ++i)
         used += (size_t)snprintf(command + used, sizeof command - used, " %s", args[i]);
+    if (nh_cli_interrupt_status()) { /* stopped while reading the parts: the folder stays as it was */
+        fprintf(stderr, "nhens merge: interrupted; nothing written\n");
+        status = nh_cli_interrupt_status();
+        nh_run_result_free(&res);
+        nh_cli_run_config_free(&cfg);
+        nh_partial_free(first);
+        nh_folder_lock_release(&lock);
+        return status;
+    }
     rc = nh_write_run(o.out, &cfg, &res, command, smooth, &err);
     nh_folder_lock_release(&lock);
     if (rc)
