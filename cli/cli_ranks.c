@@ -60,6 +60,8 @@ static void run_args_of(const nh_run_config *cfg, run_args *a)
     push_option(a, "--ensemble", "%ld", cfg->ensemble);
     push_option(a, "--seed", "%llu", (unsigned long long)cfg->seed);
     push_option(a, "--threads", "%d", cfg->threads);
+    if (cfg->lanes > 0)
+        push_option(a, "--lanes", "%d", cfg->lanes);
     push_option(a, "--paths", "%ld", cfg->paths);
     push_option(a, "--fit-start", "%.17g", cfg->fit_window_start);
     if (cfg->have_section)

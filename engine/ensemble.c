@@ -23,22 +23,22 @@ int nh_run_result_alloc(nh_run_result *res, long n_out)
     return res->time && res->live && res->acc && res->groups && res->paths && res->sketch ? NH_OK : NH_ERR_NOMEM;
 }
 
-/* A shard's kept chunks: one allocation of accumulators (and of lanes), cut per chunk. */
+/* A shard's kept chunks: one allocation of accumulators (and of trajectory_fits), cut per chunk. */
 static int chunks_alloc(nh_run_result *res, int with_lanes)
 {
     const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
-    const size_t lane_cells = (size_t)NH_BLOCK_SIZE * (size_t)res->n_out;
+    const size_t fit_cells = (size_t)NH_BLOCK_SIZE * (size_t)res->n_out;
     res->chunks = calloc((size_t)res->n_chunks, sizeof *res->chunks);
     nh_accum *acc = calloc((size_t)res->n_chunks * cells, sizeof *acc);
-    double *lanes = with_lanes ? malloc((size_t)res->n_chunks * lane_cells * sizeof *lanes) : NULL;
-    if (!res->chunks || !acc || (with_lanes && !lanes)) {
+    double *trajectory_fits = with_lanes ? malloc((size_t)res->n_chunks * fit_cells * sizeof *trajectory_fits) : NULL;
+    if (!res->chunks || !acc || (with_lanes && !trajectory_fits)) {
         free(acc);
-        free(lanes);
+        free(trajectory_fits);
         return NH_ERR_NOMEM;
     }
     for (long c = 0; c < res->n_chunks; ++c) {
         res->chunks[c].acc = acc + (size_t)c * cells;
-        res->chunks[c].lanes = lanes ? lanes + (size_t)c * lane_cells : NULL;
+        res->chunks[c].trajectory_fits = trajectory_fits ? trajectory_fits + (size_t)c * fit_cells : NULL;
     }
     return NH_OK;
 }
@@ -67,7 +67,7 @@ void nh_run_result_free(nh_run_result *res)
     free(res->sketch);
     if (res->chunks) {
         free(res->chunks[0].acc);
-        free(res->chunks[0].lanes);
+        free(res->chunks[0].trajectory_fits);
     }
     free(res->chunks);
     free(res->rank_timing);

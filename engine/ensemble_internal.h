@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include "nhens/ensemble.h"
+#include "nhens/lanes.h"
 #include "nhens/reference.h"
 
 /* A section crossing of one trajectory: its latitude error at output row bin. */
@@ -44,7 +45,7 @@ typedef struct block_stats {
     double method_seconds;  /* thread-seconds integrating its trajectories, the reference's excluded */
     double reference_seconds; /* thread-seconds in reference solutions (global error, section monodromy) */
     int abandoned;          /* interrupted before its last trajectory finished: never merged */
-    double *lanes;          /* NH_BLOCK_SIZE x n_out: each trajectory's fitted value, NAN where it is not live, when
+    double *trajectory_fits; /* NH_BLOCK_SIZE x n_out: each trajectory's fitted value, NAN where it is not live, when
                                the fit groups are trajectories (nh_run_fit_groups_by_trajectory); else NULL */
     /* Claims, under the run's claim lock: the block's worker takes its trajectories from the front and
      * computes them straight into the block; a worker with no block left takes them from the back
@@ -55,12 +56,24 @@ typedef struct block_stats {
     trajectory_record *stolen_records[NH_BLOCK_SIZE]; /* by offset in the block */
 } block_stats;
 
-/* A thread's means of integrating trajectories: its stepper, reference and the record it fills. */
+/* A trajectory in a lane of the worker's lane stepper: its record, the steps it has taken and its values at
+ * t = 0 (the observers' reference). */
+typedef struct lane_trajectory {
+    trajectory_record *rec;
+    long index;
+    long k;
+    nh_initial_values init;
+} lane_trajectory;
+
+/* A thread's means of integrating trajectories: its stepper (which starts every trajectory), its lane stepper
+ * when the run's trajectories go through lanes, its reference and the record it fills. */
 typedef struct worker {
     nh_stepper *stepper;
+    nh_lane_stepper *lanes;     /* NULL: one trajectory at a time (nh_run_lanes gives 1) */
+    int n_lanes;                /* 1, or the lane stepper's lanes */
+    lane_trajectory lane[NH_MAX_LANES]; /* the trajectory in each lane (rec NULL: the lane is free) */
     double *paths;              /* the run's sample paths (each trajectory writes only its own rows) */
     long n_paths, n_out;
-    trajectory_record own;      /* the record of the worker's own block's trajectories */
     trajectory_record *rec;     /* the record of the trajectory being computed */
     double carried[NH_MAX_UNKNOWNS];
     unsigned observer_mask;     /* the run's: which observers are recorded */
@@ -86,10 +99,10 @@ typedef struct merge_queue {
     long end;                   /* one past the last block to compute */
     int out_of_memory;          /* a record could not grow: the run stops with NH_ERR_NOMEM */
     nh_run_result chunk;        /* the blocks merged so far of the chunk holding block `next` */
-    double *lanes;              /* the chunk's (one block's) lanes when the fit groups are trajectories, else NULL */
+    double *trajectory_fits;    /* the chunk's (one block's) trajectory_fits when the fit groups are trajectories, else NULL */
 } merge_queue;
 
-/* run_layout.c: the whole steps from 0 to T. */
+/* run_layout.c: the whole steps from 0 to T; the lanes the run's workers use (nh_run_lanes, ensemble.h). */
 long nh_run_step_count(const nh_run_config *cfg);
 
 /* ensemble.c: the arrays of a result of n_out output rows (time, live, acc, groups, paths, sketch) for
@@ -103,6 +116,12 @@ int nh_run_result_alloc(nh_run_result *res, long n_out);
 int nh_worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, nh_error *err);
 void nh_worker_free(worker *w);
 void nh_trajectory_run(const nh_run_config *cfg, worker *w, trajectory_record *rec, long index, long n_steps);
+/* Lanes (w->lanes set): trajectory `index` started into free lane `lane` with record rec (1), or finished at its
+ * start (0: failed at t = 0 or abandoned, rec complete); every running lane advanced to its next output row,
+ * end or failure, its values recorded: the lanes whose trajectories finished (lanes free) into finished and
+ * their complete records into records, their count returned. An interruption finishes every running lane, abandoned. */
+int nh_lane_start(const nh_run_config *cfg, worker *w, int lane, trajectory_record *rec, long index, long n_steps);
+int nh_lanes_advance(const nh_run_config *cfg, worker *w, long n_steps, int *finished, trajectory_record **records);
 trajectory_record *nh_record_new(long n_out);
 void nh_record_delete(trajectory_record *rec);
 

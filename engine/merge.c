@@ -13,7 +13,7 @@
 void nh_block_take_record(block_stats *b, const trajectory_record *rec, const nh_sketch_layout *sl, long n_out)
 {
     const int nobs = nh_observer_count(), event = nh_observer_event(), fitted = nh_observer_fitted();
-    double *lane = b->lanes ? b->lanes + (rec->index % NH_BLOCK_SIZE) * n_out : NULL;
+    double *lane = b->trajectory_fits ? b->trajectory_fits + (rec->index % NH_BLOCK_SIZE) * n_out : NULL;
     for (long k = 0; k < rec->rows; ++k) {
         const double *values = rec->values + k * nobs;
         if (lane)
@@ -50,8 +50,8 @@ void nh_block_reset(block_stats *b, long n_out, const nh_sketch_layout *sl)
         nh_accum_reset(&b->acc[i]);
     for (long i = 0; i < nh_block_sample_count(sl); ++i)
         b->samples[i] = NAN;
-    for (long i = 0; b->lanes && i < NH_BLOCK_SIZE * n_out; ++i)
-        b->lanes[i] = NAN;
+    for (long i = 0; b->trajectory_fits && i < NH_BLOCK_SIZE * n_out; ++i)
+        b->trajectory_fits[i] = NAN;
     memset(b->live, 0, (size_t)n_out * sizeof *b->live);
     b->n_failures = 0;
     b->steps = 0;
@@ -88,17 +88,17 @@ static void merge_block(nh_run_result *chunk, const block_stats *b)
 
 /* The fit groups of a chunk that is one block: trajectory i = chunk x NH_BLOCK_SIZE + j (lane j) into
  * group i mod NH_FIT_GROUPS, value by value (NAN: not live). */
-static void merge_lanes(nh_run_result *res, long chunk, const double *lanes)
+static void merge_lanes(nh_run_result *res, long chunk, const double *trajectory_fits)
 {
     for (long j = 0; j < NH_BLOCK_SIZE; ++j) {
         nh_accum *group = &res->groups[((chunk * NH_BLOCK_SIZE + j) % NH_FIT_GROUPS) * res->n_out];
-        const double *lane = lanes + j * res->n_out;
+        const double *lane = trajectory_fits + j * res->n_out;
         for (long k = 0; k < res->n_out && !isnan(lane[k]); ++k)
             nh_accum_add(&group[k], lane[k]);
     }
 }
 
-void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, const double *lanes,
+void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, const double *trajectory_fits,
                           const nh_failure *failures, int n_failures)
 {
     const int nobs = nh_observer_count(), fitted = nh_observer_fitted();
@@ -106,10 +106,10 @@ void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, c
     for (long i = 0; i < cells; ++i)
         nh_accum_merge(&res->acc[i], &acc[i]);
     nh_accum *group = &res->groups[(chunk % NH_FIT_GROUPS) * res->n_out];
-    for (long k = 0; !lanes && k < res->n_out; ++k)
+    for (long k = 0; !trajectory_fits && k < res->n_out; ++k)
         nh_accum_merge(&group[k], &acc[k * nobs + fitted]);
-    if (lanes)
-        merge_lanes(res, chunk, lanes);
+    if (trajectory_fits)
+        merge_lanes(res, chunk, trajectory_fits);
     for (int f = 0; f < n_failures && res->n_reported < NH_MAX_REPORTED_FAILURES; ++f)
         res->first_failures[res->n_reported++] = failures[f];
 }
@@ -131,17 +131,17 @@ void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from)
 }
 
 /* A finished chunk into the run: merged (a whole run) or kept as it is (a shard's partial result). */
-static void chunk_done(nh_run_result *res, long c, const nh_run_result *chunk, const double *lanes)
+static void chunk_done(nh_run_result *res, long c, const nh_run_result *chunk, const double *trajectory_fits)
 {
     if (res->chunks) {
         nh_chunk_stats *kept = &res->chunks[c - res->first_chunk];
         memcpy(kept->acc, chunk->acc, (size_t)res->n_out * (size_t)nh_observer_count() * sizeof *kept->acc);
-        if (lanes)
-            memcpy(kept->lanes, lanes, (size_t)NH_BLOCK_SIZE * (size_t)res->n_out * sizeof *lanes);
+        if (trajectory_fits)
+            memcpy(kept->trajectory_fits, trajectory_fits, (size_t)NH_BLOCK_SIZE * (size_t)res->n_out * sizeof *trajectory_fits);
         memcpy(kept->first_failures, chunk->first_failures, sizeof kept->first_failures);
         kept->n_reported = chunk->n_reported;
     } else {
-        nh_run_merge_ordered(res, c, chunk->acc, lanes, chunk->first_failures, chunk->n_reported);
+        nh_run_merge_ordered(res, c, chunk->acc, trajectory_fits, chunk->first_failures, chunk->n_reported);
     }
     nh_run_merge_counts(res, chunk);
 }
@@ -169,8 +169,8 @@ void nh_merge_next_block(const nh_run_config *cfg, merge_queue *q, long b, const
     if (b == nh_run_chunk_first_block(cfg, c))
         chunk_reset(&q->chunk);
     merge_block(&q->chunk, blk);
-    if (q->lanes) /* the chunk is this one block */
-        memcpy(q->lanes, blk->lanes, (size_t)NH_BLOCK_SIZE * (size_t)q->chunk.n_out * sizeof *q->lanes);
+    if (q->trajectory_fits) /* the chunk is this one block */
+        memcpy(q->trajectory_fits, blk->trajectory_fits, (size_t)NH_BLOCK_SIZE * (size_t)q->chunk.n_out * sizeof *q->trajectory_fits);
     if (cfg->progress) {
         const long origin = nh_run_trajectories_before(cfg, nh_run_chunk_first_block(cfg, res->first_chunk));
         cfg->progress(nh_run_trajectories_before(cfg, b + 1) - origin,
@@ -178,7 +178,7 @@ void nh_merge_next_block(const nh_run_config *cfg, merge_queue *q, long b, const
     }
     if (b + 1 != nh_run_chunk_first_block(cfg, c + 1))
         return;
-    chunk_done(res, c, &q->chunk, q->lanes);
+    chunk_done(res, c, &q->chunk, q->trajectory_fits);
     res->next_block = b + 1;
     res->trajectories_done = nh_run_trajectories_before(cfg, b + 1);
     if (cfg->merged && !res->chunks)

@@ -325,7 +325,7 @@ static void add_variance_fit(cJSON *root, const nh_run_result *res)
     add_fit_support(fit, &res->fit);
 }
 
-static void add_results(cJSON *root, const nh_run_result *res)
+static void add_results(cJSON *root, const nh_run_config *cfg, const nh_run_result *res)
 {
     add_variance_fit(root, res);
     cJSON *ext = cJSON_AddObjectToObject(root, "extremes");
@@ -346,6 +346,9 @@ static void add_results(cJSON *root, const nh_run_result *res)
     cJSON_AddNumberToObject(perf, "method_seconds", res->method_seconds);
     cJSON_AddNumberToObject(perf, "ns_per_step", nh_run_ns_per_step(res));
     cJSON_AddNumberToObject(perf, "reference_seconds", res->reference_seconds);
+    const int lanes = nh_run_lanes(cfg, res->observer_mask);
+    cJSON_AddNumberToObject(perf, "lanes", lanes);
+    cJSON_AddStringToObject(perf, "lane_isa", lanes > 1 ? nh_lane_isa_name(nh_lane_isa_best()) : "none");
     add_rank_timing(perf, res);
     cJSON_AddNumberToObject(perf, "nonlinear_solves", (double)res->solver.solves);
     cJSON_AddNumberToObject(perf, "newton_iterations", (double)res->solver.iterations);
@@ -367,7 +370,7 @@ char *nh_summary_json(const nh_run_config *cfg, const nh_run_result *res, const 
     cJSON_AddBoolToObject(root, "complete", res->complete);
     cJSON_AddNumberToObject(root, "trajectories_done", (double)res->trajectories_done);
     add_failures(root, res);
-    add_results(root, res);
+    add_results(root, cfg, res);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     return text;

@@ -1,6 +1,6 @@
 /* Partial results of sharded runs (see include/nhens/partial.h), in the shared state encoding of
  * engine/state_json.h plus each chunk's accumulators, first failures and (runs whose fit groups are
- * trajectories) lanes. */
+ * trajectories) trajectory_fits. */
 #include "nhens/partial.h"
 #include "nhens/files.h"
 #include "state_json.h"
@@ -47,8 +47,8 @@ static int add_chunks(cJSON *root, const nh_run_config *cfg, const nh_run_result
         cJSON_AddItemToArray(list, chunk);
         if (nh_json_add_doubles(chunk, "accumulators", (const double *)res->chunks[c].acc, 4 * cells) ||
             nh_json_add_failures(chunk, "first_failures", res->chunks[c].first_failures, res->chunks[c].n_reported) ||
-            (res->chunks[c].lanes &&
-             nh_json_add_doubles(chunk, "lanes", res->chunks[c].lanes, (size_t)NH_BLOCK_SIZE * (size_t)res->n_out)))
+            (res->chunks[c].trajectory_fits &&
+             nh_json_add_doubles(chunk, "trajectory_fits", res->chunks[c].trajectory_fits, (size_t)NH_BLOCK_SIZE * (size_t)res->n_out)))
             return 1;
     }
     return 0;
@@ -141,17 +141,17 @@ void nh_partial_chunks(const nh_partial *p, long *first, long *count)
     *count = p->n_chunks;
 }
 
-/* A chunk's lanes (runs whose fit groups are trajectories): each lane finite on its first rows, then
+/* A chunk's trajectory_fits (runs whose fit groups are trajectories): each lane finite on its first rows, then
  * NAN. */
-static int read_lanes(const cJSON *chunk, double *lanes, long n_out, const char *field, const nh_state_scope *scope,
+static int read_lanes(const cJSON *chunk, double *trajectory_fits, long n_out, const char *field, const nh_state_scope *scope,
                       nh_error *err)
 {
-    if (nh_state_get_doubles(chunk, "lanes", field, lanes, (size_t)NH_BLOCK_SIZE * (size_t)n_out, scope, err))
+    if (nh_state_get_doubles(chunk, "trajectory_fits", field, trajectory_fits, (size_t)NH_BLOCK_SIZE * (size_t)n_out, scope, err))
         return NH_ERR_INPUT;
     for (long j = 0; j < NH_BLOCK_SIZE; ++j)
         for (long k = 0; k < n_out; ++k) {
-            const double x = lanes[j * n_out + k];
-            if (!isnan(x) && (!isfinite(x) || (k > 0 && isnan(lanes[j * n_out + k - 1])))) {
+            const double x = trajectory_fits[j * n_out + k];
+            if (!isnan(x) && (!isfinite(x) || (k > 0 && isnan(trajectory_fits[j * n_out + k - 1])))) {
                 char value[64];
                 snprintf(value, sizeof value, "%.17g", x);
                 return nh_state_refuse(err, scope, field, j * n_out + k, NULL, value,
@@ -185,9 +185,9 @@ static int check_chunk_sums(const nh_run_result *res, const double *counts, cons
     return NH_OK;
 }
 
-/* Chunk c's accumulators, failures and lanes, checked against its own trajectories. */
+/* Chunk c's accumulators, failures and trajectory_fits, checked against its own trajectories. */
 static int read_chunk(const nh_partial *p, const cJSON *chunk, long c, const nh_run_config *cfg, const nh_run_result *res,
-                      nh_accum *acc, double *lanes, nh_failure *failures, int *n_failures, nh_error *err)
+                      nh_accum *acc, double *trajectory_fits, nh_failure *failures, int *n_failures, nh_error *err)
 {
     const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
     const long first = nh_run_trajectories_before(cfg, nh_run_chunk_first_block(cfg, p->first_chunk + c));
@@ -204,8 +204,8 @@ static int read_chunk(const nh_partial *p, const cJSON *chunk, long c, const nh_
     snprintf(field, sizeof field, "chunk_stats[%ld].first_failures", c);
     if (nh_json_get_failures(chunk, "first_failures", field, failures, n_failures, first, end, &scope, err))
         return NH_ERR_INPUT;
-    snprintf(field, sizeof field, "chunk_stats[%ld].lanes", c);
-    return lanes ? read_lanes(chunk, lanes, res->n_out, field, &scope, err) : NH_OK;
+    snprintf(field, sizeof field, "chunk_stats[%ld].trajectory_fits", c);
+    return trajectory_fits ? read_lanes(chunk, trajectory_fits, res->n_out, field, &scope, err) : NH_OK;
 }
 
 /* The chunks' ordered parts, each checked, then merged into res in turn. */
@@ -215,26 +215,26 @@ static int merge_chunks(const nh_partial *p, const nh_run_config *cfg, nh_run_re
     const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
     const int with_lanes = nh_run_fit_groups_by_trajectory(cfg);
     nh_accum *acc = malloc(cells * sizeof *acc);
-    double *lanes = with_lanes ? malloc((size_t)NH_BLOCK_SIZE * (size_t)res->n_out * sizeof *lanes) : NULL;
+    double *trajectory_fits = with_lanes ? malloc((size_t)NH_BLOCK_SIZE * (size_t)res->n_out * sizeof *trajectory_fits) : NULL;
     double *counts = calloc(cells, sizeof *counts);
     nh_failure failures[NH_MAX_REPORTED_FAILURES];
     int n_failures, all_failures = 0;
-    int rc = !acc || !counts || (with_lanes && !lanes) ? nh_fail(err, NH_ERR_NOMEM, "out of memory merging %s",
+    int rc = !acc || !counts || (with_lanes && !trajectory_fits) ? nh_fail(err, NH_ERR_NOMEM, "out of memory merging %s",
                                                                  scope->what)
                                                        : NH_OK;
     const cJSON *chunk = cJSON_GetObjectItemCaseSensitive(p->root, "chunk_stats")->child;
     for (long c = 0; !rc && c < p->n_chunks; ++c, chunk = chunk->next) {
-        rc = read_chunk(p, chunk, c, cfg, res, acc, lanes, failures, &n_failures, err);
+        rc = read_chunk(p, chunk, c, cfg, res, acc, trajectory_fits, failures, &n_failures, err);
         for (size_t i = 0; !rc && i < cells; ++i)
             counts[i] += acc[i].count;
         all_failures += n_failures;
         if (!rc && c + 1 == p->n_chunks)
             rc = check_chunk_sums(res, counts, live, all_failures, failed, scope, err);
         if (!rc)
-            nh_run_merge_ordered(res, p->first_chunk + c, acc, lanes, failures, n_failures);
+            nh_run_merge_ordered(res, p->first_chunk + c, acc, trajectory_fits, failures, n_failures);
     }
     free(acc);
-    free(lanes);
+    free(trajectory_fits);
     free(counts);
     return rc;
 }

@@ -2,6 +2,8 @@
  * range, before anything is allocated or integrated (see include/nhens/ensemble.h). */
 #include "ensemble_internal.h"
 
+#include "nhens/lanes.h"
+
 #include <math.h>
 
 void nh_run_config_use_preset(nh_run_config *cfg, const nh_preset *preset)
@@ -55,6 +57,9 @@ static int validate_sizes(const nh_run_config *cfg, nh_error *err)
                        nh_run_chunk_count(cfg), nh_run_chunk_count(cfg));
     if (cfg->threads < 1 || cfg->threads > 1024)
         return nh_fail(err, NH_ERR_INPUT, "threads=%d must be in [1, 1024]", cfg->threads);
+    if (cfg->lanes < 0 || cfg->lanes > NH_MAX_LANES)
+        return nh_fail(err, NH_ERR_INPUT, "lanes=%d must be in [1, %d] (or 0: the CPU's default)", cfg->lanes,
+                       NH_MAX_LANES);
     if (!(cfg->fit_window_start >= 0.0 && cfg->fit_window_start < 1.0))
         return nh_fail(err, NH_ERR_INPUT, "fit window start %g must be a fraction of T in [0, 1)", cfg->fit_window_start);
     return NH_OK;

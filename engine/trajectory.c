@@ -227,6 +227,105 @@ void nh_trajectory_run(const nh_run_config *cfg, worker *w, trajectory_record *r
     nh_solver_stats_add(&rec->solver, before, -1);
 }
 
+/* ---- trajectories in lanes (w->lanes): each starts as above on the worker's stepper, then runs in its lane
+ * with the others until its end, its failure or an interruption; its values at the output rows are observed as
+ * above, from the lane's state. No lane run records the latitude or the global error (nh_run_lanes). */
+
+static void lane_finish(worker *w, int lane, int *finished, trajectory_record **records, int *count)
+{
+    nh_lane_stepper_retire(w->lanes, lane);
+    finished[*count] = lane;
+    records[(*count)++] = w->lane[lane].rec;
+    w->lane[lane].rec = NULL;
+}
+
+int nh_lane_start(const nh_run_config *cfg, worker *w, int lane, trajectory_record *rec, long index, long n_steps)
+{
+    double *values = rec->values;
+    crossing *crossings = rec->crossings;
+    const long capacity = rec->crossing_capacity;
+    *rec = (trajectory_record){.index = index, .values = values, .crossings = crossings, .crossing_capacity = capacity};
+    w->rec = rec;
+    if (interrupted(cfg)) {
+        rec->abandoned = 1;
+        return 0;
+    }
+    lane_trajectory *t = &w->lane[lane];
+    double q[NH_MAX_DIM], v[NH_MAX_DIM];
+    const double start = omp_get_wtime();
+    const int runs = start_trajectory(cfg, w, index, q, v, &t->init) && n_steps > 0;
+    rec->method_seconds = omp_get_wtime() - start;
+    if (!runs)
+        return 0;
+    nh_lane_stepper_load(w->lanes, lane, w->stepper, q, v, w->carried);
+    t->rec = rec;
+    t->index = index;
+    t->k = 0;
+    return 1;
+}
+
+/* Steps until the next event of a running lane: its next output row, or the poll for an interruption */
+static long steps_to_next_event(const nh_run_config *cfg, const worker *w, long n_steps)
+{
+    long steps = NH_INTERRUPT_POLL_STEPS;
+    for (int l = 0; l < w->n_lanes; ++l) {
+        const lane_trajectory *t = &w->lane[l];
+        if (!t->rec)
+            continue;
+        const long next_row = (t->k / cfg->every + 1) * cfg->every;
+        const long event = (next_row < n_steps ? next_row : n_steps) - t->k;
+        steps = event < steps ? event : steps;
+    }
+    return steps;
+}
+
+/* Lane l after `taken` more steps with status rc: its failure, or its values at an output row (1 when the
+ * trajectory goes on) */
+static int lane_after_steps(const nh_run_config *cfg, worker *w, int l, long taken, int rc, long n_steps)
+{
+    lane_trajectory *t = &w->lane[l];
+    t->k += taken;
+    t->rec->steps += taken;
+    w->rec = t->rec;
+    const long row = rc == NH_OK ? output_row(cfg, t->k, n_steps) : -1;
+    if (row >= 0) {
+        double q[NH_MAX_DIM], v[NH_MAX_DIM], values[NH_MAX_OBSERVERS];
+        nh_lane_stepper_state(w->lanes, l, q, v, NULL);
+        if ((rc = observe_at(cfg, w, t->k, q, v, &t->init, values)) == NH_OK)
+            rc = record_sample(w, t->index, row, values);
+    }
+    if (rc != NH_OK)
+        record_failure(t->rec, t->index, t->k * cfg->h, rc);
+    return rc == NH_OK && t->k < n_steps;
+}
+
+int nh_lanes_advance(const nh_run_config *cfg, worker *w, long n_steps, int *finished, trajectory_record **records)
+{
+    int count = 0, running = 0, status[NH_MAX_LANES];
+    const long steps = steps_to_next_event(cfg, w, n_steps);
+    const double start = omp_get_wtime();
+    const long taken = nh_lane_stepper_advance(w->lanes, cfg->h, steps, status);
+    const double stop = omp_get_wtime();
+    for (int l = 0; l < w->n_lanes; ++l)
+        running += w->lane[l].rec != NULL;
+    for (int l = 0; l < w->n_lanes; ++l) {
+        if (!w->lane[l].rec)
+            continue;
+        const double observe_start = omp_get_wtime();
+        const int goes_on = lane_after_steps(cfg, w, l, taken, status[l], n_steps);
+        w->lane[l].rec->method_seconds += (stop - start) / running + (omp_get_wtime() - observe_start);
+        if (!goes_on)
+            lane_finish(w, l, finished, records, &count);
+    }
+    if (interrupted(cfg))
+        for (int l = 0; l < w->n_lanes; ++l)
+            if (w->lane[l].rec) {
+                w->lane[l].rec->abandoned = 1;
+                lane_finish(w, l, finished, records, &count);
+            }
+    return count;
+}
+
 static int record_alloc(trajectory_record *rec, long n_out)
 {
     memset(rec, 0, sizeof *rec);
@@ -265,11 +364,16 @@ int nh_worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, nh_e
     w->paths = res->paths;
     w->n_paths = res->n_paths;
     w->n_out = res->n_out;
-    if (record_alloc(&w->own, res->n_out))
-        return nh_fail(err, NH_ERR_NOMEM, "out of memory for a trajectory's %ld output times", res->n_out);
     w->stepper = nh_stepper_create(&cfg->method, cfg->system, cfg->solver, err);
     if (!w->stepper)
         return NH_ERR_SOLVER;
+    w->n_lanes = 1;
+    const int lanes = nh_run_lanes(cfg, res->observer_mask);
+    if (lanes > 1) {
+        if (!(w->lanes = nh_lane_stepper_create(w->stepper, lanes, NH_LANE_ISA_AUTO, err)))
+            return err->msg[0] ? NH_ERR_NOMEM : nh_fail(err, NH_ERR_NOMEM, "no lane kernel for %d lanes", lanes);
+        w->n_lanes = lanes;
+    }
     const int ref = nh_observer_reference();
     if (ref >= 0 && (res->observer_mask & (1u << ref)) &&
         !(w->reference = nh_reference_tracker_create(cfg->system, NH_REFERENCE_TOLERANCE, NH_REFERENCE_TOLERANCE)))
@@ -280,7 +384,7 @@ int nh_worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, nh_e
 void nh_worker_free(worker *w)
 {
     nh_reference_tracker_free(w->reference);
+    nh_lane_stepper_free(w->lanes);
     nh_stepper_free(w->stepper);
-    record_free(&w->own);
 }
 

@@ -148,37 +148,41 @@ static void move_memory(nh_stepper *st, int i, double high, double low)
         move_memory(st->inner[k], i, high, low);
 }
 
-/* Move q_i (outside [-2 pi, 2 pi]) back: an angle by a turn, an ignorable coordinate by the nearest
- * integer, which q_i - that integer gives exactly (the two are within a factor 2). */
-static void recentre_coordinate(nh_stepper *st, int i, double *q)
+void nh_recentre_once(unsigned char kind, double *x, double *turns, double *offset, double *high, double *low)
 {
-    double high, low = 0.0;
-    if (st->kind[i] == NH_COORDINATE_ANGLE) {
-        const double sign = q[i] > 0 ? 1.0 : -1.0;
-        high = sign * TWO_PI_HIGH;
-        low = sign * TWO_PI_LOW;
-        st->turns[i] += sign;
+    *low = 0.0;
+    if (kind == NH_COORDINATE_ANGLE) {
+        const double sign = *x > 0 ? 1.0 : -1.0;
+        *high = sign * TWO_PI_HIGH;
+        *low = sign * TWO_PI_LOW;
+        *turns += sign;
     } else {
-        high = nearbyint(q[i]);
-        st->offset[i] += high;
+        *high = nearbyint(*x);
+        *offset += *high;
     }
-    q[i] = nh_coordinate_moved(q[i], high, low);
-    move_memory(st, i, high, low);
+    *x = nh_coordinate_moved(*x, *high, *low);
 }
 
 /* Angles beyond this are left alone: each turn is then inexact, and the angle has lost its digits */
 static const double ANGLE_RECENTRE_LIMIT = 0x1p20;
 
+int nh_recentres(unsigned char kind, double x)
+{
+    const int angle = kind == NH_COORDINATE_ANGLE, ignorable = kind == NH_COORDINATE_IGNORABLE;
+    return fabs(x) > NH_RECENTRE_LIMIT && isfinite(x) && (ignorable || (angle && fabs(x) < ANGLE_RECENTRE_LIMIT));
+}
+
 int nh_stepper_recentre(nh_stepper *st, double *q)
 {
-    const double limit = 2.0 * M_PI;
     int moved = 0;
     for (int i = 0; st->recentres && i < st->sys->n; ++i) {
-        const int angle = st->kind[i] == NH_COORDINATE_ANGLE, ignorable = st->kind[i] == NH_COORDINATE_IGNORABLE;
-        if (!(fabs(q[i]) > limit) || !isfinite(q[i]) || !(ignorable || (angle && fabs(q[i]) < ANGLE_RECENTRE_LIMIT)))
+        if (!nh_recentres(st->kind[i], q[i]))
             continue;
-        while (fabs(q[i]) > limit)   /* one turn a time (a step moves less than one, but a start may not) */
-            recentre_coordinate(st, i, q);
+        while (fabs(q[i]) > NH_RECENTRE_LIMIT) {   /* one turn a time (a step moves less than one, but a start may not) */
+            double high, low;
+            nh_recentre_once(st->kind[i], &q[i], &st->turns[i], &st->offset[i], &high, &low);
+            move_memory(st, i, high, low);
+        }
         ++moved;
     }
     return moved;

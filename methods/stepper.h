@@ -5,6 +5,8 @@
 
 #include "nhens/method.h"
 
+#include <math.h>
+
 enum { NH_MAX_INNER_STEPPERS = 4, NH_HISTORY_POINTS = 6 };
 
 /* A method's step (nh_method_type.step), or a step kernel of it (kernels.h). */
@@ -54,6 +56,15 @@ int nh_method_is_builtin(const nh_method_type *type);
 /* (x - high) - low: a coordinate moved by high + low (a turn in two parts, or an integer and 0), the same
  * bits wherever a stepper moves a kept copy of it. */
 double nh_coordinate_moved(double x, double high, double low);
+
+/* Recentring (nh_stepper_recentre) moves a coordinate beyond this, 2 pi */
+#define NH_RECENTRE_LIMIT (2.0 * M_PI)
+/* Whether a coordinate of this kind (nh_coordinate_kind) at x is recentred: beyond 2 pi, finite, ignorable or
+ * an angle below 2^20 (beyond, each turn would be inexact). */
+int nh_recentres(unsigned char kind, double x);
+/* One turn (an angle: *turns counts it) or the nearest integer (an ignorable coordinate: *offset adds it) off
+ * *x, which is beyond 2 pi; the amount moved is high + low. */
+void nh_recentre_once(unsigned char kind, double *x, double *turns, double *offset, double *high, double *low);
 
 /* Before a step from (q, v) with step h: the number of solutions recorded for it (at most
  * NH_HISTORY_POINTS; *past points to them, newest first, history.dim apart). They count only while the

@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "nhens/lanes.h"
 #include "nhens/method.h"
 #include "nhens/stats.h"
 #include "nhens/system.h"
@@ -55,6 +56,10 @@ typedef struct nh_run_config {
     long ensemble;
     uint64_t seed;
     int threads;
+    /* Trajectories each thread steps in lockstep in SIMD lanes (nhens/lanes.h): 0 the CPU's default
+     * (nh_lanes_default), 1 one at a time, up to NH_MAX_LANES; nh_run_lanes says which count a run uses.
+     * Results do not depend on it. */
+    int lanes;
     const nh_preset *preset;    /* one initial state; NULL: sample the energy shell `energy` */
     const nh_preset *shell_preset; /* the energy-shell preset `energy` came from, for reports (or NULL) */
     double energy;
@@ -101,10 +106,10 @@ typedef struct nh_rank_timing {
 } nh_rank_timing;
 
 /* What a chunk contributes in merge order (everything else adds): its accumulators, n_out x observers,
- * its first failures and, when the fit groups are trajectories, its lanes. */
+ * its first failures and, when the fit groups are trajectories, its trajectory_fits. */
 typedef struct nh_chunk_stats {
     nh_accum *acc;
-    double *lanes;          /* NH_BLOCK_SIZE x n_out: the fitted value of each trajectory of the chunk (one block),
+    double *trajectory_fits;          /* NH_BLOCK_SIZE x n_out: the fitted value of each trajectory of the chunk (one block),
                                NAN where it is not live; NULL unless nh_run_fit_groups_by_trajectory */
     nh_failure first_failures[NH_MAX_REPORTED_FAILURES];
     int n_reported;
@@ -161,6 +166,11 @@ struct nh_run_result {
  * (cfg->energy, with cfg->shell_preset kept for reports). NULL leaves the configuration unchanged. */
 void nh_run_config_use_preset(nh_run_config *cfg, const nh_preset *preset);
 
+/* The lanes a run's threads use: cfg->lanes (0: nh_lanes_default()) when a lane kernel serves its method and
+ * system (nh_lane_kernel_exists) and it records neither the latitude nor the global error (observer_mask), whose
+ * section crossings and reference solutions follow each step of one trajectory; else 1. */
+int nh_run_lanes(const nh_run_config *cfg, unsigned observer_mask);
+
 /* Checks every field and the method/system pairing; the message names the bad value. */
 int nh_run_validate(const nh_run_config *cfg, nh_error *err);
 /* Runs the ensemble on cfg->threads OpenMP threads into res (freed with nh_run_result_free). Its locks are
@@ -194,8 +204,8 @@ void nh_run_shard_chunks(const nh_run_config *cfg, long *first, long *count);
  * in group c mod NH_FIT_GROUPS). A function of the ensemble size only, so threads, ranks and shards agree. */
 int nh_run_fit_groups_by_trajectory(const nh_run_config *cfg);
 /* Chunk `chunk`'s ordered part into res (the next chunk in order: accumulators, fit groups, failures);
- * lanes: the chunk's lanes (nh_chunk_stats) when the fit groups are trajectories, else NULL. */
-void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, const double *lanes,
+ * trajectory_fits: the chunk's trajectory_fits (nh_chunk_stats) when the fit groups are trajectories, else NULL. */
+void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, const double *trajectory_fits,
                           const nh_failure *failures, int n_failures);
 /* The order-free part of `from` into res: live counts, sketches, failure and step and solver counts. */
 void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from);

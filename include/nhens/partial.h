@@ -3,7 +3,7 @@
  * of the unsharded run. A partial result holds the run's configuration and arguments, the order-free
  * statistics (live counts, quantile sketches, failure, step and solver counts, the shard's sample
  * paths) and, unmerged, each of its chunks' accumulators, first failures and (runs whose fit groups are
- * trajectories, nh_run_fit_groups_by_trajectory) lanes of fitted values. Merging adds the
+ * trajectories, nh_run_fit_groups_by_trajectory) trajectory_fits of fitted values. Merging adds the
  * order-free parts and merges the chunks in chunk order, exactly as nh_run_ensemble does. The file is
  * JSON (docs/schema/partial.schema.json) ending with a checksum of its content, written atomically and
  * read as untrusted input: checksum, domains and consistency as a checkpoint's, plus its shard's chunk
@@ -18,7 +18,7 @@ extern "C" {
 #endif
 #pragma GCC visibility push(default)
 
-enum { NH_PARTIAL_VERSION = 3, NH_PARTIAL_MAX_ARGS = 128 };
+enum { NH_PARTIAL_VERSION = 4, NH_PARTIAL_MAX_ARGS = 128 };
 
 typedef struct nh_partial nh_partial;
 

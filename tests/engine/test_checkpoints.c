@@ -222,7 +222,7 @@ Test(shards, parts_without_a_live_trajectory_merge_bitwise)
 Test(shards, a_small_run_grouped_by_trajectory_merges_bitwise)
 {
     /* 45 trajectories: the fit groups are trajectories (i mod 20: 20 groups, 19 degrees of freedom) and each
-     * partial result carries its chunks' lanes; 1, 2, 5 and 6 shards (5 and 6 leave shards of one chunk) */
+     * partial result carries its chunks' trajectory_fits; 1, 2, 5 and 6 shards (5 and 6 leave shards of one chunk) */
     nh_system s;
     nh_run_config cfg;
     nh_run_result whole;
@@ -236,24 +236,24 @@ Test(shards, a_small_run_grouped_by_trajectory_merges_bitwise)
     nh_run_result_free(&whole);
     const long counts[] = {1, 2, 5, 6};
     check_shards_merge_bitwise(small_shard_config, counts, 4);
-    /* a part without its lanes is refused as damaged */
+    /* a part without its trajectory_fits is refused as damaged */
     small_shard_config(&s, &cfg, 0, 2);
     nh_run_config whole_cfg;
     small_shard_config(&s, &whole_cfg, 0, 0);
     nh_run_result part;
     cr_assert(eq(int, nh_run_ensemble(&cfg, &part, &err), NH_OK), "%s", err.msg);
     char *text = nh_partial_text(&cfg, &part, 0, NULL, &err);
-    char *lanes = strstr(text, "\"lanes\"");
-    cr_assert(lanes != NULL, "a small run's part holds lanes");
-    lanes[5] = 'z';
-    cr_assert(nh_partial_parse(text, "no lanes", &err) == NULL, "an edit without its checksum is refused");
+    char *trajectory_fits = strstr(text, "\"trajectory_fits\"");
+    cr_assert(trajectory_fits != NULL, "a small run's part holds trajectory_fits");
+    trajectory_fits[5] = 'z';
+    cr_assert(nh_partial_parse(text, "no trajectory_fits", &err) == NULL, "an edit without its checksum is refused");
     cr_assert(strstr(err.msg, "checksum mismatch") != NULL, "%s", err.msg);
     char *sealed = reseal_text(text);
-    nh_partial *p = nh_partial_parse(sealed, "no lanes", &err);
+    nh_partial *p = nh_partial_parse(sealed, "no trajectory_fits", &err);
     cr_assert(p != NULL, "%s", err.msg);
     cr_assert(eq(int, nh_run_result_init(&whole_cfg, &whole, &err), NH_OK));
     cr_assert(eq(int, nh_partial_merge(p, &whole_cfg, &whole, &err), NH_ERR_INPUT));
-    cr_assert(strstr(err.msg, "partial result 'no lanes': field 'chunk_stats[0].lanes' is missing") != NULL, "%s",
+    cr_assert(strstr(err.msg, "partial result 'no trajectory_fits': field 'chunk_stats[0].trajectory_fits' is missing") != NULL, "%s",
               err.msg);
     nh_partial_free(p);
     free(sealed);
@@ -395,7 +395,7 @@ Test(shards, a_resealed_part_out_of_its_domain_is_refused_naming_the_field)
          "field 'shard' is interrupted shard 1 of 2 with chunks 0 to 2; allowed: fewer chunks than 0 to 2"},
         {"next_block", "\"6\"", "field 'next_block' is '6'; allowed: '3'"},
         {"trajectories_done", "\"45\"", "field 'trajectories_done' is '45'; allowed: '24'"},
-        {"chunk0.lanes", "@0=7ff0000000000000", "field 'chunk_stats[0].lanes' entry 0 is inf"},
+        {"chunk0.trajectory_fits", "@0=7ff0000000000000", "field 'chunk_stats[0].trajectory_fits' entry 0 is inf"},
     };
     nh_system s;
     nh_run_config cfg, whole_cfg;

@@ -1,0 +1,49 @@
+/* The knife edge's formulas lane by lane (lane_steps.h), each entry's operations those of systems/knife.c:
+ * q = (x1, x2, xi), V = -x1, A = [-sin xi, cos xi - eps, 0]. */
+#include "nhens/system.h"
+
+#include <math.h>
+
+#define LS_N 3
+#define LANE_INLINE_SYSTEM static inline __attribute__((always_inline))
+#define LS_AT(a, i) (a)[(i) * L + l]
+#define LS_LANES for (int l = 0; l < L; ++l)
+
+extern const nh_system_type nh_system_knife;
+
+LANE_INLINE_SYSTEM void ls_gradient(const double *par, const double *restrict q, double *restrict g, int L)
+{
+    (void)par;
+    (void)q;
+    LS_LANES {
+        LS_AT(g, 0) = -1.0;
+        LS_AT(g, 1) = 0.0;
+        LS_AT(g, 2) = 0.0;
+    }
+}
+
+LANE_INLINE_SYSTEM void ls_constraint(const double *par, const double *restrict q, double *restrict a, int L)
+{
+    const double eps = par[0];
+    LS_LANES {
+        LS_AT(a, 0) = -sin(LS_AT(q, 2));
+        LS_AT(a, 1) = cos(LS_AT(q, 2)) - eps;
+        LS_AT(a, 2) = 0.0;
+    }
+}
+
+LANE_INLINE_SYSTEM void ls_jacobian_velocity(const double *par, const double *restrict q, const double *restrict u,
+                                             double *restrict out, int L)
+{
+    (void)par;
+    LS_LANES {
+        LS_AT(out, 0) = 0.0;
+        LS_AT(out, 1) = 0.0;
+        LS_AT(out, 2) = -cos(LS_AT(q, 2)) * LS_AT(u, 0) - sin(LS_AT(q, 2)) * LS_AT(u, 1);
+    }
+}
+
+static int ls_matches(const nh_system *sys)
+{
+    return sys->type == &nh_system_knife;
+}

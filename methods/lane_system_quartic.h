@@ -1,0 +1,63 @@
+/* The quartic's formulas lane by lane (lane_steps.h), each entry's operations those of quartic_formulas.h:
+ * the lane kernels of the quartic with QUARTIC_LANE_PAIRS pairs (n = 2k + 1), for unit mass. */
+#include "nhens/system.h"
+
+enum { LANE_PAIRS = QUARTIC_LANE_PAIRS };
+#define LS_N (2 * QUARTIC_LANE_PAIRS + 1)
+#define LANE_INLINE_SYSTEM static inline __attribute__((always_inline))
+#define LS_AT(a, i) (a)[(i) * L + l]
+#define LS_LANES for (int l = 0; l < L; ++l)
+
+extern const nh_system_type nh_system_quartic;
+
+/* gradient_of: q's entry, then the z_1^2 z_2^2 coupling (z_1, z_2 only), then the pair's term */
+LANE_INLINE_SYSTEM void ls_gradient(const double *par, const double *restrict q, double *restrict g, int L)
+{
+    (void)par;
+    const int k = LANE_PAIRS;
+    LS_LANES LS_AT(g, 0) = LS_AT(q, 0);
+    for (int i = 0; i < k; ++i)
+        LS_LANES {
+            const double w = LS_AT(q, 1 + i), z = LS_AT(q, 1 + k + i);
+            double gz = z;
+            if (i < 2) {
+                const double other = LS_AT(q, 1 + k + (1 - i));
+                gz += z * other * other;
+            }
+            LS_AT(g, 1 + i) = w + w * z * z;
+            LS_AT(g, 1 + k + i) = gz + z * w * w;
+        }
+}
+
+/* A = [1, 0 (k entries), w] */
+LANE_INLINE_SYSTEM void ls_constraint(const double *par, const double *restrict q, double *restrict a, int L)
+{
+    (void)par;
+    const int k = LANE_PAIRS;
+    LS_LANES LS_AT(a, 0) = 1.0;
+    for (int i = 0; i < k; ++i)
+        LS_LANES {
+            LS_AT(a, 1 + i) = 0.0;
+            LS_AT(a, 1 + k + i) = LS_AT(q, 1 + i);
+        }
+}
+
+/* d(A u)/dw_i = u_{z_i} */
+LANE_INLINE_SYSTEM void ls_jacobian_velocity(const double *par, const double *restrict q, const double *restrict u,
+                                             double *restrict out, int L)
+{
+    (void)par;
+    (void)q;
+    const int k = LANE_PAIRS;
+    LS_LANES LS_AT(out, 0) = 0.0;
+    for (int i = 0; i < k; ++i)
+        LS_LANES {
+            LS_AT(out, 1 + i) = LS_AT(u, 1 + k + i);
+            LS_AT(out, 1 + k + i) = 0.0;
+        }
+}
+
+static int ls_matches(const nh_system *sys)
+{
+    return sys->type == &nh_system_quartic && sys->n == LS_N && sys->m == 1;
+}

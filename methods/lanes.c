@@ -1,0 +1,262 @@
+/* Lane steppers (include/nhens/lanes.h): the choice of a kernel set by instruction set, system and method, the
+ * lanes' structure-of-arrays state, loading a started trajectory into a lane and reading it back, and the
+ * per-lane pieces the kernels call rarely (a recentred coordinate, lf's end point after it). The kernels
+ * themselves are lane_steps.h, compiled per system and instruction set. */
+#include "lanes_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+extern const nh_method_type nh_method_dla01, nh_method_leapfrog, nh_method_spark2, nh_method_rk4, nh_method_newmark;
+
+struct nh_lane_stepper {
+    nh_lane_batch batch;
+    nh_lane_advance_fn advance;
+    nh_lane_isa isa;
+    int n, carried_dim;
+    double *memory;             /* every array of the batch */
+};
+
+nh_lane_isa nh_lane_isa_best(void)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        return NH_LANE_ISA_AVX512;
+    return __builtin_cpu_supports("avx2") ? NH_LANE_ISA_AVX2 : NH_LANE_ISA_SSE2;
+}
+
+const char *nh_lane_isa_name(nh_lane_isa isa)
+{
+    static const char *const names[] = {"auto", "sse2", "avx2", "avx512"};
+    return isa >= NH_LANE_ISA_AUTO && isa <= NH_LANE_ISA_AVX512 ? names[isa] : "unknown";
+}
+
+int nh_lane_isa_supported(nh_lane_isa isa)
+{
+    return isa >= NH_LANE_ISA_AUTO && isa <= nh_lane_isa_best();
+}
+
+int nh_lanes_default(void)
+{
+    return nh_lane_isa_best() == NH_LANE_ISA_AVX512 ? 16 : 8;
+}
+
+/* The lane method of a configured method, or -1 */
+static int lane_method(const nh_method_spec *method)
+{
+    const nh_method_type *type = method->type;
+    if (type == &nh_method_dla01)
+        return NH_LANE_DLA01;
+    if (type == &nh_method_leapfrog)
+        return NH_LANE_LF;
+    if (type == &nh_method_spark2)
+        return NH_LANE_SPARK2;
+    if (type == &nh_method_rk4)
+        return NH_LANE_RK4;
+    if (type == &nh_method_newmark && method->params.value[0] == 0.0)   /* beta = 0: the split step */
+        return NH_LANE_NEWMARK0;
+    return -1;
+}
+
+static const nh_lane_kernel_set *const *sets_of(nh_lane_isa isa)
+{
+    switch (isa) {
+    case NH_LANE_ISA_AVX512:
+        return nh_lane_sets_avx512;
+    case NH_LANE_ISA_AVX2:
+        return nh_lane_sets_avx2;
+    default:
+        return nh_lane_sets_sse2;
+    }
+}
+
+/* The system's kernel set for isa: its formulas match and its mass is the unit (the kernels leave it out) */
+static const nh_lane_kernel_set *set_for(const nh_system *sys, nh_lane_isa isa)
+{
+    if (sys->m != 1 || nh_has_variable_mass(sys) || nh_is_reduced(sys))
+        return NULL;
+    for (int i = 0; i < sys->n; ++i)
+        if (sys->inv_mass[i] != 1.0)
+            return NULL;
+    for (const nh_lane_kernel_set *const *set = sets_of(isa); *set; ++set)
+        if ((*set)->matches(sys))
+            return *set;
+    return NULL;
+}
+
+int nh_lane_kernel_exists(const nh_method_spec *method, const nh_system *sys)
+{
+    return lane_method(method) >= 0 && set_for(sys, NH_LANE_ISA_SSE2) != NULL;
+}
+
+static int width_index(int lanes)
+{
+    switch (lanes) {
+    case 4:
+        return 0;
+    case 8:
+        return 1;
+    case 16:
+        return 2;
+    case 32:
+        return 3;
+    default:
+        return 4;
+    }
+}
+
+/* The batch's arrays in one allocation: q, v, grad, a, turns, offset (n x L each), the scratch, carried (L) */
+static int batch_alloc(nh_lane_stepper *ls, int lanes)
+{
+    const size_t cells = (size_t)ls->n * (size_t)lanes;
+    ls->memory = calloc((6 + NH_LANE_SCRATCH_ARRAYS) * cells + (size_t)lanes, sizeof(double));
+    nh_lane_batch *b = &ls->batch;
+    b->status = calloc((size_t)lanes, sizeof *b->status);
+    b->active = calloc((size_t)lanes, sizeof *b->active);
+    if (!ls->memory || !b->status || !b->active)
+        return 1;
+    double *next = ls->memory;
+    double **arrays[] = {&b->q, &b->v, &b->grad, &b->a, &b->turns, &b->offset};
+    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; ++k, next += cells)
+        *arrays[k] = next;
+    b->scratch = next;
+    b->carried = next + NH_LANE_SCRATCH_ARRAYS * cells;
+    return 0;
+}
+
+nh_lane_stepper *nh_lane_stepper_create(const nh_stepper *scalar, int lanes, nh_lane_isa isa, nh_error *err)
+{
+    const nh_system *sys = scalar->sys;
+    if (lanes < 1 || lanes > NH_MAX_LANES) {
+        nh_fail(err, NH_ERR_INPUT, "lanes %d: allowed 1 to %d", lanes, NH_MAX_LANES);
+        return NULL;
+    }
+    if (isa == NH_LANE_ISA_AUTO)
+        isa = nh_lane_isa_best();
+    if (!nh_lane_isa_supported(isa)) {
+        nh_fail(err, NH_ERR_INPUT, "this CPU cannot run %s lane kernels (it has %s)", nh_lane_isa_name(isa),
+                nh_lane_isa_name(nh_lane_isa_best()));
+        return NULL;
+    }
+    const int method = lane_method(&scalar->method);
+    const nh_lane_kernel_set *set = method >= 0 ? set_for(sys, isa) : NULL;
+    err->msg[0] = 0;
+    if (!set)
+        return NULL;
+    nh_lane_stepper *ls = calloc(1, sizeof *ls);
+    if (!ls || (ls->n = sys->n, batch_alloc(ls, lanes))) {
+        nh_lane_stepper_free(ls);
+        nh_fail(err, NH_ERR_NOMEM, "out of memory for %d lanes", lanes);
+        return NULL;
+    }
+    nh_lane_batch *b = &ls->batch;
+    b->lanes = lanes;
+    b->sys = sys;
+    b->system_par = sys->params.value;
+    b->method_par = scalar->params.value;
+    memcpy(b->kind, scalar->kind, sizeof b->kind);
+    for (int i = 0; scalar->recentres && i < sys->n; ++i)
+        b->recentred_kinds |= b->kind[i] != NH_COORDINATE_PLAIN;
+    if (!scalar->recentres)
+        memset(b->kind, NH_COORDINATE_PLAIN, sizeof b->kind);
+    ls->isa = isa;
+    ls->carried_dim = scalar->carried_dim;
+    ls->advance = set->advance[method][width_index(lanes)];
+    return ls;
+}
+
+void nh_lane_stepper_free(nh_lane_stepper *ls)
+{
+    if (!ls)
+        return;
+    free(ls->memory);
+    free(ls->batch.status);
+    free(ls->batch.active);
+    free(ls);
+}
+
+int nh_lane_stepper_lanes(const nh_lane_stepper *ls)
+{
+    return ls->batch.lanes;
+}
+
+nh_lane_isa nh_lane_stepper_isa(const nh_lane_stepper *ls)
+{
+    return ls->isa;
+}
+
+void nh_lane_keep_point(nh_lane_batch *b, int l)
+{
+    const nh_system *s = b->sys;
+    const int n = nh_dim(s), L = b->lanes;
+    double q[NH_MAX_DIM], grad[NH_MAX_DIM], a[NH_MAX_DIM];
+    for (int i = 0; i < n; ++i)
+        q[i] = b->q[i * L + l];
+    s->type->potential_gradient(s, q, grad);
+    s->type->constraint(s, q, a);
+    for (int i = 0; i < n; ++i) {
+        b->grad[i * L + l] = grad[i];
+        b->a[i * L + l] = a[i];
+    }
+}
+
+void nh_lane_stepper_load(nh_lane_stepper *ls, int lane, const nh_stepper *from, const double *q, const double *v,
+                          const double *carried)
+{
+    nh_lane_batch *b = &ls->batch;
+    const int L = b->lanes;
+    for (int i = 0; i < ls->n; ++i) {
+        b->q[i * L + lane] = q[i];
+        b->v[i * L + lane] = v[i];
+        b->turns[i * L + lane] = from->turns[i];
+        b->offset[i * L + lane] = from->offset[i];
+    }
+    for (int k = 0; k < ls->carried_dim; ++k)
+        b->carried[k * L + lane] = carried[k];
+    nh_lane_keep_point(b, lane);
+    b->status[lane] = NH_OK;
+    b->active[lane] = 1;
+}
+
+void nh_lane_stepper_state(const nh_lane_stepper *ls, int lane, double *q, double *v, double *carried)
+{
+    const nh_lane_batch *b = &ls->batch;
+    const int L = b->lanes;
+    for (int i = 0; i < ls->n; ++i) {
+        q[i] = b->q[i * L + lane];
+        v[i] = b->v[i * L + lane];
+    }
+    for (int k = 0; carried && k < ls->carried_dim; ++k)
+        carried[k] = b->carried[k * L + lane];
+}
+
+void nh_lane_stepper_retire(nh_lane_stepper *ls, int lane)
+{
+    ls->batch.active[lane] = 0;
+}
+
+int nh_lane_stepper_active(const nh_lane_stepper *ls, int lane)
+{
+    return ls->batch.active[lane];
+}
+
+int nh_lane_recentre_coordinate(nh_lane_batch *b, int i, int l)
+{
+    const int L = b->lanes;
+    double *x = &b->q[i * L + l];
+    if (!nh_recentres(b->kind[i], *x))
+        return 0;
+    while (fabs(*x) > NH_RECENTRE_LIMIT) {
+        double high, low;
+        nh_recentre_once(b->kind[i], x, &b->turns[i * L + l], &b->offset[i * L + l], &high, &low);
+    }
+    return 1;
+}
+
+long nh_lane_stepper_advance(nh_lane_stepper *ls, double h, long steps, int *status)
+{
+    const long taken = steps > 0 ? ls->advance(&ls->batch, h, steps) : 0;
+    for (int l = 0; l < ls->batch.lanes; ++l)
+        status[l] = ls->batch.active[l] ? ls->batch.status[l] : NH_OK;
+    return taken;
+}

@@ -1,0 +1,55 @@
+/* The lane kernels' side of lanes.h (methods-private): the batch a kernel advances and the tables each
+ * compiled kernel set exports. lane_steps.h writes the steps once; methods/CMakeLists generates one translation
+ * unit per lane system (lane_system_*.h) and instruction set, which fixes the lane counts 4, 8, 16 and 32 at
+ * compile time and serves any other count with the lane count read at run time. */
+#ifndef NHENS_METHODS_LANES_INTERNAL_H
+#define NHENS_METHODS_LANES_INTERNAL_H
+
+#include "nhens/lanes.h"
+#include "stepper.h"
+
+/* L lanes of one trajectory each, structure-of-arrays: component i of lane l at [i * L + l]. */
+typedef struct nh_lane_batch {
+    int lanes;
+    const nh_system *sys;
+    const double *system_par;   /* the system's parameter values */
+    const double *method_par;   /* the method's (newmark's beta', alpha, discretisation) */
+    double *q, *v;              /* n x L */
+    double *carried;            /* lf's multiplier: 1 x L */
+    double *grad, *a;           /* lf's end point: grad V and A at q, n x L each */
+    double *turns, *offset;     /* n x L: recentring's turns of each angle and units of each ignorable coordinate */
+    double *scratch;            /* NH_LANE_SCRATCH_ARRAYS x n x L: a step's temporaries */
+    int *status;                /* L: NH_OK or the lane's failure in the last step */
+    unsigned char *active;      /* L */
+    unsigned char kind[NH_MAX_DIM];
+    int recentred_kinds;        /* any coordinate is an angle or ignorable */
+} nh_lane_batch;
+
+/* The n x L temporaries a step may take from the scratch (rk4: 13) */
+enum { NH_LANE_SCRATCH_ARRAYS = 16 };
+
+/* Steps of every lane, as nh_lane_stepper_advance. */
+typedef long (*nh_lane_advance_fn)(nh_lane_batch *b, double h, long steps);
+
+/* The lane methods, in the order of every kernel set's table. */
+enum nh_lane_method { NH_LANE_DLA01, NH_LANE_LF, NH_LANE_SPARK2, NH_LANE_RK4, NH_LANE_NEWMARK0, NH_LANE_METHODS };
+/* The compiled lane counts: 4, 8, 16, 32 and any (read at run time). */
+enum { NH_LANE_WIDTHS = 5 };
+
+typedef struct nh_lane_kernel_set {
+    int (*matches)(const nh_system *sys);   /* the system is the one the set's formulas are */
+    nh_lane_advance_fn advance[NH_LANE_METHODS][NH_LANE_WIDTHS];
+} nh_lane_kernel_set;
+
+/* The kernel sets of each instruction set (generated translation units), NULL-terminated lists. */
+extern const nh_lane_kernel_set *const nh_lane_sets_sse2[];
+extern const nh_lane_kernel_set *const nh_lane_sets_avx2[];
+extern const nh_lane_kernel_set *const nh_lane_sets_avx512[];
+
+/* The recentring of nh_stepper_recentre for lane l's coordinate i, which is beyond 2 pi (lanes.c); 1 when
+ * it moved. */
+int nh_lane_recentre_coordinate(nh_lane_batch *b, int i, int l);
+/* lf's end point (grad V and A) of lane l from its q, through the system's callbacks (lanes.c) */
+void nh_lane_keep_point(nh_lane_batch *b, int l);
+
+#endif
