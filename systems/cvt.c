@@ -1,8 +1,10 @@
 /* Pendulum-driven continuously variable transmission (Modin & Verdier 2020, eq. 12; Anahory Simoes et al. 2022,
  * Sect. 5.2; Celledoni et al. 2019, eq. 24): q = (x1, x2, xi), M = I, V = 1/2|x|^2 + cos xi - eps sin(2 xi)/2,
  * constraint x1' + sin(xi) x2' = 0. Anahory Simoes et al. 2022 write (x, y) for our (x2, x1). With V = cos xi the
- * point xi = 0 is the top of the pendulum, so the oscillating driver starts at xi = pi. */
+ * point xi = 0 is the top of the pendulum, so the oscillating driver starts at xi = pi.
+ * Its sines and cosines are nh_sin and nh_cos (trig_inline.h), the lane kernels' too. */
 #include "nhens/system.h"
+#include "trig_inline.h"
 
 #include <math.h>
 #include <string.h>
@@ -44,7 +46,7 @@ static void cvt_dimensions(const double *par, int *n, int *m)
 
 static double driver_potential(double eps, double xi)
 {
-    return cos(xi) - 0.5 * eps * sin(2.0 * xi);
+    return nh_cos(xi) - 0.5 * eps * nh_sin(2.0 * xi);
 }
 
 static double cvt_potential(const nh_system *s, const double *q)
@@ -56,7 +58,7 @@ static void cvt_gradient(const nh_system *s, const double *q, double *g)
 {
     g[0] = q[0];
     g[1] = q[1];
-    g[2] = -sin(q[2]) - eps_of(s) * cos(2.0 * q[2]);
+    g[2] = -nh_sin(q[2]) - eps_of(s) * nh_cos(2.0 * q[2]);
 }
 
 static void cvt_hessian(const nh_system *s, const double *q, double *h)
@@ -64,14 +66,14 @@ static void cvt_hessian(const nh_system *s, const double *q, double *h)
     memset(h, 0, 9 * sizeof *h);
     h[0] = 1.0;
     h[4] = 1.0;
-    h[8] = -cos(q[2]) + 2.0 * eps_of(s) * sin(2.0 * q[2]);
+    h[8] = -nh_cos(q[2]) + 2.0 * eps_of(s) * nh_sin(2.0 * q[2]);
 }
 
 static void cvt_constraint(const nh_system *s, const double *q, double *a)
 {
     (void)s;
     a[0] = 1.0;
-    a[1] = sin(q[2]);
+    a[1] = nh_sin(q[2]);
     a[2] = 0.0;
 }
 
@@ -81,14 +83,14 @@ static void cvt_constraint_jacobian_velocity(const nh_system *s, const double *q
     (void)s;
     out[0] = 0.0;
     out[1] = 0.0;
-    out[2] = cos(q[2]) * u[1];
+    out[2] = nh_cos(q[2]) * u[1];
 }
 
 static void cvt_constraint_jacobian_multiplier(const nh_system *s, const double *q, const double *lam, double *out)
 {
     (void)s;
     memset(out, 0, 9 * sizeof *out);
-    out[1 * 3 + 2] = cos(q[2]) * lam[0];
+    out[1 * 3 + 2] = nh_cos(q[2]) * lam[0];
 }
 
 /* X_1 = -sin(xi) d/dx1 + d/dx2 (passenger), X_2 = d/dxi (driver) */
@@ -97,10 +99,10 @@ static void cvt_adapted_basis(const nh_system *s, const double *q, double *x, do
     (void)s;
     memset(x, 0, 6 * sizeof *x);
     memset(dx, 0, 18 * sizeof *dx);
-    x[0 * 2 + 0] = -sin(q[2]);
+    x[0 * 2 + 0] = -nh_sin(q[2]);
     x[1 * 2 + 0] = 1.0;
     x[2 * 2 + 1] = 1.0;
-    dx[(0 * 2 + 0) * 3 + 2] = -cos(q[2]);
+    dx[(0 * 2 + 0) * 3 + 2] = -nh_cos(q[2]);
 }
 
 static double cvt_driver_energy(const nh_system *s, const double *q, const double *v)
@@ -111,8 +113,8 @@ static double cvt_driver_energy(const nh_system *s, const double *q, const doubl
 static void cvt_coupled_structure(const nh_system *s, double xi, double *k, double *kappa, int *rows, double *f)
 {
     (void)s;
-    const double norm = sqrt(1.0 + sin(xi) * sin(xi));
-    k[0] = -sin(xi) / norm;
+    const double norm = sqrt(1.0 + nh_sin(xi) * nh_sin(xi));
+    k[0] = -nh_sin(xi) / norm;
     k[1] = 1.0 / norm;
     kappa[0] = 1.0, kappa[1] = 0.0, kappa[2] = 0.0, kappa[3] = 1.0;
     *rows = 2;

@@ -1,8 +1,10 @@
 /* Knife edge (skate on an inclined plane) of Modin & Verdier 2020, Sect. 2.2.2, eq. 13, with the perturbation
  * A(xi) = [-sin xi, cos xi - eps]: q = (x1, x2, xi), M = I, V = -x1 (gravity f = (1, 0) along the
  * slope), free driver xi'' = 0. eps != 0 makes the averaged kernel direction non-zero and destroys
- * integrability (Modin & Verdier 2020, Prop. 5.4). */
+ * integrability (Modin & Verdier 2020, Prop. 5.4).
+ * Its sines and cosines are nh_sin and nh_cos (trig_inline.h), the lane kernels' too. */
 #include "nhens/system.h"
+#include "trig_inline.h"
 
 #include <math.h>
 #include <string.h>
@@ -50,8 +52,8 @@ static void knife_hessian(const nh_system *s, const double *q, double *h)
 
 static void knife_constraint(const nh_system *s, const double *q, double *a)
 {
-    a[0] = -sin(q[2]);
-    a[1] = cos(q[2]) - s->params.value[P_EPS];
+    a[0] = -nh_sin(q[2]);
+    a[1] = nh_cos(q[2]) - s->params.value[P_EPS];
     a[2] = 0.0;
 }
 
@@ -61,15 +63,15 @@ static void knife_constraint_jacobian_velocity(const nh_system *s, const double 
     (void)s;
     out[0] = 0.0;
     out[1] = 0.0;
-    out[2] = -cos(q[2]) * u[0] - sin(q[2]) * u[1];
+    out[2] = -nh_cos(q[2]) * u[0] - nh_sin(q[2]) * u[1];
 }
 
 static void knife_constraint_jacobian_multiplier(const nh_system *s, const double *q, const double *lam, double *out)
 {
     (void)s;
     memset(out, 0, 9 * sizeof *out);
-    out[0 * 3 + 2] = -cos(q[2]) * lam[0];
-    out[1 * 3 + 2] = -sin(q[2]) * lam[0];
+    out[0 * 3 + 2] = -nh_cos(q[2]) * lam[0];
+    out[1 * 3 + 2] = -nh_sin(q[2]) * lam[0];
 }
 
 /* X_1 = (cos xi - eps) d/dx1 + sin(xi) d/dx2 (along the blade), X_2 = d/dxi */
@@ -77,11 +79,11 @@ static void knife_adapted_basis(const nh_system *s, const double *q, double *x, 
 {
     memset(x, 0, 6 * sizeof *x);
     memset(dx, 0, 18 * sizeof *dx);
-    x[0 * 2 + 0] = cos(q[2]) - s->params.value[P_EPS];
-    x[1 * 2 + 0] = sin(q[2]);
+    x[0 * 2 + 0] = nh_cos(q[2]) - s->params.value[P_EPS];
+    x[1 * 2 + 0] = nh_sin(q[2]);
     x[2 * 2 + 1] = 1.0;
-    dx[(0 * 2 + 0) * 3 + 2] = -sin(q[2]);
-    dx[(1 * 2 + 0) * 3 + 2] = cos(q[2]);
+    dx[(0 * 2 + 0) * 3 + 2] = -nh_sin(q[2]);
+    dx[(1 * 2 + 0) * 3 + 2] = nh_cos(q[2]);
 }
 
 static double knife_driver_energy(const nh_system *s, const double *q, const double *v)
@@ -94,9 +96,9 @@ static double knife_driver_energy(const nh_system *s, const double *q, const dou
 static void knife_coupled_structure(const nh_system *s, double xi, double *k, double *kappa, int *rows, double *f)
 {
     (void)kappa;
-    const double c = cos(xi) - s->params.value[P_EPS], norm = sqrt(c * c + sin(xi) * sin(xi));
+    const double c = nh_cos(xi) - s->params.value[P_EPS], norm = sqrt(c * c + nh_sin(xi) * nh_sin(xi));
     k[0] = c / norm;
-    k[1] = sin(xi) / norm;
+    k[1] = nh_sin(xi) / norm;
     *rows = 0;          /* kappa = 0: U = -f^T x with f = (1, 0) */
     f[0] = 1.0;
     f[1] = 0.0;
