@@ -1,8 +1,9 @@
 /* The CVT's formulas lane by lane (lane_steps.h), each entry's operations those of systems/cvt.c:
- * q = (x1, x2, xi), V = |x|^2 / 2 + cos xi - eps sin(2 xi) / 2, A = [1, sin xi, 0]. */
+ * q = (x1, x2, xi), V = |x|^2 / 2 + cos xi - eps sin(2 xi) / 2, A = [1, sin xi, 0]; its sines and cosines those
+ * of trig_inline.h (lane_trig.h). */
 #include "nhens/system.h"
 
-#include <math.h>
+#include "lane_trig.h"
 
 #define LS_N 3
 #define LANE_INLINE_SYSTEM static inline __attribute__((always_inline))
@@ -14,19 +15,24 @@ extern const nh_system_type nh_system_cvt;
 LANE_INLINE_SYSTEM void ls_gradient(const double *par, const double *restrict q, double *restrict g, int L)
 {
     const double eps = par[0];
+    double sin_xi[NH_MAX_LANES], cos_2xi[NH_MAX_LANES];
+    nh_sin_lanes(1.0, q + 2 * L, sin_xi, L);
+    nh_cos_lanes(2.0, q + 2 * L, cos_2xi, L);
     LS_LANES {
         LS_AT(g, 0) = LS_AT(q, 0);
         LS_AT(g, 1) = LS_AT(q, 1);
-        LS_AT(g, 2) = -sin(LS_AT(q, 2)) - eps * cos(2.0 * LS_AT(q, 2));
+        LS_AT(g, 2) = -sin_xi[l] - eps * cos_2xi[l];
     }
 }
 
 LANE_INLINE_SYSTEM void ls_constraint(const double *par, const double *restrict q, double *restrict a, int L)
 {
     (void)par;
+    double sin_xi[NH_MAX_LANES];
+    nh_sin_lanes(1.0, q + 2 * L, sin_xi, L);
     LS_LANES {
         LS_AT(a, 0) = 1.0;
-        LS_AT(a, 1) = sin(LS_AT(q, 2));
+        LS_AT(a, 1) = sin_xi[l];
         LS_AT(a, 2) = 0.0;
     }
 }
@@ -35,10 +41,12 @@ LANE_INLINE_SYSTEM void ls_jacobian_velocity(const double *par, const double *re
                                              double *restrict out, int L)
 {
     (void)par;
+    double cos_xi[NH_MAX_LANES];
+    nh_cos_lanes(1.0, q + 2 * L, cos_xi, L);
     LS_LANES {
         LS_AT(out, 0) = 0.0;
         LS_AT(out, 1) = 0.0;
-        LS_AT(out, 2) = cos(LS_AT(q, 2)) * LS_AT(u, 1);
+        LS_AT(out, 2) = cos_xi[l] * LS_AT(u, 1);
     }
 }
 

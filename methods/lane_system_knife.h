@@ -1,8 +1,9 @@
 /* The knife edge's formulas lane by lane (lane_steps.h), each entry's operations those of systems/knife.c:
- * q = (x1, x2, xi), V = -x1, A = [-sin xi, cos xi - eps, 0]. */
+ * q = (x1, x2, xi), V = -x1, A = [-sin xi, cos xi - eps, 0]; its sines and cosines those of trig_inline.h
+ * (lane_trig.h). */
 #include "nhens/system.h"
 
-#include <math.h>
+#include "lane_trig.h"
 
 #define LS_N 3
 #define LANE_INLINE_SYSTEM static inline __attribute__((always_inline))
@@ -25,9 +26,12 @@ LANE_INLINE_SYSTEM void ls_gradient(const double *par, const double *restrict q,
 LANE_INLINE_SYSTEM void ls_constraint(const double *par, const double *restrict q, double *restrict a, int L)
 {
     const double eps = par[0];
+    double sin_xi[NH_MAX_LANES], cos_xi[NH_MAX_LANES];
+    nh_sin_lanes(1.0, q + 2 * L, sin_xi, L);
+    nh_cos_lanes(1.0, q + 2 * L, cos_xi, L);
     LS_LANES {
-        LS_AT(a, 0) = -sin(LS_AT(q, 2));
-        LS_AT(a, 1) = cos(LS_AT(q, 2)) - eps;
+        LS_AT(a, 0) = -sin_xi[l];
+        LS_AT(a, 1) = cos_xi[l] - eps;
         LS_AT(a, 2) = 0.0;
     }
 }
@@ -36,10 +40,13 @@ LANE_INLINE_SYSTEM void ls_jacobian_velocity(const double *par, const double *re
                                              double *restrict out, int L)
 {
     (void)par;
+    double sin_xi[NH_MAX_LANES], cos_xi[NH_MAX_LANES];
+    nh_sin_lanes(1.0, q + 2 * L, sin_xi, L);
+    nh_cos_lanes(1.0, q + 2 * L, cos_xi, L);
     LS_LANES {
         LS_AT(out, 0) = 0.0;
         LS_AT(out, 1) = 0.0;
-        LS_AT(out, 2) = -cos(LS_AT(q, 2)) * LS_AT(u, 0) - sin(LS_AT(q, 2)) * LS_AT(u, 1);
+        LS_AT(out, 2) = -cos_xi[l] * LS_AT(u, 0) - sin_xi[l] * LS_AT(u, 1);
     }
 }
 
