@@ -181,7 +181,7 @@ def load(path):
         with open(path, encoding="utf-8") as f:
             source = f.read()
     except OSError as e:
-        raise DescriptionError(f"cannot read the description '{path}': {e.strerror}") from None
+        raise DescriptionError(f"cannot read the description: {e.strerror}") from None
     builder = Builder()
     scope = {}
     exec("from sympy import *", scope)  # noqa: S102 - SymPy's names, as a description expects them
@@ -193,7 +193,7 @@ def load(path):
     except DescriptionError:
         raise
     except SyntaxError as e:
-        raise DescriptionError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
+        raise DescriptionError(f"line {e.lineno}: syntax error: {e.msg}") from None
     except Exception as e:  # the description's own error, with its line
         tb = e.__traceback__
         line = None
@@ -201,8 +201,9 @@ def load(path):
             if tb.tb_frame.f_code.co_filename == path:
                 line = tb.tb_lineno
             tb = tb.tb_next
-        where = f"{path}:{line}" if line else path
-        raise DescriptionError(f"{where}: {type(e).__name__}: {e}") from None
+        where = f"line {line}: " if line else ""
+        hint = " (declare symbols with coordinates() or parameter())" if isinstance(e, NameError) else ""
+        raise DescriptionError(f"{where}{type(e).__name__}: {e}{hint}") from None
     return validate(scope, builder)
 
 
