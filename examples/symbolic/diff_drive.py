@@ -8,7 +8,7 @@
 #   right wheel rolls      x' cos(theta) + y' sin(theta) + b theta' = r phi_R'
 name = "diff-drive"
 summary = "differential-drive robot with a spring on its position (two rolling wheels, no lateral slip)"
-reference = "Bloch 2003, Sect. 1.4 (wheeled vehicles); spring V = k/2 (x^2 + y^2)"
+reference = "differential-drive kinematics: each wheel rolls without slipping, the axle does not slide sideways"
 
 x, y, theta, phi_L, phi_R = coordinates("x y theta phi_L phi_R",
                                         kinds={"theta": "angle", "phi_L": "ignorable", "phi_R": "ignorable"})

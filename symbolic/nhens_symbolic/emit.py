@@ -38,7 +38,16 @@ class Printer(C99CodePrinter):
 
 
 def _c_string(text):
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A C string literal of text: quotes, backslashes and control characters escaped (octal)."""
+    out = []
+    for ch in text:
+        if ch in '"\\?':  # ? too: "??=" would be a trigraph in strict C17
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\{ord(ch):03o}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
 
 
 def _c_double(x):
