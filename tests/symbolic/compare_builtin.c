@@ -2,7 +2,7 @@
  * generator emits, at the same random states, agrees to round-off; so do the descriptor's dimensions,
  * flags, parameter table, coordinate kinds, presets, sampler (the same draws from the same generator) and
  * minimum energy. The built-ins' coupled-system callbacks (driver_energy, coupled_structure) have no
- * generated counterpart and are not compared.
+ * generated counterpart and are not compared; dM/dq is compared when the built-in has it.
  *
  * Usage: compare_builtin PLUGIN.so GENERATED BUILTIN [NAME=VALUE...]   (exit 0: all agree, 1: not)
  *
@@ -83,7 +83,7 @@ static void gaussian_vector(nh_pcg32 *rng, double *x, int count)
         x[i] = nh_pcg32_gaussian(rng);
 }
 
-enum { T_V, T_GRAD, T_HESS, T_A, T_DAU, T_DATL, T_MASS, T_X, T_DX, T_SAMPLE, T_MIN, T_COUNT };
+enum { T_V, T_GRAD, T_HESS, T_A, T_DAU, T_DATL, T_MASS, T_DMASS, T_X, T_DX, T_SAMPLE, T_MIN, T_COUNT };
 
 static void compare_state(const nh_system *g, const nh_system *b, nh_pcg32 *rng_g, nh_pcg32 *rng_b, tally *t)
 {
@@ -116,6 +116,14 @@ static void compare_state(const nh_system *g, const nh_system *b, nh_pcg32 *rng_
     nh_mass_matrix(g, q, og);
     nh_mass_matrix(b, q, ob);
     agree(&t[T_MASS], og, ob, n * n);
+    if (b->type->mass_matrix_derivative && g->type->mass_matrix_derivative) {
+        g->type->mass_matrix_derivative(g, q, og);
+        b->type->mass_matrix_derivative(b, q, ob);
+        agree(&t[T_DMASS], og, ob, n * n * n);
+    } else if (b->type->mass_matrix_derivative || g->type->mass_matrix_derivative) {
+        fprintf(stderr, "only one of the two has dM/dq\n");
+        t[T_DMASS].failures++;
+    }
     if (b->type->adapted_basis) {
         double dxg[NH_MAX_DIM * NH_MAX_DIM * NH_MAX_DIM], dxb[NH_MAX_DIM * NH_MAX_DIM * NH_MAX_DIM];
         const int r = n - m;
@@ -151,7 +159,8 @@ int main(int argc, char **argv)
     int bad = same_descriptor(&g, &b);
     tally t[T_COUNT] = {{"potential", 0, 0}, {"potential_gradient", 0, 0}, {"potential_hessian", 0, 0},
                         {"constraint", 0, 0}, {"constraint_jacobian_velocity", 0, 0},
-                        {"constraint_jacobian_multiplier", 0, 0}, {"mass matrix", 0, 0}, {"adapted_basis X", 0, 0},
+                        {"constraint_jacobian_multiplier", 0, 0}, {"mass matrix", 0, 0}, {"mass_matrix_derivative", 0, 0},
+                        {"adapted_basis X", 0, 0},
                         {"adapted_basis dX", 0, 0}, {"sample_configuration", 0, 0}, {"minimum_energy", 0, 0}};
     nh_pcg32 rng_g, rng_b;
     nh_pcg32_seed(&rng_g, 52, 1);
