@@ -100,7 +100,11 @@ def main(argv, paths):
         return 2
     c_path = os.path.join(args.out, system.name + ".c")
     so_path = os.path.join(args.out, system.name + ".so")
-    c_tmp = write_whole(c_path, source)
+    try:
+        c_tmp = write_whole(c_path, source)
+    except OSError as e:
+        print(f"nhens-symbolic: cannot write in --out '{args.out}': {e.strerror}", file=sys.stderr)
+        return 2
     if args.no_build:
         os.replace(c_tmp, c_path)
         log(f"  wrote {c_path}")
@@ -121,7 +125,11 @@ def main(argv, paths):
     if args.no_check:
         return 0
     cmd = [paths["nhens"], "--plugin", so_path, "check", "--system", system.name]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    except OSError as e:
+        print(f"nhens-symbolic: cannot run '{paths['nhens']}' for the check: {e.strerror}", file=sys.stderr)
+        return 1
     if not args.quiet or proc.returncode != 0:
         sys.stdout.write(proc.stdout)
         sys.stderr.write(proc.stderr)
