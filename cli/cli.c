@@ -13,7 +13,7 @@ typedef struct command {
 } command;
 
 static const command COMMANDS[] = {
-    {"list", &nh_cli_list_table, nh_cli_list},       {"run", &nh_cli_run_table, nh_cli_run},
+    {"list", &nh_cli_list_table, nh_cli_list},       {"run", &nh_run_option_table, nh_cli_run},
     {"order", &nh_cli_order_table, nh_cli_order},    {"audit", &nh_cli_audit_table, nh_cli_audit},
     {"report", &nh_cli_report_table, nh_cli_report}, {"check", &nh_cli_check_table, nh_cli_check},
     {"merge", &nh_cli_merge_table, nh_cli_merge},

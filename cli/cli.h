@@ -11,9 +11,10 @@
 #include "nhens/ensemble.h"
 #include "nhens/options.h"
 #include "nhens/registry.h"
+#include "nhens/run_options.h"
 
 enum { NH_EXIT_OK = 0, NH_EXIT_ERROR = 1, NH_EXIT_USAGE = 2, NH_EXIT_FAILED_TRAJECTORIES = 3, NH_EXIT_CLAIMS = 4 };
-enum { NH_CLI_MAX_PARAMS = 16 };
+enum { NH_CLI_MAX_PARAMS = NH_RUN_MAX_PARAMS };
 
 /* What every subcommand receives: the registry (built-ins plus --plugin objects). */
 typedef struct nh_cli {
@@ -21,7 +22,7 @@ typedef struct nh_cli {
 } nh_cli;
 
 /* The one default nonlinear solver of run, order, audit and report. */
-#define NH_CLI_DEFAULT_SOLVER "kinsol"
+#define NH_CLI_DEFAULT_SOLVER NH_RUN_DEFAULT_SOLVER
 
 int nh_cli_main(int argc, char **argv);
 
@@ -92,7 +93,7 @@ int nh_cli_compute_run(const nh_run_config *cfg, nh_run_result *res, nh_error *e
 int nh_cli_serve_runs(const nh_cli *cli);
 void nh_cli_stop_serving(void);
 
-extern const nh_option_table nh_cli_run_table, nh_cli_order_table, nh_cli_audit_table, nh_cli_report_table,
+extern const nh_option_table nh_cli_order_table, nh_cli_audit_table, nh_cli_report_table,
     nh_cli_check_table, nh_cli_list_table, nh_cli_merge_table;
 
 int nh_cli_list(const nh_cli *cli, int argc, char **argv);

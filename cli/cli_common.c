@@ -50,21 +50,7 @@ int nh_cli_solver(const char *name, nh_solver_kind *kind, nh_error *err)
 int nh_cli_build_system(const nh_cli *cli, const char *name, const char *preset_name, const char *const *params,
                         int n_params, nh_system *sys, const nh_preset **preset, nh_error *err)
 {
-    const nh_system_type *type = nh_registry_find_system_checked(cli->registry, name, err);
-    if (!type)
-        return NH_ERR_INPUT;
-    *preset = NULL;
-    if (preset_name && !(*preset = nh_system_find_preset(type, preset_name))) {
-        char names[256];
-        const char *list[32];
-        const int n = type->n_presets < 32 ? type->n_presets : 32;
-        for (int i = 0; i < n; ++i)
-            list[i] = type->presets[i].name;
-        nh_join_names(list, n, names, sizeof names);
-        return nh_fail(err, NH_ERR_INPUT, "system %s has no preset '%s'; its presets are: %s", type->name,
-                       preset_name, names[0] ? names : "(none)");
-    }
-    return nh_system_init(sys, type, *preset, params, n_params, err);
+    return nh_registry_build_system(cli->registry, name, preset_name, params, n_params, sys, preset, err);
 }
 
 int nh_cli_check_name(const char *what, const char *value, size_t max, const char *extra, nh_error *err)

@@ -8,6 +8,7 @@
 #include "nhens/output.h"
 #include "nhens/partial.h"
 #include "nhens/ranks.h"
+#include "nhens/run_options.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -16,80 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { OUTPUT_ROWS_TARGET = 1000 };
-#define NH_BLOCK_SIZE_TEXT "8"
-_Static_assert(NH_BLOCK_SIZE == 8, "NH_BLOCK_SIZE_TEXT must spell NH_BLOCK_SIZE");
-
-typedef struct run_options {
-    const char *system, *method, *preset, *out, *solver, *observe, *checkpoint, *resume, *blocks, *initial;
-    const char *params[NH_CLI_MAX_PARAMS];
-    int n_params, quiet, dry_run, project;
-    double h, T, energy, fit_start, section, smooth, checkpoint_every, perturb, burn_in;
-    long ensemble, every, threads, lanes, paths;
-    uint64_t seed;
-    uint64_t seen;
-} run_options;
-
-#define RUN_OPT(name, kind, field, lo, hi, meta, help) {name, kind, offsetof(run_options, field), lo, hi, meta, help, 0, 0}
-static const nh_option RUN_OPTIONS[] = {
-    RUN_OPT("system", NH_OPTION_STRING, system, 0, 0, "S", "system (nhens list)"),
-    {"param", NH_OPTION_LIST, offsetof(run_options, params), 0, 0, "k=v", "system parameter",
-     offsetof(run_options, n_params), NH_CLI_MAX_PARAMS},
-    RUN_OPT("method", NH_OPTION_STRING, method, 0, 0, "M[:k=v,...]", "method and its parameters"),
-    RUN_OPT("h", NH_OPTION_DOUBLE, h, 1e-12, 1e6, "H", "step size"),
-    RUN_OPT("T", NH_OPTION_DOUBLE, T, 1e-12, 1e12, "T", "horizon (a whole number of steps)"),
-    RUN_OPT("energy", NH_OPTION_DOUBLE, energy, -1e12, 1e12, "E", "sample N states on the energy shell H = E"),
-    RUN_OPT("preset", NH_OPTION_STRING, preset, 0, 0, "P", "a paper's initial state, or its energy shell"),
-    RUN_OPT("initial", NH_OPTION_STRING, initial, 0, 0, "FILE",
-            "start from the states in CSV FILE (q_1..q_n, v_1..v_n per row; the ensemble is its rows; a first "
-            "row of names only is a header)"),
-    RUN_OPT("project", NH_OPTION_FLAG, project, 0, 0, NULL,
-            "project --initial velocities off D_q onto it (default: refuse them, naming the row)"),
-    RUN_OPT("perturb", NH_OPTION_DOUBLE, perturb, 0, 1000, "EPS",
-            "with a state --preset: an ensemble around it, q and v moved by EPS N(0, 1), v projected onto D_q and "
-            "rescaled to the preset's energy"),
-    RUN_OPT("burn-in", NH_OPTION_DOUBLE, burn_in, 0, 1e12, "T0",
-            "integrate each trajectory for T0 (whole steps) before t = 0, where H(0) is taken"),
-    RUN_OPT("ensemble", NH_OPTION_LONG, ensemble, 1, NH_MAX_ENSEMBLE, "N",
-            "trajectories (default: the shell preset's, 1 for a state, else 100)"),
-    RUN_OPT("seed", NH_OPTION_U64, seed, 0, 0, "S", "seed of every sampled state (default 1)"),
-    RUN_OPT("threads", NH_OPTION_LONG, threads, 1, 1024, "K", "OpenMP threads (default: the cores); results do not depend on it"),
-    RUN_OPT("lanes", NH_OPTION_LONG, lanes, 1, NH_MAX_LANES, "L",
-            "trajectories each thread steps at once in SIMD lanes (default: the CPU's best, 16 with AVX-512, else 8; "
-            "1: one at a time); results do not depend on it"),
-    RUN_OPT("every", NH_OPTION_LONG, every, 1, 2000000000, "J", "output every J steps and at T (default: about 1000 rows)"),
-    RUN_OPT("solver", NH_OPTION_STRING, solver, 0, 0, "kinsol|newton", "nonlinear solver (default " NH_CLI_DEFAULT_SOLVER ")"),
-    RUN_OPT("fit-start", NH_OPTION_DOUBLE, fit_start, 0, 0.99, "F", "variance law fitted over [F T, T] (default 0.1: after the bounded part has settled)"),
-    RUN_OPT("section", NH_OPTION_DOUBLE, section, -1e6, 1e6, "XI", "driver section angle of the latitude (default xi(0))"),
-    RUN_OPT("smooth", NH_OPTION_DOUBLE, smooth, 0, 1e12, "W", "also write smoothed.csv, running mean over W time units"),
-    RUN_OPT("observe", NH_OPTION_STRING, observe, 0, 0, "O1,O2|all",
-            "observers to record (nhens list; default all that apply; the fitted dH always); all,error adds the "
-            "global error against a CVODE reference, which only its name selects"),
-    RUN_OPT("paths", NH_OPTION_LONG, paths, 0, NH_MAX_PATHS, "K",
-            "also write DIR/paths.csv: every observed value of the first K trajectories (single-trajectory figures)"),
-    RUN_OPT("out", NH_OPTION_STRING, out, 0, 0, "DIR", "output folder (default nhens-out)"),
-    RUN_OPT("quiet", NH_OPTION_FLAG, quiet, 0, 0, NULL,
-            "no progress on stderr (else: a line in place on a terminal, every 5 s in a log)"),
-    RUN_OPT("dry-run", NH_OPTION_FLAG, dry_run, 0, 0, NULL, "check everything, print the plan, compute and write nothing"),
-    RUN_OPT("checkpoint", NH_OPTION_STRING, checkpoint, 0, 0, "NAME",
-            "save the merged statistics to DIR/NAME every --checkpoint-every seconds and when interrupted "
-            "(removed when the run completes)"),
-    RUN_OPT("checkpoint-every", NH_OPTION_DOUBLE, checkpoint_every, 0, 1e6, "S",
-            "seconds between checkpoints (default 60; 0: after every block of " NH_BLOCK_SIZE_TEXT " trajectories)"),
-    RUN_OPT("blocks", NH_OPTION_STRING, blocks, 0, 0, "I/K",
-            "compute only shard I of K (1 <= I <= K) into DIR/part-I-of-K.json; nhens merge joins the K parts into "
-            "the bytes of the whole run"),
-    RUN_OPT("resume", NH_OPTION_STRING, resume, 0, 0, "FILE",
-            "finish the run saved in checkpoint FILE, bitwise as if never interrupted, in FILE's folder (with it "
-            "only --threads, --lanes, --quiet, --checkpoint and --checkpoint-every may be given)"),
-};
-
-const nh_option_table nh_cli_run_table = {
-    "run", "--system S [--param k=v ...] --method M[:k=v,...] --h H --T T (--energy E | --preset P | --initial FILE)\n"
-    "       [options]\n"
-    "       nhens run --resume FILE [--threads K] [--lanes L] [--checkpoint NAME] [--checkpoint-every S] [--quiet]",
-    "one ensemble study: DIR/timeseries.csv, DIR/summary.json and a printed summary", RUN_OPTIONS,
-    sizeof RUN_OPTIONS / sizeof RUN_OPTIONS[0], 0};
+typedef nh_run_options run_options;
 
 static int usage_error(const char *message)
 {
@@ -99,41 +27,22 @@ static int usage_error(const char *message)
 
 static int parse_run_options(int argc, char **argv, run_options *o, int *status)
 {
-    *o = (run_options){.out = "nhens-out", .solver = NH_CLI_DEFAULT_SOLVER, .fit_start = 0.1, .seed = 1,
-                       .checkpoint_every = 60};
-    if (nh_cli_parse(&nh_cli_run_table, argc, argv, o, &o->seen, NULL, NULL, status))
-        return 1;
-    const nh_option_table *t = &nh_cli_run_table;
+    int help;
     nh_error err;
+    if (nh_run_options_parse(argc, argv, o, &help, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        return *status = NH_EXIT_USAGE, 1;
+    }
+    if (help) {
+        nh_cli_print_help(&nh_run_option_table, stdout);
+        return *status = NH_EXIT_OK, 1;
+    }
     if (nh_cli_check_path("--out", o->out, &err) || (o->initial && nh_cli_check_path("--initial", o->initial, &err)) ||
         (o->resume && nh_cli_check_path("--resume", o->resume, &err))) {
         fprintf(stderr, "nhens run: %s\n", err.msg);
         return *status = NH_EXIT_USAGE, 1;
     }
-    if (o->resume)
-        return 0;
-    if (!o->system || !o->method || !nh_cli_given(t, o->seen, "h") || !nh_cli_given(t, o->seen, "T"))
-        return *status = usage_error("--system, --method, --h and --T are required"), 1;
-    if ((nh_cli_given(t, o->seen, "energy") + !!o->preset + !!o->initial) != 1)
-        return *status = usage_error("give exactly one of --energy E (ensemble on an energy shell), --preset P or "
-                                     "--initial FILE"), 1;
     return 0;
-}
-
-/* --initial FILE into cfg (checked against the system's constraints, projected with --project). */
-static int read_initial(const run_options *o, nh_run_config *cfg, nh_error *err)
-{
-    double *states;
-    long rows;
-    int rc = nh_cli_read_initial(o->initial, cfg->system->n, &states, &rows, err);
-    if (!rc && (rc = nh_initial_states_check(cfg->system, states, rows, o->project, err)))
-        free(states);
-    if (rc)
-        return rc;
-    cfg->initial_states = states;
-    cfg->n_initial = rows;
-    cfg->initial_name = o->initial;
-    return NH_OK;
 }
 
 void nh_cli_run_config_free(nh_run_config *cfg)
@@ -142,63 +51,9 @@ void nh_cli_run_config_free(nh_run_config *cfg)
     cfg->initial_states = NULL;
 }
 
-/* --blocks I/K: shard I (1-based) of K; the engine checks K against the run's chunks. */
-static int parse_blocks(const char *text, nh_run_config *cfg, nh_error *err)
-{
-    char buf[64];
-    const char *slash = strchr(text, '/');
-    long i, k;
-    if (!slash || (size_t)(slash - text) >= sizeof buf)
-        return nh_fail(err, NH_ERR_INPUT, "--blocks '%.60s' is not I/K (shard I of K, 1 <= I <= K)", text);
-    memcpy(buf, text, (size_t)(slash - text));
-    buf[slash - text] = '\0';
-    if (nh_parse_long_in(buf, 1, NH_MERGE_CHUNKS, &i) || nh_parse_long_in(slash + 1, 1, NH_MERGE_CHUNKS, &k) || i > k)
-        return nh_fail(err, NH_ERR_INPUT, "--blocks '%.60s' is not I/K with 1 <= I <= K <= %d", text, NH_MERGE_CHUNKS);
-    cfg->shard = i - 1;
-    cfg->shards = k;
-    return NH_OK;
-}
-
 static int build_config(const nh_cli *cli, const run_options *o, nh_system *sys, nh_run_config *cfg, nh_error *err)
 {
-    const nh_preset *preset = NULL;
-    const nh_option_table *t = &nh_cli_run_table;
-    int rc = nh_cli_build_system(cli, o->system, o->preset, o->params, o->n_params, sys, &preset, err);
-    if (rc)
-        return rc;
-    *cfg = (nh_run_config){.system = sys, .h = o->h, .T = o->T, .energy = o->energy,
-                           .seed = o->seed, .fit_window_start = o->fit_start, .section = o->section,
-                           .have_section = nh_cli_given(t, o->seen, "section"), .observe = o->observe,
-                           .paths = o->paths};
-    nh_run_config_use_preset(cfg, preset);
-    cfg->perturb = o->perturb;
-    cfg->burn_in = o->burn_in;
-    if (o->initial && (rc = read_initial(o, cfg, err)))
-        return rc;
-    if ((rc = nh_method_spec_parse(cli->registry, &cfg->method, o->method, err)) ||
-        (rc = nh_cli_solver(o->solver, &cfg->solver, err)))
-        return rc;
-    cfg->ensemble = nh_cli_given(t, o->seen, "ensemble") ? o->ensemble
-                    : cfg->initial_states                ? cfg->n_initial
-                    : cfg->shell_preset                  ? cfg->shell_preset->shell_ensemble
-                    : cfg->preset                        ? 1
-                                                         : 100;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    cfg->threads = (int)(nh_cli_given(t, o->seen, "threads") ? o->threads : (cores > 0 ? cores : 1));
-    cfg->lanes = nh_cli_given(t, o->seen, "lanes") ? (int)o->lanes : 0;
-    double steps = floor(o->T / o->h + 1e-9);
-    if (!(steps >= 1 && steps <= 2e9))
-        return nh_fail(err, NH_ERR_INPUT, "horizon T=%g with step h=%g gives %g steps; allowed: 1 to 2e9 steps", o->T,
-                       o->h, o->T / o->h);
-    long n_steps = (long)steps;
-    cfg->every = nh_cli_given(t, o->seen, "every") ? o->every
-                                                   : (n_steps / OUTPUT_ROWS_TARGET > 1 ? n_steps / OUTPUT_ROWS_TARGET : 1);
-    if (o->blocks && (rc = parse_blocks(o->blocks, cfg, err)))
-        return rc;
-    if (o->blocks && o->checkpoint)
-        return nh_fail(err, NH_ERR_INPUT, "--blocks %s and --checkpoint: a shard is not checkpointed (rerun an "
-                       "interrupted shard)", o->blocks);
-    return nh_run_validate(cfg, err);
+    return nh_run_options_config(cli->registry, o, nh_cli_read_initial, sys, cfg, err);
 }
 
 int nh_cli_run_config(const nh_cli *cli, int argc, char **argv, nh_system *sys, nh_run_config *cfg, double *smooth,
@@ -351,12 +206,12 @@ static int folder_of(const char *path, char **dir)
 }
 
 /* --resume FILE: the run's own options come from the checkpoint; the resume command line may only choose
- * threads, progress and further checkpoints. The run writes into the checkpoint's own folder (*dir,
+ * threads, lanes, progress and further checkpoints. The run writes into the checkpoint's own folder (*dir,
  * malloc'ed), never into a folder the file names: a checkpoint is input, and its stored --out is ignored.
  * On success *ck owns the strings o now points into. */
 static int resume_options(run_options *o, nh_checkpoint **ck, int *n_args, char ***args, char **dir)
 {
-    const nh_option_table *t = &nh_cli_run_table;
+    const nh_option_table *t = &nh_run_option_table;
     const char *allowed[] = {"resume", "threads", "lanes", "quiet", "checkpoint", "checkpoint-every", "dry-run"};
     uint64_t allowed_bits = 0;
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; ++i)

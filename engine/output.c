@@ -3,6 +3,7 @@
  * is live (or, for a variance, fewer than two), an extreme of no value, a fit without data. */
 #include "nhens/output.h"
 #include "summary_internal.h"
+#include "tables_internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -37,83 +38,19 @@ static long peak_resident_kib(void)
     return kib;
 }
 
-/* A column's statistic; NAN where it has no data (nothing accumulated; a variance needs two values). */
-static double column_value(const nh_accum *a, nh_stat_kind kind)
-{
-    if (a->count == 0 && kind != NH_STAT_COUNT)
-        return NAN;
-    switch (kind) {
-    case NH_STAT_MEAN: return a->mean;
-    case NH_STAT_VARIANCE: return nh_accum_variance(a);
-    case NH_STAT_ABSMAX: return a->absmax;
-    case NH_STAT_RMS: return nh_accum_rms(a);
-    case NH_STAT_COUNT: return a->count;
-    }
-    return NAN;
-}
-
 static int timeseries_body(FILE *f, const void *data)
 {
-    const nh_run_result *res = data;
-    fprintf(f, "t,n_live");
-    for (int i = 0; i < nh_observer_count(); ++i)
-        for (int c = 0; c < nh_observer_at(i)->n_columns && (res->observer_mask & (1u << i)); ++c)
-            fprintf(f, ",%s", nh_observer_at(i)->columns[c].name);
-    const int fitted = nh_observer_fitted();
-    fprintf(f, ",%s_var_scaled\n", nh_observer_at(fitted)->name);
-    for (long k = 0; k < res->n_out; ++k) {
-        fprintf(f, "%.17g,%ld", res->time[k], res->live[k]);
-        for (int i = 0; i < nh_observer_count(); ++i) {
-            const nh_observer *o = nh_observer_at(i);
-            for (int c = 0; c < o->n_columns && (res->observer_mask & (1u << i)); ++c) {
-                fprintf(f, ",%.17g", column_value(nh_run_accum(res, k, i), o->columns[c].kind));
-            }
-        }
-        fprintf(f, ",%.17g\n", nh_accum_variance(nh_run_accum(res, k, fitted)) / res->variance_scale);
-    }
-    return 0;
+    return nh_run_table_print(f, data, NH_RUN_TABLE_TIMESERIES);
 }
 
-/* t, then for every sample path i and recorded observer o (not the event observer) a column O_i. */
 static int paths_body(FILE *f, const void *data)
 {
-    const nh_run_result *res = data;
-    const int nobs = nh_observer_count();
-    fprintf(f, "t");
-    for (long i = 0; i < res->n_paths; ++i)
-        for (int o = 0; o < nobs; ++o)
-            if ((res->observer_mask & (1u << o)) && !nh_observer_at(o)->event)
-                fprintf(f, ",%s_%ld", nh_observer_at(o)->name, i);
-    fputc('\n', f);
-    for (long k = 0; k < res->n_out; ++k) {
-        fprintf(f, "%.17g", res->time[k]);
-        for (long i = 0; i < res->n_paths; ++i)
-            for (int o = 0; o < nobs; ++o)
-                if ((res->observer_mask & (1u << o)) && !nh_observer_at(o)->event)
-                    fprintf(f, ",%.17g", nh_run_path(res, i, k, o));
-        fputc('\n', f);
-    }
-    return 0;
+    return nh_run_table_print(f, data, NH_RUN_TABLE_PATHS);
 }
 
-/* t, then PREFIX_q05, PREFIX_q50, PREFIX_q95 for every sketched observer, at the sketch rows. */
 static int quantiles_body(FILE *f, const void *data)
 {
-    const nh_run_result *res = data;
-    const nh_sketch_layout *sl = &res->sketch_layout;
-    fprintf(f, "t");
-    for (int j = 0; j < sl->n; ++j)
-        for (int l = 0; l < NH_QUANTILE_LEVELS; ++l)
-            fprintf(f, ",%s_%s", nh_observer_at(sl->observer[j])->quantile_prefix, nh_quantile_suffixes[l]);
-    fputc('\n', f);
-    for (long row = 0; row < sl->rows; ++row) {
-        fprintf(f, "%.17g", res->time[row * sl->stride]);
-        for (int j = 0; j < sl->n; ++j)
-            for (int l = 0; l < NH_QUANTILE_LEVELS; ++l)
-                fprintf(f, ",%.17g", nh_sketch_quantile(nh_run_sketch(res, row, j), nh_quantile_levels[l]));
-        fputc('\n', f);
-    }
-    return 0;
+    return nh_run_table_print(f, data, NH_RUN_TABLE_QUANTILES);
 }
 
 int nh_write_quantiles(const char *dir, const nh_run_result *res, nh_error *err)

@@ -25,7 +25,7 @@ byte\-identical to one process.
 what is allowed); 3 some trajectories failed (counted in summary.json); 4 a claim of an experiment failed;
 130/143 interrupted by SIGINT/SIGTERM (the merged prefix is written with "complete": false).
 [SEE ALSO]
-docs/guide/ of the nhens source tree (command\-line.md is this page in Markdown); python/nhens.py for Python.
+docs/guide/ of the nhens source tree (command\-line.md is this page in Markdown); python/ (the nhens package, docs/guide/python.md) for Python.
 TEXT
 } >"$include"
 help2man --no-info --no-discard-stderr --name "ensemble studies of nonholonomic integrators" \

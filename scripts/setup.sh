@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES="build-essential cmake pkg-config libsundials-dev libcriterion-dev libpcg-cpp-dev libcjson-dev libinih-dev gnuplot-nox
-  libopenmpi-dev openmpi-bin python3-numpy python3-matplotlib python3-jsonschema python3-mpmath python3-sympy help2man"
+  libopenmpi-dev openmpi-bin python3-numpy python3-matplotlib python3-jsonschema python3-mpmath python3-sympy
+  python3-pytest python3-venv python3-pip python3-setuptools strace help2man"
 # the tests also build with clang (and fuzz with its libFuzzer), and load report.html in a headless chromium
 [ "${1:-}" = "--asan" ] && PACKAGES="$PACKAGES clang libomp-dev libclang-rt-14-dev chromium"
 missing=""

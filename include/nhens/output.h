@@ -11,6 +11,18 @@ extern "C" {
 #endif
 #pragma GCC visibility push(default)
 
+/* The CSV tables of a run in memory, column by column in the files' order (the files print these values with
+ * %.17g, so a value read back from the file is this double): timeseries.csv (t, n_live, the observers'
+ * statistics, the fitted variance scaled), quantiles.csv (t at the sketch rows, then the quantiles) and
+ * paths.csv (t, then O_i per sample path i and recorded observer O; no columns without sample paths). */
+typedef enum nh_run_table { NH_RUN_TABLE_TIMESERIES, NH_RUN_TABLE_QUANTILES, NH_RUN_TABLE_PATHS } nh_run_table;
+int nh_run_table_columns(const nh_run_result *res, nh_run_table table);
+long nh_run_table_rows(const nh_run_result *res, nh_run_table table);
+/* The name of column j (0 <= j < nh_run_table_columns) into buf; 0, or NH_ERR_INPUT for no such column. */
+int nh_run_table_column_name(const nh_run_result *res, nh_run_table table, int column, char *buf, size_t len);
+/* The nh_run_table_rows values of column j into values; 0, or NH_ERR_INPUT for no such column. */
+int nh_run_table_column_values(const nh_run_result *res, nh_run_table table, int column, double *values);
+
 int nh_write_timeseries(const char *dir, const nh_run_result *res, nh_error *err);
 /* DIR/paths.csv: t, then O_i for every sample path i and recorded observer O (values of one trajectory,
  * nan after it failed); written only for runs with res->n_paths > 0. */

@@ -1,4 +1,4 @@
-/* A flat entry point for foreign-function interfaces (python/nhens.py drives it through ctypes): one
+/* A flat entry point for foreign-function interfaces (nhens/job.h is the in-memory one the Python package uses): one
  * ensemble run from names and numbers, its outputs written to a folder (timeseries.csv, summary.json,
  * quantiles.csv, paths.csv) exactly as `nhens run` writes them. Plain C types only, no structs. */
 #ifndef NHENS_SIMPLE_H

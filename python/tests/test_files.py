@@ -1,21 +1,18 @@
-"""Tests of python/nhens.py (run by CTest): it loads a run written by the nhens program into numpy arrays
-that match the CSV text, plots a column into a PNG, runs the same ensemble in-process through ctypes with
-the same bytes as the program, refuses bad input with libnhens' message, and summary.json and a partial
-result validate against docs/schema/ (python3-jsonschema)."""
+"""nhens.load_run (run by CTest through pytest): a folder written by the nhens program loads into numpy arrays
+that match the CSV text, its sample paths as one 2-D array per observer, a column plots into a PNG, and
+summary.json and a partial result validate against docs/schema/ (python3-jsonschema)."""
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
 import numpy as np
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "python"))
-import nhens  # noqa: E402
+import nhens
+from conftest import ROOT, program
 
-NHENS = os.environ.get("NHENS_PROGRAM", os.path.join(ROOT, "build", "nhens"))
+NHENS = program()
 ARGS = ["--system", "quartic", "--param", "n=2", "--method", "dla01", "--h", "0.1", "--T", "20", "--energy",
         "3.2575", "--ensemble", "40", "--seed", "9", "--threads", "2", "--paths", "2", "--quiet"]
 
@@ -43,7 +40,8 @@ class Outputs(unittest.TestCase):
             self.assertTrue(np.isnan(value) and np.isnan(run.column(name)[-1]) or run.column(name)[-1] == value, name)
         self.assertEqual(run.column("dH_var")[-1], float(lines[-1].split(",")[header.index("dH_var")]))
         self.assertIn("dH_q50", run.quantiles)
-        self.assertIn("dH_1", run.paths)
+        self.assertEqual(run.paths["dH"].shape, (2, 201))  # 2 sample paths x 201 output times
+        np.testing.assert_array_equal(run.paths["dH"][1], run.column("dH_1"))
         with self.assertRaises(KeyError):
             run.column("no_such_column")
 
@@ -61,23 +59,6 @@ class Outputs(unittest.TestCase):
         plt.close(fig)
         with open(png, "rb") as f:
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
-
-    def test_in_process_run_is_the_programs_run(self):
-        lib = nhens.Library(os.environ.get("NHENS_LIBRARY"))
-        out = os.path.join(self.tmp.name, "inprocess")
-        run = lib.run("quartic", "dla01", h=0.1, T=20, energy=3.2575, ensemble=40, seed=9, threads=1, every=1,
-                      params={"n": 2}, paths=2, out=out)
-        for name in ("timeseries.csv", "quantiles.csv", "paths.csv"):
-            with open(os.path.join(self.dir, name), "rb") as a, open(os.path.join(out, name), "rb") as b:
-                self.assertEqual(a.read(), b.read(), name)
-        self.assertEqual(run.summary["variance_fit"]["C"], nhens.load_run(self.dir).summary["variance_fit"]["C"])
-
-    def test_bad_input_raises_the_librarys_message(self):
-        lib = nhens.Library(os.environ.get("NHENS_LIBRARY"))
-        with self.assertRaisesRegex(nhens.NhensError, "step size h=-0.1"):
-            lib.run("quartic", "dla01", h=-0.1, T=1, energy=3.0, ensemble=2, out=os.path.join(self.tmp.name, "bad"))
-        with self.assertRaisesRegex(nhens.NhensError, "unknown system 'nosuch'"):
-            lib.run("nosuch", "dla01", h=0.1, T=1, energy=3.0, out=os.path.join(self.tmp.name, "bad"))
 
     def test_summary_and_partial_follow_their_schemas(self):
         import jsonschema
@@ -103,7 +84,3 @@ class Outputs(unittest.TestCase):
         bad = dict(nhens.load_run(self.dir).summary, solver="fortran")
         with self.assertRaises(jsonschema.ValidationError):
             jsonschema.validate(bad, summary_schema, cls=jsonschema.Draft202012Validator)
-
-
-if __name__ == "__main__":
-    unittest.main(verbosity=2)
