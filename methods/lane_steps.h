@@ -10,12 +10,13 @@
 
 #include "nhens/linalg.h"
 
+#include <float.h>
 #include <math.h>
 
 #define LANE_INLINE static inline __attribute__((always_inline))
 /* component i of lane l of a structure-of-arrays array of L lanes */
 #define AT(a, i) (a)[(i) * L + l]
-#define LANES for (int l = 0; l < L; ++l)
+#define LANES _Pragma("GCC unroll 1") for (int l = 0; l < L; ++l)
 enum { N = LS_N, ML = NH_MAX_LANES };
 
 /* The step's n x L temporaries come from the batch's scratch (NH_LANE_SCRATCH_ARRAYS of them), not the stack:
@@ -40,26 +41,25 @@ LANE_INLINE void kicked_lanes(const double *restrict w, const double *restrict k
 /* nh_solve_kicked_row: lam = -(row . w) / (row . kick), the row a, or (1 - weight) a_fixed + weight a */
 LANE_INLINE void kicked_row_lanes(const double *restrict a_fixed, double weight, const double *restrict a,
                                   const double *restrict kick, const double *restrict w, double *restrict lam,
-                                  int *restrict status, int L)
+                                  lane_flag *restrict status, int L)
 {
-    double aw[ML], ak[ML];
-    LANES aw[l] = ak[l] = 0.0;
-    for (int i = 0; i < N; ++i)
-        LANES {
-            const double row = a_fixed ? (1 - weight) * AT(a_fixed, i) + weight * AT(a, i) : AT(a, i);
-            aw[l] += row * AT(w, i);
-            ak[l] += row * AT(kick, i);
-        }
     LANES {
-        status[l] = !(fabs(ak[l]) > 0.0) || !isfinite(ak[l]) ? NH_STEP_SINGULAR : NH_OK;
-        lam[l] = -aw[l] / ak[l];
+        double aw = 0.0, ak = 0.0;
+        for (int i = 0; i < N; ++i) {
+            const double row = a_fixed ? (1 - weight) * AT(a_fixed, i) + weight * AT(a, i) : AT(a, i);
+            aw += row * AT(w, i);
+            ak += row * AT(kick, i);
+        }
+        /* fabs(ak) <= DBL_MAX: isfinite without a call, so that the loop vectorises */
+        status[l] = fabs(ak) > 0.0 && fabs(ak) <= DBL_MAX ? NH_OK : NH_STEP_SINGULAR;
+        lam[l] = -aw / ak;
     }
 }
 
 /* nh_affine_multiplier for one constraint: A at base + reach w, the row (averaged with a_fixed when given) */
 LANE_INLINE void affine_multiplier_lanes(const double *par, const double *restrict base, double reach,
                                          const double *restrict a_fixed, double weight, const double *restrict w,
-                                         const double *restrict kick, double *restrict lam, int *restrict status,
+                                         const double *restrict kick, double *restrict lam, lane_flag *restrict status,
                                          double *scratch, int L)
 {
     SCRATCH(point);
@@ -70,34 +70,45 @@ LANE_INLINE void affine_multiplier_lanes(const double *par, const double *restri
     kicked_row_lanes(a_fixed, weight, a_star, kick, w, lam, status, L);
 }
 
+/* out = a . x lane by lane, summed from 0 in the coordinates' order (nh_dot) */
+LANE_INLINE void dot_lanes(const double *restrict a, const double *restrict x, double *restrict out, int L)
+{
+    LANES {
+        double sum = 0.0;
+        for (int i = 0; i < N; ++i)
+            sum += AT(a, i) * AT(x, i);
+        out[l] = sum;
+    }
+}
+
 /* The Gram value A A^T (constant_mass_gram_for, m = 1) and the solve of nh_spd_solve_scalar */
 LANE_INLINE void gram_lanes(const double *restrict a, double *restrict c, int L)
 {
-    LANES c[l] = 0.0;
-    for (int i = 0; i < N; ++i)
-        LANES c[l] += AT(a, i) * AT(a, i);
+    LANES {
+        double sum = 0.0;
+        for (int i = 0; i < N; ++i)
+            sum += AT(a, i) * AT(a, i);
+        c[l] = sum;
+    }
 }
 
-LANE_INLINE void spd_solve_lanes(const double *restrict c, double *restrict b, int *restrict status, int L)
+LANE_INLINE void spd_solve_lanes(const double *restrict c, double *restrict b, lane_flag *restrict status, int L)
 {
     LANES {
-        if (!(c[l] > 0.0))
-            status[l] = NH_STEP_SINGULAR;
+        status[l] = c[l] > 0.0 ? status[l] : NH_STEP_SINGULAR;
         b[l] /= c[l];
     }
 }
 
 /* nh_project_velocity (project_constant_mass_for, m = 1): out = w - A^T mu, mu = (A w) / (A A^T) */
 LANE_INLINE void project_lanes(const double *par, const double *restrict q, const double *restrict w,
-                               double *restrict out, int *restrict status, double *scratch, int L)
+                               double *restrict out, lane_flag *restrict status, double *scratch, int L)
 {
     SCRATCH(a);
     double c[ML], mu[ML];
     ls_constraint(par, q, a, L);
     gram_lanes(a, c, L);
-    LANES mu[l] = 0.0;
-    for (int i = 0; i < N; ++i)
-        LANES mu[l] += AT(a, i) * AT(w, i);
+    dot_lanes(a, w, mu, L);
     spd_solve_lanes(c, mu, status, L);
     for (int i = 0; i < N; ++i)
         LANES AT(out, i) = AT(w, i) - AT(a, i) * mu[l];
@@ -147,9 +158,7 @@ LANE_INLINE void lf_lanes(nh_lane_batch *b, double h, int L)
         LANES AT(v, i) -= 0.5 * h * AT(grad, i);
     ls_constraint(par, q, a, L);
     gram_lanes(a, c, L);
-    LANES lam[l] = 0.0;
-    for (int i = 0; i < N; ++i)
-        LANES lam[l] += AT(a, i) * AT(v, i);
+    dot_lanes(a, v, lam, L);
     LANES {
         lam[l] = lam[l] * (-2.0 / h);
         b->status[l] = NH_OK;
@@ -187,7 +196,7 @@ LANE_INLINE void spark2_lanes(nh_lane_batch *b, double h, int L)
     ls_gradient(par, q, grad, L);
     for (int i = 0; i < N; ++i)
         LANES AT(vs, i) -= 0.5 * h * AT(grad, i);
-    int projected[ML];
+    lane_flag projected[ML];
     LANES projected[l] = NH_OK;
     project_lanes(par, q, vs, v, projected, scratch, L);
     LANES b->status[l] = b->status[l] ? b->status[l] : projected[l];
@@ -195,24 +204,26 @@ LANE_INLINE void spark2_lanes(nh_lane_batch *b, double h, int L)
 
 /* ---- RK4 on the index-1 ODE (rk4.c, nh_index1_rhs_inline with m = 1 and unit mass) --------------------- */
 LANE_INLINE void index1_rhs_lanes(const double *par, const double *restrict q, const double *restrict v,
-                                  double *restrict dq, double *restrict dv, int *restrict status, double *scratch,
+                                  double *restrict dq, double *restrict dv, lane_flag *restrict status, double *scratch,
                                   int L)
 {
     SCRATCH(a);
     SCRATCH(grad);
     SCRATCH(dav);
-    double lam[ML], curvature[ML], c[ML];
+    double lam[ML], c[ML];
     ls_constraint(par, q, a, L);
     ls_gradient(par, q, grad, L);
     ls_jacobian_velocity(par, q, v, dav, L);
-    LANES lam[l] = curvature[l] = c[l] = 0.0;
-    for (int i = 0; i < N; ++i)
-        LANES {
-            lam[l] += AT(a, i) * AT(grad, i);
-            curvature[l] += AT(dav, i) * AT(v, i);
-            c[l] += AT(a, i) * AT(a, i);
+    LANES {
+        double force = 0.0, bend = 0.0, gram = 0.0;
+        for (int i = 0; i < N; ++i) {
+            force += AT(a, i) * AT(grad, i);
+            bend += AT(dav, i) * AT(v, i);
+            gram += AT(a, i) * AT(a, i);
         }
-    LANES lam[l] -= curvature[l];
+        lam[l] = force - bend;
+        c[l] = gram;
+    }
     spd_solve_lanes(c, lam, status, L);
     for (int i = 0; i < N; ++i)
         LANES {
@@ -223,7 +234,7 @@ LANE_INLINE void index1_rhs_lanes(const double *par, const double *restrict q, c
 
 LANE_INLINE void rk4_stage_lanes(const double *par, const double *restrict q, const double *restrict v, double c,
                                  const double *restrict dq, const double *restrict dv, double *restrict kq,
-                                 double *restrict kv, int *restrict status, double *scratch, int L)
+                                 double *restrict kv, lane_flag *restrict status, double *scratch, int L)
 {
     SCRATCH(qs);
     SCRATCH(vs);
@@ -239,7 +250,7 @@ LANE_INLINE void rk4_lanes(nh_lane_batch *b, double h, int L)
 {
     const double *par = b->system_par;
     double *restrict q = b->q, *restrict v = b->v, *scratch = b->scratch;
-    int *restrict status = b->status;
+    lane_flag *restrict status = b->status;
     SCRATCH(k1q);
     SCRATCH(k1v);
     SCRATCH(k2q);
@@ -267,7 +278,7 @@ enum { NEWMARK_BETA2 = 1, NEWMARK_ALPHA = 2, NEWMARK_DISC = 3 };
 LANE_INLINE void newmark_final_lanes(const double *par, double h, double beta2, const double *restrict gamma0_force,
                                      const double *restrict a0, const double *restrict lam,
                                      const double *restrict u, const double *restrict q1, double *restrict v1,
-                                     int *restrict status, double *scratch, int L)
+                                     lane_flag *restrict status, double *scratch, int L)
 {
     const double w0 = h * beta2, w1 = 0.5 * h * (1 - 2 * beta2);
     SCRATCH(grad);
@@ -275,7 +286,7 @@ LANE_INLINE void newmark_final_lanes(const double *par, double h, double beta2, 
     SCRATCH(kick1);
     SCRATCH(u1);
     double lam1[ML];
-    int final_status[ML];
+    lane_flag final_status[ML];
     ls_gradient(par, q1, grad, L);
     ls_constraint(par, q1, a1, L);
     for (int i = 0; i < N; ++i)
@@ -329,13 +340,12 @@ LANE_INLINE int failed_lanes(nh_lane_batch *b, int L)
     LANES top[l] = 0;
     for (int i = 0; i < N; ++i)
         LANES top[l] |= nh_nonfinite_bit(AT(b->q, i)) | nh_nonfinite_bit(AT(b->v, i));
-    int any = 0;
+    lane_flag any = 0;
     LANES {
-        if (b->status[l] == NH_OK && top[l] >> 63)
-            b->status[l] = NH_STEP_NONFINITE;
-        any |= b->status[l] != NH_OK && b->active[l];
+        b->status[l] = b->status[l] == NH_OK && top[l] >> 63 ? NH_STEP_NONFINITE : b->status[l];
+        any |= b->status[l] != NH_OK ? b->active[l] : 0;
     }
-    return any;
+    return any != 0;
 }
 
 LANE_INLINE void recentre_lanes(nh_lane_batch *b, int keeps_point, int L)

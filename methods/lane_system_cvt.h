@@ -8,7 +8,7 @@
 #define LS_N 3
 #define LANE_INLINE_SYSTEM static inline __attribute__((always_inline))
 #define LS_AT(a, i) (a)[(i) * L + l]
-#define LS_LANES for (int l = 0; l < L; ++l)
+#define LS_LANES _Pragma("GCC unroll 1") for (int l = 0; l < L; ++l)
 
 extern const nh_system_type nh_system_cvt;
 

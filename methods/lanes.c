@@ -38,7 +38,7 @@ int nh_lane_isa_supported(nh_lane_isa isa)
 
 int nh_lanes_default(void)
 {
-    return nh_lane_isa_best() == NH_LANE_ISA_AVX512 ? 16 : 8;
+    return nh_lane_isa_best() == NH_LANE_ISA_AVX512 ? 32 : 16;
 }
 
 /* The lane method of a configured method, or -1 */
@@ -237,7 +237,7 @@ void nh_lane_stepper_retire(nh_lane_stepper *ls, int lane)
 
 int nh_lane_stepper_active(const nh_lane_stepper *ls, int lane)
 {
-    return ls->batch.active[lane];
+    return ls->batch.active[lane] != 0;
 }
 
 int nh_lane_recentre_coordinate(nh_lane_batch *b, int i, int l)
@@ -257,6 +257,6 @@ long nh_lane_stepper_advance(nh_lane_stepper *ls, double h, long steps, int *sta
 {
     const long taken = steps > 0 ? ls->advance(&ls->batch, h, steps) : 0;
     for (int l = 0; l < ls->batch.lanes; ++l)
-        status[l] = ls->batch.active[l] ? ls->batch.status[l] : NH_OK;
+        status[l] = ls->batch.active[l] ? (int)ls->batch.status[l] : NH_OK;
     return taken;
 }

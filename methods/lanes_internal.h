@@ -8,6 +8,10 @@
 #include "nhens/lanes.h"
 #include "stepper.h"
 
+/* A lane's status or flag: 64 bits, as wide as the doubles it is computed from, so that the loops that set it
+ * vectorise. */
+typedef long long lane_flag;
+
 /* L lanes of one trajectory each, structure-of-arrays: component i of lane l at [i * L + l]. */
 typedef struct nh_lane_batch {
     int lanes;
@@ -19,8 +23,8 @@ typedef struct nh_lane_batch {
     double *grad, *a;           /* lf's end point: grad V and A at q, n x L each */
     double *turns, *offset;     /* n x L: recentring's turns of each angle and units of each ignorable coordinate */
     double *scratch;            /* NH_LANE_SCRATCH_ARRAYS x n x L: a step's temporaries */
-    int *status;                /* L: NH_OK or the lane's failure in the last step */
-    unsigned char *active;      /* L */
+    lane_flag *status;          /* L: NH_OK or the lane's failure in the last step */
+    lane_flag *active;          /* L: 1 when the lane holds a trajectory */
     unsigned char kind[NH_MAX_DIM];
     int recentred_kinds;        /* any coordinate is an angle or ignorable */
 } nh_lane_batch;

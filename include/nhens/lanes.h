@@ -31,7 +31,7 @@ typedef enum nh_lane_isa { NH_LANE_ISA_AUTO = 0, NH_LANE_ISA_SSE2, NH_LANE_ISA_A
 nh_lane_isa nh_lane_isa_best(void);
 const char *nh_lane_isa_name(nh_lane_isa isa);
 int nh_lane_isa_supported(nh_lane_isa isa);
-/* The lane count that runs fastest on this CPU (bench/: 16 with AVX-512, 8 with AVX2 or SSE2). */
+/* The lane count that runs fastest on this CPU (bench/: 32 with AVX-512, 16 with AVX2 or SSE2). */
 int nh_lanes_default(void);
 
 typedef struct nh_lane_stepper nh_lane_stepper;

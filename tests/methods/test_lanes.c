@@ -224,7 +224,7 @@ Test(lanes, lane_counts_and_instruction_sets_are_checked)
     nh_lane_stepper *ls = nh_lane_stepper_create(st, 1, NH_LANE_ISA_AUTO, &err);
     cr_expect(ls != NULL && nh_lane_stepper_isa(ls) == nh_lane_isa_best(), "one lane, the best isa");
     nh_lane_stepper_free(ls);
-    cr_expect(eq(int, nh_lanes_default(), nh_lane_isa_best() == NH_LANE_ISA_AVX512 ? 16 : 8));
+    cr_expect(eq(int, nh_lanes_default(), nh_lane_isa_best() == NH_LANE_ISA_AVX512 ? 32 : 16));
     cr_expect(nh_lane_isa_supported((nh_lane_isa)(NH_LANE_ISA_AVX512 + 1)) == 0, "an isa beyond AVX-512");
     nh_stepper_free(st);
 }
