@@ -120,8 +120,9 @@ int nh_cli_main(int argc, char **argv)
         fprintf(stderr, "nhens: %s\n", err.msg);
         return NH_EXIT_ERROR;
     }
-    nh_cli cli = {nh_registry_create(&err)};
+    nh_cli cli = {nh_registry_create(&err), 0, argv + 1};
     int status = NH_EXIT_OK, first = cli.registry ? load_plugins(cli.registry, argc, argv, &status) : -1;
+    cli.n_global_args = first > 1 ? first - 1 : 0;
     if (!cli.registry) {
         fprintf(stderr, "nhens: %s\n", err.msg);
         status = NH_EXIT_ERROR;

@@ -15,15 +15,23 @@
 enum { NH_EXIT_OK = 0, NH_EXIT_ERROR = 1, NH_EXIT_USAGE = 2, NH_EXIT_FAILED_TRAJECTORIES = 3, NH_EXIT_CLAIMS = 4 };
 enum { NH_CLI_MAX_PARAMS = 16 };
 
-/* What every subcommand receives: the registry (built-ins plus --plugin objects). */
+/* What every subcommand receives: the registry (built-ins plus --plugin objects) and the global options
+ * before the command word as given (the --plugin options, for the command line a run records). */
 typedef struct nh_cli {
     nh_registry *registry;
+    int n_global_args;
+    char **global_args;
 } nh_cli;
 
 /* The one default nonlinear solver of run, order, audit and report. */
 #define NH_CLI_DEFAULT_SOLVER "kinsol"
 
 int nh_cli_main(int argc, char **argv);
+
+/* "nhens GLOBAL... ARGS...": the command line that reproduces a command (its global options, then argv), each
+ * word quoted for a POSIX shell where it needs it, so that summary.json's command runs as recorded. prefix (or
+ * NULL) goes first ("nhens merge of 2 parts of: "). malloc'ed; NULL when out of memory. */
+char *nh_cli_command_line(const nh_cli *cli, const char *prefix, int argc, char **argv);
 
 /* cli/progress.c: progress of an ensemble on stderr (fits nh_run_config.progress with the struct as ctx). */
 enum { NH_PROGRESS_SECONDS = 5 };

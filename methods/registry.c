@@ -2,6 +2,7 @@
  * lookup, flags, order and the check of a method against a system. Built-in methods are listed once,
  * in `builtin_methods`; adding a method = one file + one line there. */
 #include "nhens/registry.h"
+#include "registry_plugins.h"
 #include "stepper.h"
 
 #include <math.h>
@@ -30,13 +31,15 @@ int nh_method_is_builtin(const nh_method_type *type)
     return 0;
 }
 
-enum { MAX_ENTRIES = 128 };
+enum { MAX_ENTRIES = 128, MAX_PLUGINS = 64 };
 
 struct nh_registry {
     const nh_system_type *systems[MAX_ENTRIES];
     int n_systems;
     const nh_method_type *methods[MAX_ENTRIES];
     int n_methods;
+    nh_plugin_info plugins[MAX_PLUGINS];   /* paths malloc'ed, freed with the registry */
+    int n_plugins;
 };
 
 nh_registry *nh_registry_create(nh_error *err)
@@ -55,7 +58,32 @@ nh_registry *nh_registry_create(nh_error *err)
 
 void nh_registry_free(nh_registry *reg)
 {
+    for (int i = 0; reg && i < reg->n_plugins; ++i)
+        free((char *)reg->plugins[i].path);
     free(reg);
+}
+
+int nh_registry_note_plugin(nh_registry *reg, const char *path, const char *name, const char *sha256, nh_error *err)
+{
+    if (reg->n_plugins == MAX_PLUGINS)
+        return nh_fail(err, NH_ERR_INPUT, "too many plugins (at most %d)", MAX_PLUGINS);
+    nh_plugin_info *p = &reg->plugins[reg->n_plugins];
+    if (!(p->path = strdup(path)))
+        return nh_fail(err, NH_ERR_NOMEM, "out of memory recording plugin '%s'", path);
+    p->name = name ? name : "?";
+    snprintf(p->sha256, sizeof p->sha256, "%s", sha256);
+    ++reg->n_plugins;
+    return NH_OK;
+}
+
+int nh_registry_plugin_count(const nh_registry *reg)
+{
+    return reg->n_plugins;
+}
+
+const nh_plugin_info *nh_registry_plugin_at(const nh_registry *reg, int i)
+{
+    return i >= 0 && i < reg->n_plugins ? &reg->plugins[i] : NULL;
 }
 
 static int valid_name(const char *name)
