@@ -44,7 +44,8 @@ static const nh_option RUN_OPTIONS[] = {
             "start from the states in CSV FILE (q_1..q_n, v_1..v_n per row; the ensemble is its rows; a first "
             "row of names only is a header)"),
     RUN_OPT("project", NH_OPTION_FLAG, project, 0, 0, NULL,
-            "project --initial velocities off D_q onto it (default: refuse them, naming the row)"),
+            "project velocities of --initial rows or a --preset off D_q onto it (default: refuse them, naming the "
+            "row or the preset)"),
     RUN_OPT("perturb", NH_OPTION_DOUBLE, perturb, 0, 1000, "EPS",
             "with a state --preset: an ensemble around it, q and v moved by EPS N(0, 1), v projected onto D_q and "
             "rescaled to the preset's energy"),
@@ -168,6 +169,7 @@ static int build_config(const nh_cli *cli, const run_options *o, nh_system *sys,
                            .have_section = nh_cli_given(t, o->seen, "section"), .observe = o->observe,
                            .paths = o->paths};
     nh_run_config_use_preset(cfg, preset);
+    cfg->project = o->project;
     cfg->perturb = o->perturb;
     cfg->burn_in = o->burn_in;
     if (o->initial && (rc = read_initial(o, cfg, err)))

@@ -65,6 +65,8 @@ static int validate_initial(const nh_run_config *cfg, nh_error *err)
 {
     if (cfg->preset && nh_preset_is_shell(cfg->preset))
         return nh_fail(err, NH_ERR_INPUT, "preset %s is an energy shell, not an initial state", cfg->preset->name);
+    if (cfg->preset && nh_preset_check(cfg->system, cfg->preset, cfg->project, err))
+        return NH_ERR_INPUT;
     if (cfg->preset && cfg->ensemble != 1 && !(cfg->perturb > 0))
         return nh_fail(err, NH_ERR_INPUT,
                        "a preset is one initial condition, so the ensemble size must be 1 (got %ld); "

@@ -38,6 +38,11 @@ int nh_energy_shell_sample(const nh_system *s, double energy, nh_pcg32 *rng, dou
  * replaces v by its M-orthogonal projection onto D_q (the states are then changed in place). */
 #define NH_INITIAL_TOLERANCE 1e-10
 int nh_initial_states_check(const nh_system *s, double *states, long rows, int project, nh_error *err);
+/* A state preset against D_q at s's parameters, as nh_initial_states_check checks a row: V(q) and H(q, v)
+ * finite, and |A(q) v| at most NH_INITIAL_TOLERANCE (1 + |v|), else refused with a message naming the preset
+ * and the residual unless `project` (nh_preset_state then projects v onto D_q, as it does every preset's
+ * round-off). An energy shell passes. */
+int nh_preset_check(const nh_system *s, const nh_preset *p, int project, nh_error *err);
 /* The preset's state perturbed as nh_run_config.perturb says, for stream rng. */
 int nh_perturbed_state(const nh_system *s, const nh_preset *p, double eps, nh_pcg32 *rng, double *q, double *v);
 /* Preset state with v projected onto D_q (printed values are rounded); *change = |v_new - v|. */
@@ -56,6 +61,7 @@ typedef struct nh_run_config {
     uint64_t seed;
     int threads;
     const nh_preset *preset;    /* one initial state; NULL: sample the energy shell `energy` */
+    int project;                /* a preset's velocity off D_q is projected onto it; 0: refused (nh_preset_check) */
     const nh_preset *shell_preset; /* the energy-shell preset `energy` came from, for reports (or NULL) */
     double energy;
     /* The user's own initial states: n_initial rows of (q_1..q_n, v_1..v_n), trajectory i starts at row i

@@ -1,7 +1,8 @@
 /* Plugins with one hostile descriptor field each: tests/CMakeLists.txt builds this file once per case as
  * hostile_CASE.so with HOSTILE_CASE_<CASE> defined, beside a valid system and method. The registry must
  * refuse every one with a message naming the plugin, the descriptor and the field (tests/cli/hostile_files.tsv,
- * class 8). */
+ * class 8); the cases preset_off_constraint and wrong_cvt_flag load, and a run refuses the preset, `nhens check`
+ * the preset and the flag. */
 #include <nhens/nhens.h>
 
 #include <limits.h>
@@ -103,6 +104,10 @@ static const nh_preset PRESETS[] = {
     {.name = "rest", .description = "at rest again", .param_overrides = "", .dim = 2, .q = {0.5, 0.0}},
 #elif defined(HOSTILE_CASE_PRESET_NAN)
     {.name = "lost", .description = "nowhere", .param_overrides = "", .dim = 2, .q = {NAN, 0.0}},
+#elif defined(HOSTILE_CASE_PRESET_OFF_CONSTRAINT)
+    /* A = (1, q_0): |A(q) v| = 0.51, as a velocity copied with a wrong sign or from another convention */
+    {.name = "drift", .description = "a velocity off D_q", .param_overrides = "", .dim = 2, .q = {1.0, 0.0},
+     .v = {0.51, 0.0}},
 #elif defined(HOSTILE_CASE_HUGE_SHELL)
     {.name = "crowd", .description = "more trajectories than a run may have", .param_overrides = "", .dim = 0,
      .shell_energy = 1.0, .shell_ensemble = LONG_MAX},
@@ -114,6 +119,8 @@ static const nh_system_type PLANE = {
     .n_params = 1, .params = SYSTEM_PARAMS,
 #if defined(HOSTILE_CASE_SYSTEM_UNKNOWN_FLAGS)
     .flags = 1u << 12,
+#elif defined(HOSTILE_CASE_WRONG_CVT_FLAG)
+    .flags = NH_SYS_CVT_TYPE,   /* A = (1, q_0) reads q_0, which the force A^T lam = (lam, q_0 lam) moves */
 #endif
     .n_presets = sizeof PRESETS / sizeof PRESETS[0], .presets = PRESETS,
     .dimensions = plane_dimensions, .potential = plane_potential, .potential_gradient = plane_gradient,
