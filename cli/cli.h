@@ -61,7 +61,11 @@ void nh_cli_print_help(const nh_option_table *table, FILE *out);
 /* Was option `name` of the table given? */
 int nh_cli_given(const nh_option_table *table, uint64_t seen, const char *name);
 
-/* System by name with an optional preset and "k=v" overrides; messages list what is allowed. */
+/* A method spec "NAME[:k=v,...]" from the registry; an unknown name's message suggests the closest and, with no
+ * plugin loaded, says where a plugin's methods come from. */
+int nh_cli_parse_method(const nh_cli *cli, const char *text, nh_method_spec *spec, nh_error *err);
+/* System by name with an optional preset and "k=v" overrides; messages list what is allowed (the closest name,
+ * and --plugin for an unknown system when no plugin is loaded). */
 int nh_cli_build_system(const nh_cli *cli, const char *name, const char *preset_name, const char *const *params,
                         int n_params, nh_system *sys, const nh_preset **preset, nh_error *err);
 /* Names that become file or folder names or reach a gnuplot script (panel names, checkpoint names, methods,

@@ -136,7 +136,7 @@ static int audit_one(const nh_cli *cli, const audit_options *o, const nh_audit_c
     nh_audit_row row;
     nh_error err;
     char name[256];
-    if (nh_method_spec_parse(cli->registry, &spec, text, &err)) {
+    if (nh_cli_parse_method(cli, text, &spec, &err)) {
         fprintf(stderr, "nhens audit: %s\n", err.msg);
         return 2;
     }

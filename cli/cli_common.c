@@ -48,22 +48,38 @@ int nh_cli_solver(const char *name, nh_solver_kind *kind, nh_error *err)
     return NH_OK;
 }
 
+/* After a lookup's "unknown system/method ..." message: where a plugin's names come from, when none is loaded. */
+static int hint_plugin(const nh_cli *cli, nh_error *err)
+{
+    const size_t used = strlen(err->msg);
+    if (nh_registry_plugin_count(cli->registry) == 0)
+        snprintf(err->msg + used, sizeof err->msg - used, " (no plugin is loaded: a plugin's systems and methods need "
+                 "nhens --plugin PATH.so before the command)");
+    return NH_ERR_INPUT;
+}
+
+int nh_cli_parse_method(const nh_cli *cli, const char *text, nh_method_spec *spec, nh_error *err)
+{
+    const int rc = nh_method_spec_parse(cli->registry, spec, text, err);
+    return rc && !strncmp(err->msg, "unknown method", 14) ? hint_plugin(cli, err) : rc;
+}
+
 int nh_cli_build_system(const nh_cli *cli, const char *name, const char *preset_name, const char *const *params,
                         int n_params, nh_system *sys, const nh_preset **preset, nh_error *err)
 {
     const nh_system_type *type = nh_registry_find_system_checked(cli->registry, name, err);
     if (!type)
-        return NH_ERR_INPUT;
+        return hint_plugin(cli, err);
     *preset = NULL;
     if (preset_name && !(*preset = nh_system_find_preset(type, preset_name))) {
-        char names[256];
+        char names[256], near[128];
         const char *list[32];
         const int n = type->n_presets < 32 ? type->n_presets : 32;
         for (int i = 0; i < n; ++i)
             list[i] = type->presets[i].name;
         nh_join_names(list, n, names, sizeof names);
-        return nh_fail(err, NH_ERR_INPUT, "system %s has no preset '%s'; its presets are: %s", type->name,
-                       preset_name, names[0] ? names : "(none)");
+        return nh_fail(err, NH_ERR_INPUT, "system %s has no preset '%s'%s; its presets are: %s", type->name,
+                       preset_name, nh_did_you_mean(preset_name, list, n, near, sizeof near), names[0] ? names : "(none)");
     }
     return nh_system_init(sys, type, *preset, params, n_params, err);
 }

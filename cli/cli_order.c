@@ -138,7 +138,7 @@ int nh_cli_order(const nh_cli *cli, int argc, char **argv)
     const nh_preset *preset;
     nh_error err;
     if (nh_cli_build_system(cli, o.system, o.preset, o.params, o.n_params, &sys, &preset, &err) ||
-        nh_method_spec_parse(cli->registry, &spec, o.method, &err) || nh_method_spec_check(&spec, &sys, &err) ||
+        nh_cli_parse_method(cli, o.method, &spec, &err) || nh_method_spec_check(&spec, &sys, &err) ||
         initial_order_state(&o, &sys, preset, q0, v0, &err) || nh_cli_solver(o.solver, &kind, &err)) {
         fprintf(stderr, "nhens order: %s\n", err.msg);
         return NH_EXIT_USAGE;

@@ -16,7 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { OUTPUT_ROWS_TARGET = 1000 };
 #define NH_BLOCK_SIZE_TEXT "8"
 _Static_assert(NH_BLOCK_SIZE == 8, "NH_BLOCK_SIZE_TEXT must spell NH_BLOCK_SIZE");
 
@@ -97,8 +96,10 @@ static int usage_error(const char *message)
 
 static int parse_run_options(int argc, char **argv, run_options *o, int *status)
 {
-    *o = (run_options){.out = "nhens-out", .solver = NH_CLI_DEFAULT_SOLVER, .fit_start = 0.1, .seed = 1,
-                       .checkpoint_every = 60};
+    nh_run_config defaults;
+    nh_run_config_init(&defaults);
+    *o = (run_options){.out = "nhens-out", .solver = NH_CLI_DEFAULT_SOLVER, .fit_start = defaults.fit_window_start,
+                       .seed = defaults.seed, .checkpoint_every = 60};
     if (nh_cli_parse(&nh_cli_run_table, argc, argv, o, &o->seen, NULL, NULL, status))
         return 1;
     const nh_option_table *t = &nh_cli_run_table;
@@ -164,33 +165,32 @@ static int build_config(const nh_cli *cli, const run_options *o, nh_system *sys,
     int rc = nh_cli_build_system(cli, o->system, o->preset, o->params, o->n_params, sys, &preset, err);
     if (rc)
         return rc;
-    *cfg = (nh_run_config){.system = sys, .h = o->h, .T = o->T, .energy = o->energy,
-                           .seed = o->seed, .fit_window_start = o->fit_start, .section = o->section,
-                           .have_section = nh_cli_given(t, o->seen, "section"), .observe = o->observe,
-                           .paths = o->paths};
+    nh_run_config_init(cfg); /* the defaults of every option not given */
+    cfg->system = sys, cfg->h = o->h, cfg->T = o->T, cfg->energy = o->energy, cfg->seed = o->seed;
+    cfg->fit_window_start = o->fit_start, cfg->observe = o->observe, cfg->paths = o->paths;
+    if ((cfg->have_section = nh_cli_given(t, o->seen, "section")))
+        cfg->section = o->section;
     nh_run_config_use_preset(cfg, preset);
     cfg->project = o->project;
     cfg->perturb = o->perturb;
     cfg->burn_in = o->burn_in;
     if (o->initial && (rc = read_initial(o, cfg, err)))
         return rc;
-    if ((rc = nh_method_spec_parse(cli->registry, &cfg->method, o->method, err)) ||
+    if ((rc = nh_cli_parse_method(cli, o->method, &cfg->method, err)) ||
         (rc = nh_cli_solver(o->solver, &cfg->solver, err)))
         return rc;
     cfg->ensemble = nh_cli_given(t, o->seen, "ensemble") ? o->ensemble
                     : cfg->initial_states                ? cfg->n_initial
                     : cfg->shell_preset                  ? cfg->shell_preset->shell_ensemble
                     : cfg->preset                        ? 1
-                                                         : 100;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    cfg->threads = (int)(nh_cli_given(t, o->seen, "threads") ? o->threads : (cores > 0 ? cores : 1));
+                                                         : cfg->ensemble;
+    if (nh_cli_given(t, o->seen, "threads"))
+        cfg->threads = (int)o->threads;
     double steps = floor(o->T / o->h + 1e-9);
     if (!(steps >= 1 && steps <= 2e9))
         return nh_fail(err, NH_ERR_INPUT, "horizon T=%g with step h=%g gives %g steps; allowed: 1 to 2e9 steps", o->T,
                        o->h, o->T / o->h);
-    long n_steps = (long)steps;
-    cfg->every = nh_cli_given(t, o->seen, "every") ? o->every
-                                                   : (n_steps / OUTPUT_ROWS_TARGET > 1 ? n_steps / OUTPUT_ROWS_TARGET : 1);
+    cfg->every = nh_cli_given(t, o->seen, "every") ? o->every : nh_run_default_every(cfg);
     if (o->blocks && (rc = parse_blocks(o->blocks, cfg, err)))
         return rc;
     if (o->blocks && o->checkpoint)

@@ -125,14 +125,13 @@ static int panel_config(const nh_cli *cli, const report_options *o, const nh_exp
                                  sys, &preset, err);
     if (rc)
         return rc;
-    *cfg = (nh_run_config){.system = sys, .h = p->h, .T = p->T, .every = p->every, .ensemble = p->ensemble,
-                           .seed = p->seed, .threads = (int)o->threads, .energy = p->energy, .fit_window_start = 0.1,
-                           .solver = o->solver_kind, .section = p->section,
-                           .have_section = p->have_section, .interrupted = nh_cli_interrupted,
-                           .paths = p->paths, .observe = p->observe[0] ? p->observe : NULL,
-                           .perturb = p->perturb};
+    nh_run_config_init(cfg); /* the fit window and the rest of run's defaults */
+    cfg->system = sys, cfg->h = p->h, cfg->T = p->T, cfg->every = p->every, cfg->ensemble = p->ensemble;
+    cfg->seed = p->seed, cfg->threads = (int)o->threads, cfg->energy = p->energy, cfg->solver = o->solver_kind;
+    cfg->section = p->section, cfg->have_section = p->have_section, cfg->interrupted = nh_cli_interrupted;
+    cfg->paths = p->paths, cfg->observe = p->observe[0] ? p->observe : NULL, cfg->perturb = p->perturb;
     nh_run_config_use_preset(cfg, preset);
-    if ((rc = nh_method_spec_parse(cli->registry, &cfg->method, p->methods[k], err)))
+    if ((rc = nh_cli_parse_method(cli, p->methods[k], &cfg->method, err)))
         return rc;
     return nh_run_validate(cfg, err);
 }

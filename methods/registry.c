@@ -179,9 +179,11 @@ static int check_method_descriptor(const nh_registry *reg, const nh_method_type 
 
 int nh_registry_add_system(nh_registry *reg, const nh_system_type *type, nh_error *err)
 {
-    if (!type || !valid_name(type->name))
+    if (!type)
+        return nh_fail(err, NH_ERR_INPUT, "no system descriptor to add (a NULL pointer)");
+    if (!valid_name(type->name))
         return nh_fail(err, NH_ERR_INPUT, "system name '%s' is not allowed: it needs 1-48 characters [A-Za-z0-9._-]",
-                       type && type->name ? type->name : "(null)");
+                       type->name ? type->name : "(none)");
     const int complete = nh_system_type_check(type, err);
     if (complete != NH_OK)
         return complete;
@@ -197,12 +199,14 @@ int nh_registry_add_system(nh_registry *reg, const nh_system_type *type, nh_erro
 
 int nh_registry_add_method(nh_registry *reg, const nh_method_type *type, nh_error *err)
 {
-    if (!type || !valid_name(type->name) || !type->step || type->n_params < 0 || type->n_params > NH_MAX_PARAMS ||
+    if (!type)
+        return nh_fail(err, NH_ERR_INPUT, "no method descriptor to add (a NULL pointer)");
+    if (!valid_name(type->name) || !type->step || type->n_params < 0 || type->n_params > NH_MAX_PARAMS ||
         (type->n_params > 0 && !type->params))
         return nh_fail(err, NH_ERR_INPUT,
                        "method '%s' is incomplete: it needs a name of 1-48 characters [A-Za-z0-9._-], a step "
                        "function and at most %d parameters with their definitions",
-                       type && type->name ? type->name : "(null)", NH_MAX_PARAMS);
+                       type->name ? type->name : "(none)", NH_MAX_PARAMS);
     if (nh_registry_find_method(reg, type->name))
         return nh_fail(err, NH_ERR_INPUT, "a method named '%s' is already registered", type->name);
     if (check_method_descriptor(reg, type, err))
@@ -225,6 +229,8 @@ const nh_system_type *nh_registry_system_at(const nh_registry *reg, int i)
 
 const nh_system_type *nh_registry_find_system(const nh_registry *reg, const char *name)
 {
+    if (!reg || !name)
+        return NULL;
     for (int i = 0; i < reg->n_systems; ++i)
         if (strcmp(reg->systems[i]->name, name) == 0)
             return reg->systems[i];
@@ -233,14 +239,18 @@ const nh_system_type *nh_registry_find_system(const nh_registry *reg, const char
 
 const nh_system_type *nh_registry_find_system_checked(const nh_registry *reg, const char *name, nh_error *err)
 {
+    if (!reg)
+        return nh_fail(err, NH_ERR_INPUT, "system '%s': no registry to look it up in", name ? name : "(none)"), NULL;
     const nh_system_type *type = nh_registry_find_system(reg, name);
     if (!type) {
-        const char *names[MAX_ENTRIES];
+        const char *names[MAX_ENTRIES] = {0};
         char list[2048];
         for (int i = 0; i < reg->n_systems; ++i)
             names[i] = reg->systems[i]->name;
+        char near[128];
         nh_join_names(names, reg->n_systems, list, sizeof list);
-        nh_fail(err, NH_ERR_INPUT, "unknown system '%s'; known systems: %s", name, list);
+        nh_fail(err, NH_ERR_INPUT, "unknown system '%s'%s; known systems: %s", name ? name : "(none)",
+                nh_did_you_mean(name, names, reg->n_systems, near, sizeof near), list);
     }
     return type;
 }
@@ -257,6 +267,8 @@ const nh_method_type *nh_registry_method_at(const nh_registry *reg, int i)
 
 const nh_method_type *nh_registry_find_method(const nh_registry *reg, const char *name)
 {
+    if (!reg || !name)
+        return NULL;
     for (int i = 0; i < reg->n_methods; ++i)
         if (strcmp(reg->methods[i]->name, name) == 0)
             return reg->methods[i];
@@ -287,8 +299,10 @@ int nh_method_spec_parse(const nh_registry *reg, nh_method_spec *spec, const cha
         char list[2048];
         for (int i = 0; i < reg->n_methods; ++i)
             names[i] = reg->methods[i]->name;
+        char near[128];
         nh_join_names(names, reg->n_methods, list, sizeof list);
-        return nh_fail(err, NH_ERR_INPUT, "unknown method '%s'; known methods: %s", name, list);
+        return nh_fail(err, NH_ERR_INPUT, "unknown method '%s'%s; known methods: %s", name,
+                       nh_did_you_mean(name, names, reg->n_methods, near, sizeof near), list);
     }
     nh_method_spec_defaults(spec, type, reg);
     return colon ? nh_params_apply_list(&spec->params, colon + 1, type->name, err) : NH_OK;

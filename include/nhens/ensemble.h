@@ -75,7 +75,8 @@ typedef struct nh_run_config {
     /* time integrated (whole steps of h) before t = 0: the initial values H(0), the driver energy and the
      * section start are taken after it, and nothing before it is recorded. */
     double burn_in;
-    double fit_window_start;    /* fraction of T where the variance fit starts (0.5) */
+    double fit_window_start;    /* fraction of T where the variance fit starts, in [0, 1): 0.1 from nh_run_config_init
+                                   (after the bounded part has settled); 0 fits from t = 0, transient included */
     double section;             /* driver section angle for the latitude; NAN (or 0 with !have_section): xi(0) */
     int have_section;
     const char *observe;        /* comma-separated observer names to record; NULL: all that apply */
@@ -162,6 +163,16 @@ struct nh_run_result {
     int ranks;                  /* MPI ranks of the run (nhens/ranks.h); 0 for one process */
     nh_rank_timing *rank_timing; /* ranks entries: each rank's wall seconds and steps; NULL for one process */
 };
+
+/* The defaults of `nhens run`, the one source of them for the library and the program: solver KINSOL, every 1
+ * (nh_run_default_every gives the program's ~1000 rows), ensemble 100, seed 1, threads the online cores,
+ * fit_window_start 0.1, no section (NAN), every observer that applies (observe NULL), no paths, preset, initial
+ * states, perturbation, burn-in, shards or hooks. The caller sets system, method, h, T and where the states
+ * come from (energy, nh_run_config_use_preset or initial_states). */
+void nh_run_config_init(nh_run_config *cfg);
+/* The output interval of about NH_DEFAULT_OUTPUT_ROWS rows for cfg->h and cfg->T: steps / 1000, at least 1. */
+enum { NH_DEFAULT_OUTPUT_ROWS = 1000 };
+long nh_run_default_every(const nh_run_config *cfg);
 
 /* Start from a preset: one initial state (cfg->preset) or, for a shell preset, its energy shell
  * (cfg->energy, with cfg->shell_preset kept for reports). NULL leaves the configuration unchanged. */

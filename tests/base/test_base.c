@@ -197,3 +197,23 @@ Test(sha256, file_digest_equals_the_digest_of_its_bytes)
     unlink(path);
     cr_assert(eq(int, nh_sha256_file(path, hex), -1), "a missing file has no digest");
 }
+
+/* The "did you mean" rule: typos within distance 2 (1 for short words), swaps of neighbours as one edit, a
+ * beginning of a name, case ignored; nothing for a word far from every name. */
+Test(names, closest_name_suggests_typos_swaps_and_beginnings)
+{
+    const char *systems[] = {"quartic", "cvt", "knife", "disk", "hcvt", "sleigh", "suslov"};
+    const char *methods[] = {"dla", "dla01", "gonzalez", "gonzalez-r", "gonzalez-f", "rk4", "dd"};
+    cr_assert(eq(str, (char *)nh_closest_name("quartc", systems, 7), "quartic"), "one deletion");
+    cr_assert(eq(str, (char *)nh_closest_name("qaurtic", systems, 7), "quartic"), "a swap is one edit");
+    cr_assert(eq(str, (char *)nh_closest_name("Knief", systems, 7), "knife"), "case and a swap");
+    cr_assert(eq(str, (char *)nh_closest_name("sleight", systems, 7), "sleigh"), "one insertion");
+    cr_assert(eq(str, (char *)nh_closest_name("cvtt", systems, 7), "cvt"));
+    cr_assert(eq(str, (char *)nh_closest_name("gonz", methods, 7), "gonzalez"), "a beginning: the first listed");
+    cr_assert(eq(str, (char *)nh_closest_name("gonzales", methods, 7), "gonzalez"));
+    cr_assert(eq(str, (char *)nh_closest_name("rk5", methods, 7), "rk4"));
+    cr_assert(nh_closest_name("xyz", methods, 7) == NULL, "3 characters: distance 1 only (xyz vs dd is 3)");
+    cr_assert(nh_closest_name("ab", methods, 7) == NULL, "ab vs dd: 2 > 1");
+    cr_assert(nh_closest_name("pendulum", systems, 7) == NULL);
+    cr_assert(nh_closest_name("", systems, 7) == NULL);
+}
