@@ -156,6 +156,24 @@ static int check_system_descriptor(const nh_system_type *type, nh_error *err)
     return NH_OK;
 }
 
+/* A method whose order at its defaults is not 1 to NH_MAX_METHOD_ORDER. A composite method's order function
+ * typically gives 0 when its default inner spec does not parse: the message then says why, for the first text
+ * parameter that nh_method_spec_parse_inner refuses. */
+static int refuse_default_order(const nh_method_spec *spec, const char *owner, int order, nh_error *err)
+{
+    const nh_method_type *type = spec->type;
+    for (int i = 0; i < type->n_params; ++i) {
+        nh_method_spec inner;
+        nh_error why;
+        if (type->params[i].default_text && type->params[i].default_text[0] != '\0' &&
+            nh_method_spec_parse_inner(spec, spec->params.text[i], &inner, &why))
+            return nh_fail(err, NH_ERR_INPUT, "%s has order %d at its defaults, and its default %s = '%.60s' is no "
+                           "method spec here: %.300s", owner, order, type->params[i].name, spec->params.text[i], why.msg);
+    }
+    return nh_fail(err, NH_ERR_INPUT, "%s has order %d at its defaults (%s); 1 to %d is allowed", owner, order,
+                   type->order ? "its order function" : "fixed_order", NH_MAX_METHOD_ORDER);
+}
+
 /* A method descriptor's fields beyond its step: texts, parameters, and its order and flags at the defaults. */
 static int check_method_descriptor(const nh_registry *reg, const nh_method_type *type, nh_error *err)
 {
@@ -168,8 +186,7 @@ static int check_method_descriptor(const nh_registry *reg, const nh_method_type 
     nh_method_spec_defaults(&spec, type, reg);
     const int order = nh_method_spec_order(&spec);
     if (order < 1 || order > NH_MAX_METHOD_ORDER)
-        return nh_fail(err, NH_ERR_INPUT, "%s has order %d at its defaults (%s); 1 to %d is allowed", owner, order,
-                       type->order ? "its order function" : "fixed_order", NH_MAX_METHOD_ORDER);
+        return refuse_default_order(&spec, owner, order, err);
     const unsigned flags = nh_method_spec_flags(&spec), known = 2 * NH_METHOD_REDUCED - 1;
     if (flags & ~known)
         return nh_fail(err, NH_ERR_INPUT, "%s has flags 0x%x at its defaults (%s): bits 0x%x are no NH_METHOD_* flag",
@@ -306,6 +323,29 @@ int nh_method_spec_parse(const nh_registry *reg, nh_method_spec *spec, const cha
     }
     nh_method_spec_defaults(spec, type, reg);
     return colon ? nh_params_apply_list(&spec->params, colon + 1, type->name, err) : NH_OK;
+}
+
+int nh_method_spec_parse_inner(const nh_method_spec *self, const char *text, nh_method_spec *inner, nh_error *err)
+{
+    char buf[NH_PARAM_TEXT_MAX];
+    if (!text || !*text || strlen(text) >= sizeof buf)
+        return nh_fail(err, NH_ERR_INPUT, "%s: inner method '%.60s' must be NAME or NAME/k=v/... of 1 to %d characters",
+                       self->type->name, text ? text : "", NH_PARAM_TEXT_MAX - 1);
+    snprintf(buf, sizeof buf, "%s", text);
+    char *slash = strchr(buf, '/');
+    if (slash) {
+        *slash = ':';
+        for (char *p = slash + 1; *p; ++p)
+            if (*p == '/')
+                *p = ',';
+    }
+    int rc = nh_method_spec_parse(self->registry, inner, buf, err);
+    if (rc) {   /* "unknown method 'x'; ..." becomes "suzuki5: inner method: unknown method 'x'; ..." */
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        nh_fail(err, rc, "%s: inner method '%.60s': %s", self->type->name, text, why);
+    }
+    return rc;
 }
 
 unsigned nh_method_spec_flags(const nh_method_spec *spec)

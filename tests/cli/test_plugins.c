@@ -33,6 +33,19 @@ Test(cli, plugin_method_runs_at_its_order_and_counts_its_solves)
     long steps;
     cr_assert(last && sscanf(last, "%lf %ld %lf %lf", &h, &steps, &err, &order) == 4, "%s", out);
     cr_assert(fabs(order - 4.0) < 0.15, "observed order %g", order);
+    /* an inner method with parameters, NAME/k=v, through nh_method_spec_parse_inner: DLA^{1/2} (order 2) gives
+     * 4.016 between h = 0.05 and 0.025 */
+    snprintf(args, sizeof args,
+             "--plugin %s order --system cvt --param eps=0.1 --preset rotating --method suzuki5:inner=dla/alpha=0.5 "
+             "--T 2 --h 0.1,0.05,0.025",
+             NHENS_PLUGIN_PATH);
+    cr_assert(eq(int, nhens_output(args, out, sizeof out), 0), "%s", err_text);
+    last = strstr(out, "0.025");
+    cr_assert(last && sscanf(last, "%lf %ld %lf %lf", &h, &steps, &err, &order) == 4, "%s", out);
+    cr_assert(fabs(order - 4.0) < 0.15, "observed order %g", order);
+    snprintf(args, sizeof args, "--plugin %s order --system cvt --preset rotating --method suzuki5:inner=dla/alfa=0.5 "
+             "--T 2 --h 0.1,0.05", NHENS_PLUGIN_PATH);
+    refused(args, "suzuki5: inner method 'dla/alfa=0.5': ");
     snprintf(args, sizeof args, "--plugin %s", NHENS_CLI_PATH);
     cr_assert(eq(int, nhens(args), 2));
     cr_assert(strstr(err_text, "cannot load plugin") || strstr(err_text, "not an nhens plugin"), "%s", err_text);

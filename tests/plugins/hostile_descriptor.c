@@ -85,6 +85,14 @@ static int two_hundred(const nh_method_spec *self)
     return 200;
 }
 
+/* a composite's order: its inner method's + 2, 0 when the inner spec does not parse */
+static int inner_order_plus_two(const nh_method_spec *self)
+{
+    nh_method_spec inner;
+    nh_error err;
+    return nh_method_spec_parse_inner(self, self->params.text[1], &inner, &err) ? 0 : nh_method_spec_order(&inner) + 2;
+}
+
 #define PARAM(name, value, lo, hi) {name, value, lo, hi, 0, "a parameter", NULL}
 
 /* the system's parameters and presets */
@@ -144,6 +152,9 @@ static const nh_param_def METHOD_PARAMS[] = {PARAM("alpha", NAN, 0.0, 1.0), PARA
 static const nh_param_def METHOD_PARAMS[] = {PARAM("alpha", 0.5, NAN, 1.0), PARAM("beta", 1.0, 0.0, 2.0)};
 #elif defined(HOSTILE_CASE_FRACTIONAL_INTEGER)
 static const nh_param_def METHOD_PARAMS[] = {PARAM("alpha", 0.5, 0.0, 1.0), {"stages", 2.5, 1, 9, 1, "stages", NULL}};
+#elif defined(HOSTILE_CASE_WRONG_INNER_DEFAULT)
+static const nh_param_def METHOD_PARAMS[] = {PARAM("alpha", 0.5, 0.0, 1.0),
+                                             {"inner", 0, 0, 0, 0, "inner method", "nemwark"}};
 #elif defined(HOSTILE_CASE_NO_HELP)
 static const nh_param_def METHOD_PARAMS[] = {PARAM("alpha", 0.5, 0.0, 1.0), {"beta", 1.0, 0.0, 2.0, 0, NULL, NULL}};
 #else
@@ -166,6 +177,8 @@ static const nh_method_type STILL = {
     .fixed_order = -3,
 #elif defined(HOSTILE_CASE_ORDER_FUNCTION)
     .order = two_hundred,
+#elif defined(HOSTILE_CASE_WRONG_INNER_DEFAULT)
+    .order = inner_order_plus_two,
 #else
     .fixed_order = 2,
 #endif
@@ -180,10 +193,10 @@ static int register_all(nh_registry *reg, nh_error *err)
 {
 #if defined(HOSTILE_CASE_SILENT_FAILURE)
     (void)reg, (void)err;
-    (void)PLANE, (void)STILL, (void)two_hundred;
+    (void)PLANE, (void)STILL, (void)two_hundred, (void)inner_order_plus_two;
     return NH_ERR_INPUT; /* and no message */
 #else
-    (void)two_hundred;
+    (void)two_hundred, (void)inner_order_plus_two;
     int rc = nh_registry_add_system(reg, &PLANE, err);
     return rc ? rc : nh_registry_add_method(reg, &STILL, err);
 #endif
