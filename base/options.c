@@ -109,6 +109,28 @@ static int store_value(const nh_option_table *t, const nh_option *o, const char 
     return NH_ERR_INPUT;
 }
 
+/* An option the table does not have, with the closest of its names; --plugin, a global option, is placed. */
+static int unknown_option(const nh_option_table *t, int argc, char **argv, int at, nh_error *err)
+{
+    const char *arg = argv[at];
+    if (!strcmp(arg, "--plugin") || !strncmp(arg, "--plugin=", 9)) {
+        const char *path = arg[8] == '=' ? arg + 9 : at + 1 < argc ? argv[at + 1] : "PATH.so";
+        return nh_fail(err, NH_ERR_INPUT, "nhens %s: --plugin goes before the command: nhens --plugin %.200s %s ...",
+                       t->command, path, t->command);
+    }
+    char word[64], near[128] = "";
+    const char *names[64];
+    const int n = t->n_options < 64 ? t->n_options : 64;
+    snprintf(word, sizeof word, "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+    for (int i = 0; i < n; ++i)
+        names[i] = t->options[i].name;
+    const char *closest = nh_closest_name(word, names, n);
+    if (closest)
+        snprintf(near, sizeof near, "; did you mean '--%s'?", closest);
+    return nh_fail(err, NH_ERR_INPUT, "nhens %s: unknown option '%s'%s (nhens help %s lists the options)", t->command,
+                   arg, near, t->command);
+}
+
 /* One "--name[=value]" at argv[*i] (its value may be argv[*i + 1]). */
 static int parse_one(const nh_option_table *t, int argc, char **argv, int *i, void *target, uint64_t *seen,
                      nh_error *err)
@@ -116,8 +138,7 @@ static int parse_one(const nh_option_table *t, int argc, char **argv, int *i, vo
     const char *inline_value, *arg = argv[*i];
     int idx = find_option(t, arg, &inline_value);
     if (idx < 0)
-        return nh_fail(err, NH_ERR_INPUT, "nhens %s: unknown option '%s' (nhens help %s lists the options)", t->command,
-                       arg, t->command);
+        return unknown_option(t, argc, argv, *i, err);
     const nh_option *o = &t->options[idx];
     if (o->kind != NH_OPTION_LIST && (*seen >> idx & 1u))
         return nh_fail(err, NH_ERR_INPUT, "nhens %s: --%s given twice", t->command, o->name);

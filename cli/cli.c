@@ -20,6 +20,16 @@ static const command COMMANDS[] = {
 };
 enum { N_COMMANDS = sizeof COMMANDS / sizeof COMMANDS[0], MAX_PLUGINS = 16 };
 
+/* " (did you mean 'run'?)" for a word that is no command, or "". */
+static const char *closest_command(const char *word, char *buf, size_t len)
+{
+    const char *names[N_COMMANDS + 1];
+    for (int i = 0; i < N_COMMANDS; ++i)
+        names[i] = COMMANDS[i].name;
+    names[N_COMMANDS] = "help";
+    return nh_did_you_mean(word, names, N_COMMANDS + 1, buf, len);
+}
+
 static const command *find_command(const char *name)
 {
     for (int i = 0; i < N_COMMANDS; ++i)
@@ -62,7 +72,8 @@ static int help_command(int argc, char **argv)
     }
     const command *c = find_command(argv[1]);
     if (!c) {
-        fprintf(stderr, "nhens help: unknown command '%s'\n", argv[1]);
+        char near[128];
+        fprintf(stderr, "nhens help: unknown command '%s'%s\n", argv[1], closest_command(argv[1], near, sizeof near));
         usage(stderr);
         return NH_EXIT_USAGE;
     }
@@ -106,7 +117,8 @@ static int dispatch(const nh_cli *cli, int argc, char **argv)
     }
     const command *c = find_command(argv[0]);
     if (!c) {
-        fprintf(stderr, "nhens: unknown command '%s'\n", argv[0]);
+        char near[128];
+        fprintf(stderr, "nhens: unknown command '%s'%s\n", argv[0], closest_command(argv[0], near, sizeof near));
         usage(stderr);
         return NH_EXIT_USAGE;
     }
@@ -120,8 +132,9 @@ int nh_cli_main(int argc, char **argv)
         fprintf(stderr, "nhens: %s\n", err.msg);
         return NH_EXIT_ERROR;
     }
-    nh_cli cli = {nh_registry_create(&err)};
+    nh_cli cli = {nh_registry_create(&err), 0, argv + 1};
     int status = NH_EXIT_OK, first = cli.registry ? load_plugins(cli.registry, argc, argv, &status) : -1;
+    cli.n_global_args = first > 1 ? first - 1 : 0;
     if (!cli.registry) {
         fprintf(stderr, "nhens: %s\n", err.msg);
         status = NH_EXIT_ERROR;

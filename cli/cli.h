@@ -16,15 +16,23 @@
 enum { NH_EXIT_OK = 0, NH_EXIT_ERROR = 1, NH_EXIT_USAGE = 2, NH_EXIT_FAILED_TRAJECTORIES = 3, NH_EXIT_CLAIMS = 4 };
 enum { NH_CLI_MAX_PARAMS = NH_RUN_MAX_PARAMS };
 
-/* What every subcommand receives: the registry (built-ins plus --plugin objects). */
+/* What every subcommand receives: the registry (built-ins plus --plugin objects) and the global options
+ * before the command word as given (the --plugin options, for the command line a run records). */
 typedef struct nh_cli {
     nh_registry *registry;
+    int n_global_args;
+    char **global_args;
 } nh_cli;
 
 /* The one default nonlinear solver of run, order, audit and report. */
 #define NH_CLI_DEFAULT_SOLVER NH_RUN_DEFAULT_SOLVER
 
 int nh_cli_main(int argc, char **argv);
+
+/* "nhens GLOBAL... ARGS...": the command line that reproduces a command (its global options, then argv), each
+ * word quoted for a POSIX shell where it needs it, so that summary.json's command runs as recorded. prefix (or
+ * NULL) goes first ("nhens merge of 2 parts of: "). malloc'ed; NULL when out of memory. */
+char *nh_cli_command_line(const nh_cli *cli, const char *prefix, int argc, char **argv);
 
 /* cli/progress.c: progress of an ensemble on stderr (fits nh_run_config.progress with the struct as ctx). */
 enum { NH_PROGRESS_SECONDS = 5 };
@@ -54,7 +62,13 @@ void nh_cli_print_help(const nh_option_table *table, FILE *out);
 /* Was option `name` of the table given? */
 int nh_cli_given(const nh_option_table *table, uint64_t seen, const char *name);
 
-/* System by name with an optional preset and "k=v" overrides; messages list what is allowed. */
+/* A method spec "NAME[:k=v,...]" from the registry; an unknown name's message suggests the closest and, with no
+ * plugin loaded, says where a plugin's methods come from. */
+/* rc, with a hint at --plugin appended to err when it is an unknown system or method and no plugin is loaded */
+int nh_cli_plugin_hint(const nh_cli *cli, int rc, nh_error *err);
+int nh_cli_parse_method(const nh_cli *cli, const char *text, nh_method_spec *spec, nh_error *err);
+/* System by name with an optional preset and "k=v" overrides; messages list what is allowed (the closest name,
+ * and --plugin for an unknown system when no plugin is loaded). */
 int nh_cli_build_system(const nh_cli *cli, const char *name, const char *preset_name, const char *const *params,
                         int n_params, nh_system *sys, const nh_preset **preset, nh_error *err);
 /* Names that become file or folder names or reach a gnuplot script (panel names, checkpoint names, methods,

@@ -20,7 +20,7 @@ enum { MAX_AUDIT_METHODS = 64 };
 typedef struct audit_options {
     const char *system, *preset, *solver;
     const char *params[NH_CLI_MAX_PARAMS], *methods[MAX_AUDIT_METHODS];
-    int n_params, n_methods, markdown, quiet;
+    int n_params, n_methods, markdown, quiet, project;
     double energy, h, order_T, long_T;
     uint64_t seed, seen;
 } audit_options;
@@ -31,6 +31,8 @@ static const nh_option AUDIT_OPTIONS[] = {
     {"param", NH_OPTION_LIST, offsetof(audit_options, params), 0, 0, "k=v", "system parameter",
      offsetof(audit_options, n_params), NH_CLI_MAX_PARAMS},
     AUDIT_OPT("preset", NH_OPTION_STRING, preset, 0, 0, "P", "a paper's initial state or energy shell"),
+    AUDIT_OPT("project", NH_OPTION_FLAG, project, 0, 0, NULL,
+              "project the preset's velocity onto D_q when it is off it (default: refuse it)"),
     AUDIT_OPT("energy", NH_OPTION_DOUBLE, energy, -1e12, 1e12, "E", "start from a state on the energy shell H = E"),
     AUDIT_OPT("seed", NH_OPTION_U64, seed, 0, 0, "S", "seed of that state (default 1)"),
     {"method", NH_OPTION_LIST, offsetof(audit_options, methods), 0, 0, "M", "method to audit (default: all)",
@@ -84,7 +86,10 @@ static int audit_state(const audit_options *o, const nh_system *s, const nh_pres
 {
     if (p && !nh_preset_is_shell(p)) {
         double change;
-        return nh_preset_state(s, p, q, v, &change);
+        if (nh_preset_check(s, p, o->project, err))
+            return NH_ERR_INPUT;
+        return nh_preset_state(s, p, q, v, &change) ? nh_fail(err, NH_ERR_INPUT, "preset %s: A(q) is singular", p->name)
+                                                     : NH_OK;
     }
     double energy = p ? p->shell_energy : o->energy;
     int rc = nh_energy_shell_check(s, energy, err);
@@ -131,7 +136,7 @@ static int audit_one(const nh_cli *cli, const audit_options *o, const nh_audit_c
     nh_audit_row row;
     nh_error err;
     char name[256];
-    if (nh_method_spec_parse(cli->registry, &spec, text, &err)) {
+    if (nh_cli_parse_method(cli, text, &spec, &err)) {
         fprintf(stderr, "nhens audit: %s\n", err.msg);
         return 2;
     }

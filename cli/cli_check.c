@@ -5,6 +5,7 @@
 #include "nhens/check.h"
 
 #include <stddef.h>
+#include <string.h>
 
 typedef struct check_options {
     const char *system;
@@ -28,6 +29,27 @@ const nh_option_table nh_cli_check_table = {
     "check", "--system S [--param k=v ...] [--points N] [--seed S] [--quiet]",
     "check a system's derivatives, adapted basis, D* form and index-1 field (exit 0 when all pass)", CHECK_OPTIONS,
     sizeof CHECK_OPTIONS / sizeof CHECK_OPTIONS[0], 0};
+
+/* What a failed declaration or preset row means, naming the preset. */
+static void explain_failures(const nh_system *sys, const nh_check_report *rep)
+{
+    for (int i = 0; i < rep->n_rows; ++i) {
+        const nh_check_row *r = &rep->rows[i];
+        if (r->passed || strncmp(r->name, "declared CVT type", 17))
+            continue;
+        printf("  %s declares NH_SYS_CVT_TYPE, but A(q) reads a coordinate that its constraint force M^-1 A^T lam "
+               "moves: remove the flag (DLA^{0,1} and SPARK would solve a nonlinear step as a linear one)\n",
+               sys->type->name);
+    }
+    for (int i = 0; i < sys->type->n_presets; ++i) {
+        const nh_preset *p = &sys->type->presets[i];
+        nh_system at;
+        nh_error err;
+        if (nh_system_init(&at, sys->type, p, NULL, 0, &err) || nh_preset_check(&at, p, 0, &err) ||
+            (nh_preset_is_shell(p) && nh_energy_shell_check(&at, p->shell_energy, &err)))
+            printf("  %s\n", err.msg);
+    }
+}
 
 int nh_cli_check(const nh_cli *cli, int argc, char **argv)
 {
@@ -61,6 +83,7 @@ int nh_cli_check(const nh_cli *cli, int argc, char **argv)
         fprintf(stderr, "nhens check: %s\n", err.msg);
         return NH_EXIT_ERROR;
     }
+    explain_failures(&sys, &rep);
     printf("%s\n", rep.failed ? "some checks FAILED" : "all checks passed");
     return rep.failed ? NH_EXIT_ERROR : NH_EXIT_OK;
 }

@@ -5,6 +5,7 @@
 #include "nhens/files.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 void nh_cli_print_help(const nh_option_table *table, FILE *out)
@@ -47,10 +48,28 @@ int nh_cli_solver(const char *name, nh_solver_kind *kind, nh_error *err)
     return NH_OK;
 }
 
+/* After a lookup's "unknown system/method ..." message: where a plugin's names come from, when none is loaded. */
+int nh_cli_plugin_hint(const nh_cli *cli, int rc, nh_error *err)
+{
+    const int unknown = !strncmp(err->msg, "unknown method", 14) || !strncmp(err->msg, "unknown system", 14);
+    const size_t used = strlen(err->msg);
+    if (rc && unknown && nh_registry_plugin_count(cli->registry) == 0)
+        snprintf(err->msg + used, sizeof err->msg - used, " (no plugin is loaded: a plugin's systems and methods need "
+                 "nhens --plugin PATH.so before the command)");
+    return rc;
+}
+
+int nh_cli_parse_method(const nh_cli *cli, const char *text, nh_method_spec *spec, nh_error *err)
+{
+    return nh_cli_plugin_hint(cli, nh_method_spec_parse(cli->registry, spec, text, err), err);
+}
+
 int nh_cli_build_system(const nh_cli *cli, const char *name, const char *preset_name, const char *const *params,
                         int n_params, nh_system *sys, const nh_preset **preset, nh_error *err)
 {
-    return nh_registry_build_system(cli->registry, name, preset_name, params, n_params, sys, preset, err);
+    return nh_cli_plugin_hint(cli, nh_registry_build_system(cli->registry, name, preset_name, params, n_params, sys,
+                                                            preset, err),
+                              err);
 }
 
 int nh_cli_check_name(const char *what, const char *value, size_t max, const char *extra, nh_error *err)
@@ -110,4 +129,53 @@ int nh_cli_check_path(const char *what, const char *path, nh_error *err)
             return nh_fail(err, NH_ERR_INPUT, "%s has the control character 0x%02x at position %zu; a path may not "
                            "hold control characters", what, (unsigned char)*c, (size_t)(c - path) + 1);
     return NH_OK;
+}
+
+/* A word as a POSIX shell reads it back: bare when it holds only characters no shell treats specially, else in
+ * single quotes (a ' inside written '\''). */
+static size_t shell_word(const char *word, char *out)
+{
+    static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-";
+    size_t n = 0;
+    if (*word && strspn(word, safe) == strlen(word)) {
+        n = strlen(word);
+        if (out)
+            memcpy(out, word, n);
+        return n;
+    }
+    if (out)
+        out[n] = '\'';
+    ++n;
+    for (const char *c = word; *c; ++c) {
+        if (*c == '\'') {
+            if (out)
+                memcpy(out + n, "'\\''", 4);
+            n += 4;
+        } else {
+            if (out)
+                out[n] = *c;
+            ++n;
+        }
+    }
+    if (out)
+        out[n] = '\'';
+    return n + 1;
+}
+
+char *nh_cli_command_line(const nh_cli *cli, const char *prefix, int argc, char **argv)
+{
+    const int n_global = cli ? cli->n_global_args : 0;
+    size_t len = strlen(prefix ? prefix : "") + strlen("nhens") + 1;
+    for (int i = 0; i < n_global + argc; ++i)
+        len += 1 + shell_word(i < n_global ? cli->global_args[i] : argv[i - n_global], NULL);
+    char *line = malloc(len);
+    if (!line)
+        return NULL;
+    size_t used = (size_t)snprintf(line, len, "%snhens", prefix ? prefix : "");
+    for (int i = 0; i < n_global + argc; ++i) {
+        line[used++] = ' ';
+        used += shell_word(i < n_global ? cli->global_args[i] : argv[i - n_global], line + used);
+    }
+    line[used] = '\0';
+    return line;
 }

@@ -8,11 +8,15 @@
 
 #include <string.h>
 
+/* A number with its default and range; a text parameter (default_text) with its default text. */
 static void print_params(FILE *out, int count, const nh_param_def *defs)
 {
     for (int i = 0; i < count; ++i)
-        fprintf(out, "      %-8s default %-6g range [%g, %g]%s  %s\n", defs[i].name, defs[i].default_value,
-                defs[i].min_value, defs[i].max_value, defs[i].integer ? " integer" : "", defs[i].help);
+        if (defs[i].default_text)
+            fprintf(out, "      %-8s default '%s' (text)  %s\n", defs[i].name, defs[i].default_text, defs[i].help);
+        else
+            fprintf(out, "      %-8s default %-6g range [%g, %g]%s  %s\n", defs[i].name, defs[i].default_value,
+                    defs[i].min_value, defs[i].max_value, defs[i].integer ? " integer" : "", defs[i].help);
 }
 
 static void list_systems(const nh_registry *reg, FILE *out)

@@ -134,21 +134,23 @@ int nh_cli_merge(const nh_cli *cli, int argc, char **argv)
         nh_folder_lock_release(&lock);
         return NH_EXIT_USAGE;
     }
-    char command[4096], **args;
+    char prefix[64], **args;
     const int n_args = nh_partial_args(first, &args);
-    size_t used = (size_t)snprintf(command, sizeof command, "nhens merge of %d parts of: nhens", n);
-    for (int i = 0; i < n_args && used < sizeof command; ++i)
-        used += (size_t)snprintf(command + used, sizeof command - used, " %s", args[i]);
+    snprintf(prefix, sizeof prefix, "nhens merge of %d parts of: ", n);
+    char *command = nh_cli_command_line(cli, prefix, n_args, args);
     if (nh_cli_interrupt_status()) { /* stopped while reading the parts: the folder stays as it was */
         fprintf(stderr, "nhens merge: interrupted; nothing written\n");
         status = nh_cli_interrupt_status();
+        free(command);
         nh_run_result_free(&res);
         nh_cli_run_config_free(&cfg);
         nh_partial_free(first);
         nh_folder_lock_release(&lock);
         return status;
     }
-    rc = nh_write_run(o.out, &cfg, &res, command, smooth, &err);
+    rc = command ? nh_write_run(o.out, &cfg, &res, command, smooth, &err)
+                 : nh_fail(&err, NH_ERR_NOMEM, "out of memory formatting the command line");
+    free(command);
     nh_folder_lock_release(&lock);
     if (rc)
         fprintf(stderr, "nhens merge: %s\n", err.msg);

@@ -17,7 +17,7 @@ enum { MAX_STEP_SIZES = 16 };
 typedef struct order_options {
     const char *system, *method, *preset, *solver, *steps;
     const char *params[NH_CLI_MAX_PARAMS];
-    int n_params, quiet;
+    int n_params, quiet, project;
     double T, energy, rtol;
     uint64_t seed, seen;
 } order_options;
@@ -31,6 +31,8 @@ static const nh_option ORDER_OPTIONS[] = {
     ORDER_OPT("T", NH_OPTION_DOUBLE, T, 1e-9, 1e6, "T", "horizon of every run"),
     ORDER_OPT("h", NH_OPTION_STRING, steps, 0, 0, "H1,H2,...", "at least two step sizes, each dividing T"),
     ORDER_OPT("preset", NH_OPTION_STRING, preset, 0, 0, "P", "a paper's initial state"),
+    ORDER_OPT("project", NH_OPTION_FLAG, project, 0, 0, NULL,
+              "project the preset's velocity onto D_q when it is off it (default: refuse it)"),
     ORDER_OPT("energy", NH_OPTION_DOUBLE, energy, -1e12, 1e12, "E", "start from a state on the energy shell H = E"),
     ORDER_OPT("seed", NH_OPTION_U64, seed, 0, 0, "S", "seed of that state (default 1)"),
     ORDER_OPT("solver", NH_OPTION_STRING, solver, 0, 0, "kinsol|newton", "nonlinear solver (default " NH_CLI_DEFAULT_SOLVER ")"),
@@ -39,7 +41,7 @@ static const nh_option ORDER_OPTIONS[] = {
 };
 
 const nh_option_table nh_cli_order_table = {
-    "order", "--system S [--param k=v ...] --method M --T T --h H1,H2,... (--preset P | --energy E [--seed S]) [--quiet]",
+    "order", "--system S [--param k=v ...] --method M --T T --h H1,H2,... (--preset P [--project] | --energy E [--seed S]) [--quiet]",
     "convergence study of one method against CVODE: errors and observed orders", ORDER_OPTIONS,
     sizeof ORDER_OPTIONS / sizeof ORDER_OPTIONS[0], 0};
 
@@ -95,7 +97,10 @@ static int initial_order_state(const order_options *o, const nh_system *s, const
                        p->shell_energy);
     if (p) {
         double change;
-        return nh_preset_state(s, p, q, v, &change);
+        if (nh_preset_check(s, p, o->project, err))
+            return NH_ERR_INPUT;
+        return nh_preset_state(s, p, q, v, &change) ? nh_fail(err, NH_ERR_INPUT, "preset %s: A(q) is singular", p->name)
+                                                     : NH_OK;
     }
     int rc = nh_energy_shell_check(s, o->energy, err);
     if (rc)
@@ -133,7 +138,7 @@ int nh_cli_order(const nh_cli *cli, int argc, char **argv)
     const nh_preset *preset;
     nh_error err;
     if (nh_cli_build_system(cli, o.system, o.preset, o.params, o.n_params, &sys, &preset, &err) ||
-        nh_method_spec_parse(cli->registry, &spec, o.method, &err) || nh_method_spec_check(&spec, &sys, &err) ||
+        nh_cli_parse_method(cli, o.method, &spec, &err) || nh_method_spec_check(&spec, &sys, &err) ||
         initial_order_state(&o, &sys, preset, q0, v0, &err) || nh_cli_solver(o.solver, &kind, &err)) {
         fprintf(stderr, "nhens order: %s\n", err.msg);
         return NH_EXIT_USAGE;

@@ -53,7 +53,7 @@ void nh_cli_run_config_free(nh_run_config *cfg)
 
 static int build_config(const nh_cli *cli, const run_options *o, nh_system *sys, nh_run_config *cfg, nh_error *err)
 {
-    return nh_run_options_config(cli->registry, o, nh_cli_read_initial, sys, cfg, err);
+    return nh_cli_plugin_hint(cli, nh_run_options_config(cli->registry, o, nh_cli_read_initial, sys, cfg, err), err);
 }
 
 int nh_cli_run_config(const nh_cli *cli, int argc, char **argv, nh_system *sys, nh_run_config *cfg, double *smooth,

@@ -72,7 +72,9 @@ int nh_report_run_dir(const char *out, const nh_exp_panel *p, int k, char *dir, 
     return nh_path_format(dir, len, err, "%s/%s/%02d-%s%s", out, p->name, k + 1, safe, p->step_tag);
 }
 
-static void config_key(const nh_exp_panel *p, int k, char *buf, size_t len)
+/* The key of a run's results: its panel's fields, the method, nhens' version and, when plugins are loaded, the
+ * SHA-256 of each (a rebuilt plugin or another nhens computes the run again). */
+static void config_key(const nh_cli *cli, const nh_exp_panel *p, int k, char *buf, size_t len)
 {
     snprintf(buf, len, "%s|%s|%s|%.17g|%d|%s|%.17g|%.17g|%ld|%llu|%ld|%d|%.17g|%ld|" NH_VERSION, p->system,
              p->params, p->preset, p->energy, p->have_energy, p->methods[k], p->h, p->T, p->ensemble, p->seed, p->every,
@@ -82,6 +84,8 @@ static void config_key(const nh_exp_panel *p, int k, char *buf, size_t len)
         snprintf(buf + strlen(buf), len - strlen(buf), "|observe=%s", p->observe);
     if (p->perturb > 0)
         snprintf(buf + strlen(buf), len - strlen(buf), "|perturb=%.17g", p->perturb);
+    for (int i = 0; i < nh_registry_plugin_count(cli->registry); ++i)
+        snprintf(buf + strlen(buf), len - strlen(buf), "|plugin=%s", nh_registry_plugin_at(cli->registry, i)->sha256);
 }
 
 static int split_params(char *buf, const char **list)
@@ -121,14 +125,13 @@ static int panel_config(const nh_cli *cli, const report_options *o, const nh_exp
                                  sys, &preset, err);
     if (rc)
         return rc;
-    *cfg = (nh_run_config){.system = sys, .h = p->h, .T = p->T, .every = p->every, .ensemble = p->ensemble,
-                           .seed = p->seed, .threads = (int)o->threads, .energy = p->energy, .fit_window_start = 0.1,
-                           .solver = o->solver_kind, .section = p->section,
-                           .have_section = p->have_section, .interrupted = nh_cli_interrupted,
-                           .paths = p->paths, .observe = p->observe[0] ? p->observe : NULL,
-                           .perturb = p->perturb};
+    nh_run_config_init(cfg); /* the fit window and the rest of run's defaults */
+    cfg->system = sys, cfg->h = p->h, cfg->T = p->T, cfg->every = p->every, cfg->ensemble = p->ensemble;
+    cfg->seed = p->seed, cfg->threads = (int)o->threads, cfg->energy = p->energy, cfg->solver = o->solver_kind;
+    cfg->section = p->section, cfg->have_section = p->have_section, cfg->interrupted = nh_cli_interrupted;
+    cfg->paths = p->paths, cfg->observe = p->observe[0] ? p->observe : NULL, cfg->perturb = p->perturb;
     nh_run_config_use_preset(cfg, preset);
-    if ((rc = nh_method_spec_parse(cli->registry, &cfg->method, p->methods[k], err)))
+    if ((rc = nh_cli_parse_method(cli, p->methods[k], &cfg->method, err)))
         return rc;
     return nh_run_validate(cfg, err);
 }
@@ -249,7 +252,7 @@ static int prepare_run_folder(const report_options *o, const nh_exp_panel *p, co
 
 static int panel_method(const nh_cli *cli, const report_options *o, const nh_exp_panel *p, int k)
 {
-    char dir[NH_PATH_MAX], key[1024], why[512] = "", command[512];
+    char dir[NH_PATH_MAX], key[4096], why[512] = "", command[512];
     nh_error err;
     nh_system sys;
     nh_run_config cfg;
@@ -257,7 +260,7 @@ static int panel_method(const nh_cli *cli, const report_options *o, const nh_exp
     int rc = nh_report_run_dir(o->out, p, k, dir, sizeof dir, &err);
     if (!rc && !(rc = panel_config(cli, o, p, k, &sys, &cfg, &err)))
         rc = prepare_run_folder(o, p, dir, &err);
-    config_key(p, k, key, sizeof key);
+    config_key(cli, p, k, key, sizeof key);
     const uint64_t hash = fnv1a(key);
     fprintf(stderr, "[%s %d/%d] %s", p->name, k + 1, p->n_methods, p->methods[k]);
     if (p->n_steps)

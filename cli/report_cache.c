@@ -196,13 +196,58 @@ static int csv_valid(const char *dir, const char *name, long rows_min, char *why
     return ok && why[0] == '\0';
 }
 
-/* DIR/config.hash holds `hash`: this configuration's results were committed there whole. */
-static int hash_matches(const char *dir, uint64_t hash, char *why, size_t len)
+/* The plugin of summary.json's "plugins" named `name`, or NULL. */
+static const cJSON *recorded_plugin(const cJSON *plugins, const char *name)
+{
+    const cJSON *p;
+    cJSON_ArrayForEach(p, plugins)
+    {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(p, "name");
+        if (cJSON_IsString(n) && !strcmp(n->valuestring, name))
+            return p;
+    }
+    return NULL;
+}
+
+/* The nhens version and the plugins that computed the results in summary s are this process's: else why says
+ * what changed (the version, a plugin rebuilt, loaded only then or only now). */
+static int provenance_matches(const cJSON *s, const nh_registry *reg, char *why, size_t len)
+{
+    const cJSON *version = cJSON_GetObjectItemCaseSensitive(s, "nhens_version");
+    const cJSON *plugins = cJSON_GetObjectItemCaseSensitive(s, "plugins");
+    if (!cJSON_IsString(version) || strcmp(version->valuestring, NH_VERSION))
+        return snprintf(why, len, "nhens %.40s computed them, and this is nhens %s",
+                        cJSON_IsString(version) ? version->valuestring : "(unknown)", NH_VERSION), 0;
+    const int loaded = reg ? nh_registry_plugin_count(reg) : 0;
+    for (int i = 0; i < loaded; ++i) {
+        const nh_plugin_info *p = nh_registry_plugin_at(reg, i);
+        const cJSON *then = recorded_plugin(plugins, p->name);
+        const cJSON *sha = cJSON_GetObjectItemCaseSensitive(then, "sha256");
+        if (!then)
+            return snprintf(why, len, "plugin %s (%.300s) was not loaded when they were computed", p->name, p->path), 0;
+        if (!cJSON_IsString(sha) || strcmp(sha->valuestring, p->sha256))
+            return snprintf(why, len, "plugin %s changed (%.300s: SHA-256 %.12s... then, %.12s... now)", p->name,
+                            p->path, cJSON_IsString(sha) ? sha->valuestring : "(none)", p->sha256), 0;
+    }
+    if (cJSON_GetArraySize(plugins) > loaded) /* every loaded one is recorded: one more was loaded then */
+        return snprintf(why, len, "%d plugin%s loaded when they were computed, %d now", cJSON_GetArraySize(plugins),
+                        cJSON_GetArraySize(plugins) == 1 ? " was" : "s were", loaded), 0;
+    return 1;
+}
+
+/* DIR/config.hash holds `hash`: this configuration's results were committed there whole. Where it does not,
+ * and summary.json says that another nhens or other plugins computed them, why says so. */
+static int hash_matches(const char *dir, const nh_registry *reg, uint64_t hash, char *why, size_t len)
 {
     char path[NH_PATH_MAX], expected[32];
     size_t size;
     if (nh_path_format(path, sizeof path, NULL, "%s/config.hash", dir) || access(path, F_OK) != 0)
         return 0; /* never run here: nothing to say */
+    cJSON *s = nh_report_load_summary(dir);
+    const int same_provenance = !s || provenance_matches(s, reg, why, len);
+    cJSON_Delete(s);
+    if (!same_provenance)
+        return 0;
     char *text = read_cached(dir, "config.hash", HASH_MAX_BYTES, &size, why, len);
     snprintf(expected, sizeof expected, "%016llx\n", (unsigned long long)hash);
     const int ok = text && !strcmp(text, expected);
@@ -214,7 +259,7 @@ int nh_report_cache_valid(const nh_run_config *cfg, const char *command, const c
                           size_t len)
 {
     why[0] = '\0';
-    if (!hash_matches(dir, hash, why, len))
+    if (!hash_matches(dir, cfg->method.registry, hash, why, len))
         return 0;
     cJSON *s = nh_report_load_summary(dir);
     int ok = s && summary_matches(s, cfg, command, why, len);

@@ -17,7 +17,7 @@
 static const double FD_STEP = 1e-6, FD_TOL = 1e-7, ROUNDOFF_TOL = 1e-12;
 
 enum { ROW_GRAD, ROW_HESS, ROW_DAU, ROW_DATL, ROW_AFFINE, ROW_MASS, ROW_KERNEL, ROW_DX, ROW_PATTERN,
-       ROW_DSTAR_FIELD, ROW_DSTAR_GRAD, ROW_PI_SKEW, ROW_INDEX1, ROW_KINDS, ROW_COUNT };
+       ROW_DSTAR_FIELD, ROW_DSTAR_GRAD, ROW_PI_SKEW, ROW_INDEX1, ROW_KINDS, ROW_CVT, ROW_PRESETS, ROW_COUNT };
 _Static_assert((int)ROW_COUNT <= (int)NH_CHECK_MAX_ROWS, "the report holds every row");
 
 static const char *const ROW_NAMES[ROW_COUNT] = {
@@ -35,6 +35,8 @@ static const char *const ROW_NAMES[ROW_COUNT] = {
     "Pi skew: a.Pi b = -b.Pi a",
     "index-1 field keeps A v = 0 and H",
     "declared angles and ignorable coordinates",
+    "declared CVT type: A fixed along its force",
+    "presets: v on D_q, H finite",
 };
 
 /* Scratch for one point, on the heap (n up to NH_MAX_DIM makes dX n^3). */
@@ -119,6 +121,59 @@ static void check_affine_constraint(const nh_system *s, const double *q, nh_chec
 }
 
 /* The largest relative difference of the first `count` entries of a and b */
+static double relative_gap(int count, const double *a, const double *b);
+
+/* NH_SYS_CVT_TYPE: A reads only coordinates the constraint force does not move. The force's direction
+ * K lam = M(q)^-1 A(q)^T lam (lam with entries of both signs), scaled to move q by 0.37 (1 + |q|), must leave A
+ * unchanged to round-off; an A that reads a moved coordinate changes by O(1) there. */
+static void check_cvt_type(const nh_system *s, const double *q, check_work *w, nh_check_report *rep)
+{
+    if (!(s->type->flags & NH_SYS_CVT_TYPE))
+        return;
+    const int n = s->n, m = s->m;
+    double a0[NH_MAX_CON * NH_MAX_DIM], a1[NH_MAX_CON * NH_MAX_DIM], lam[NH_MAX_CON], push[NH_MAX_DIM];
+    double moved[NH_MAX_DIM];
+    for (int a = 0; a < m; ++a)
+        lam[a] = 1.3 - 0.9 * a;
+    s->type->constraint(s, q, a0);
+    nh_matvec_t(m, n, a0, lam, push);
+    nh_mass_matrix(s, q, w->mp);
+    if (nh_spd_solve(n, w->mp, push)) {
+        note(rep, ROW_CVT, INFINITY);
+        return;
+    }
+    const double size = nh_norm_inf(n, push);
+    if (!(size > 0.0))
+        return;   /* no force at this q: nothing moves */
+    for (int i = 0; i < n; ++i)
+        moved[i] = q[i] + 0.37 * (1.0 + nh_norm_inf(n, q)) / size * push[i];
+    s->type->constraint(s, moved, a1);
+    note(rep, ROW_CVT, relative_gap(m * n, a0, a1));
+}
+
+/* Every state preset at the parameters it runs with by default (the defaults and its own overrides), as a run
+ * checks it: the relative residual |A(q) v| / (1 + |v|), infinite where H is not finite or the preset does not
+ * fit the system; every energy shell above the minimum of V. */
+static void check_presets(const nh_system *s, nh_check_report *rep)
+{
+    for (int i = 0; i < s->type->n_presets; ++i) {
+        const nh_preset *p = &s->type->presets[i];
+        nh_system at;
+        nh_error err;
+        if (nh_system_init(&at, s->type, p, NULL, 0, &err)) {
+            note(rep, ROW_PRESETS, INFINITY);
+            continue;
+        }
+        if (nh_preset_is_shell(p)) {
+            note(rep, ROW_PRESETS, nh_energy_shell_check(&at, p->shell_energy, &err) ? INFINITY : 0.0);
+            continue;
+        }
+        const double energy = nh_energy(&at, p->q, p->v);
+        note(rep, ROW_PRESETS, isfinite(energy) ? nh_constraint_residual(&at, p->q, p->v) / (1.0 + nh_norm_inf(at.n, p->v))
+                                                : INFINITY);
+    }
+}
+
 static double relative_gap(int count, const double *a, const double *b)
 {
     double worst = 0.0;
@@ -376,7 +431,8 @@ static void finish(nh_check_report *rep)
 {
     static const double tolerance[ROW_COUNT] = {FD_TOL, FD_TOL,       FD_TOL,       FD_TOL, ROUNDOFF_TOL,
                                                 FD_TOL, ROUNDOFF_TOL, FD_TOL,       0.0,    ROUNDOFF_TOL,
-                                                FD_TOL, ROUNDOFF_TOL, FD_TOL,       ROUNDOFF_TOL};
+                                                FD_TOL, ROUNDOFF_TOL, FD_TOL,       ROUNDOFF_TOL,
+                                                ROUNDOFF_TOL, NH_INITIAL_TOLERANCE};
     rep->n_rows = ROW_COUNT;
     rep->failed = 0;
     for (int i = 0; i < ROW_COUNT; ++i) {
@@ -403,6 +459,7 @@ int nh_system_check(const nh_system *s, int points, uint64_t seed, nh_check_repo
         s->type->sample_configuration(s, &rng, q);
         check_potential_and_constraint(s, q, &w, report);
         check_affine_constraint(s, q, report);
+        check_cvt_type(s, q, &w, report);
         check_mass_matrix(s, q, &w, report);
         check_coordinate_kinds(s, q, &w, report);
         if (s->type->adapted_basis) {
@@ -420,6 +477,7 @@ int nh_system_check(const nh_system *s, int points, uint64_t seed, nh_check_repo
             check_dstar_field(s, q, v, dv, &w, report);
         report->points++;
     }
+    check_presets(s, report);
     free(w.hess);
     finish(report);
     return rc;

@@ -2,6 +2,7 @@
  * nan in the CSV files and null in summary.json, never 0: a statistic of an output time where no trajectory
  * is live (or, for a variance, fewer than two), an extreme of no value, a fit without data. */
 #include "nhens/output.h"
+#include "nhens/registry.h"
 #include "summary_internal.h"
 #include "tables_internal.h"
 
@@ -294,6 +295,22 @@ static void add_results(cJSON *root, const nh_run_config *cfg, const nh_run_resu
         cJSON_AddNumberToObject(perf, "peak_rss_kib", (double)peak);
 }
 
+/* The plugins of the registry the method was configured from (where the system and the method came from):
+ * name, absolute path and SHA-256 of each, in load order; empty for built-ins only. */
+static void add_plugins(cJSON *root, const nh_run_config *cfg)
+{
+    cJSON *list = cJSON_AddArrayToObject(root, "plugins");
+    const nh_registry *reg = cfg->method.registry;
+    for (int i = 0; reg && i < nh_registry_plugin_count(reg); ++i) {
+        const nh_plugin_info *p = nh_registry_plugin_at(reg, i);
+        cJSON *item = cJSON_CreateObject();
+        cJSON_AddStringToObject(item, "name", p->name);
+        cJSON_AddStringToObject(item, "path", p->path);
+        cJSON_AddStringToObject(item, "sha256", p->sha256);
+        cJSON_AddItemToArray(list, item);
+    }
+}
+
 char *nh_summary_json(const nh_run_config *cfg, const nh_run_result *res, const char *command)
 {
     cJSON *root = cJSON_CreateObject();
@@ -302,6 +319,7 @@ char *nh_summary_json(const nh_run_config *cfg, const nh_run_result *res, const 
     cJSON_AddStringToObject(ver, "sundials", SUNDIALS_VERSION);
     cJSON_AddStringToObject(ver, "cjson", cJSON_Version());
     cJSON_AddStringToObject(root, "command", command ? command : "");
+    add_plugins(root, cfg);
     nh_add_configuration(root, cfg);
     cJSON_AddNumberToObject(root, "ranks", res->ranks > 1 ? res->ranks : 1);
     cJSON_AddBoolToObject(root, "complete", res->complete);

@@ -1,8 +1,14 @@
-/* Loading plugins into a registry (include/nhens/plugin.h). */
+/* Loading plugins into a registry (include/nhens/plugin.h), and recording each one's absolute path and the
+ * SHA-256 of its bytes in the registry (the provenance summary.json and report's cache read). */
 #include "nhens/plugin.h"
+#include "registry_plugins.h"
+#include "sha256.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int nh_registry_load_plugin(nh_registry *reg, const char *path, nh_error *err)
@@ -12,7 +18,13 @@ int nh_registry_load_plugin(nh_registry *reg, const char *path, nh_error *err)
     /* dlopen searches the library path for a bare name; a plugin is always a file the user names */
     if (!strchr(path, '/'))
         return nh_fail(err, NH_ERR_INPUT, "plugin '%s' must be a path to a shared object (e.g. ./%s)", path, path);
-    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    /* the file is digested, then loaded by the same absolute path: the digest is of what runs */
+    char absolute[PATH_MAX], sha256[NH_SHA256_HEX];
+    if (!realpath(path, absolute))
+        return nh_fail(err, NH_ERR_INPUT, "cannot load plugin '%s': %s", path, strerror(errno));
+    if (nh_sha256_file(absolute, sha256))
+        return nh_fail(err, NH_ERR_INPUT, "cannot read plugin '%s': %s", path, strerror(errno));
+    void *handle = dlopen(absolute, RTLD_NOW | RTLD_LOCAL);
     if (!handle)
         return nh_fail(err, NH_ERR_INPUT, "cannot load plugin '%s': %s", path, dlerror());
     const nh_plugin *entry = dlsym(handle, "nh_plugin_entry");
@@ -36,7 +48,7 @@ int nh_registry_load_plugin(nh_registry *reg, const char *path, nh_error *err)
     inner.msg[0] = '\0';
     const int rc = entry->register_all(reg, &inner);
     if (rc == NH_OK)
-        return NH_OK;
+        return nh_registry_note_plugin(reg, absolute, entry->name, sha256, err);
     inner.msg[sizeof inner.msg - 1] = '\0';
     if (!inner.msg[0])
         snprintf(inner.msg, sizeof inner.msg, "its register_all failed (%d) without a message", rc);

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { OUTPUT_ROWS_TARGET = 1000, DEFAULT_ENSEMBLE = 100 };
 #define NH_BLOCK_SIZE_TEXT "8"
 _Static_assert(NH_BLOCK_SIZE == 8, "NH_BLOCK_SIZE_TEXT must spell NH_BLOCK_SIZE");
 
@@ -25,7 +24,8 @@ static const nh_option RUN_OPTIONS[] = {
             "start from the states in CSV FILE (q_1..q_n, v_1..v_n per row; the ensemble is its rows; a first "
             "row of names only is a header)"),
     RUN_OPT("project", NH_OPTION_FLAG, project, 0, 0, NULL,
-            "project --initial velocities off D_q onto it (default: refuse them, naming the row)"),
+            "project velocities of --initial rows or a --preset off D_q onto it (default: refuse them, naming the "
+            "row or the preset)"),
     RUN_OPT("perturb", NH_OPTION_DOUBLE, perturb, 0, 1000, "EPS",
             "with a state --preset: an ensemble around it, q and v moved by EPS N(0, 1), v projected onto D_q and "
             "rescaled to the preset's energy"),
@@ -94,7 +94,10 @@ int nh_run_options_parse(int argc, char **argv, nh_run_options *o, int *help, nh
 {
     const char *positional[1];
     int n_positional;
-    *o = (nh_run_options){.out = "nhens-out", .solver = NH_RUN_DEFAULT_SOLVER, .fit_start = 0.1, .seed = 1,
+    nh_run_config defaults;
+    nh_run_config_init(&defaults);
+    *o = (nh_run_options){.out = "nhens-out", .solver = NH_RUN_DEFAULT_SOLVER, .fit_start = defaults.fit_window_start,
+                          .seed = defaults.seed,
                           .checkpoint_every = 60};
     return nh_options_parse(&nh_run_option_table, argc, argv, o, &o->seen, positional, &n_positional, help, err);
 }
@@ -114,14 +117,15 @@ int nh_registry_build_system(const nh_registry *reg, const char *name, const cha
         return NH_ERR_INPUT;
     *preset = NULL;
     if (preset_name && !(*preset = nh_system_find_preset(type, preset_name))) {
-        char names[256];
+        char names[256], near[128];
         const char *list[32];
         const int n = type->n_presets < 32 ? type->n_presets : 32;
         for (int i = 0; i < n; ++i)
             list[i] = type->presets[i].name;
         nh_join_names(list, n, names, sizeof names);
-        return nh_fail(err, NH_ERR_INPUT, "system %s has no preset '%s'; its presets are: %s", type->name,
-                       preset_name, names[0] ? names : "(none)");
+        return nh_fail(err, NH_ERR_INPUT, "system %s has no preset '%s'%s; its presets are: %s", type->name,
+                       preset_name, nh_did_you_mean(preset_name, list, n, near, sizeof near),
+                       names[0] ? names : "(none)");
     }
     return nh_system_init(sys, type, *preset, params, n_params, err);
 }
@@ -162,17 +166,15 @@ static int apply_defaults(const nh_run_options *o, nh_run_config *cfg, nh_error 
                     : cfg->initial_states                ? cfg->n_initial
                     : cfg->shell_preset                  ? cfg->shell_preset->shell_ensemble
                     : cfg->preset                        ? 1
-                                                         : DEFAULT_ENSEMBLE;
-    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    cfg->threads = (int)(nh_run_options_given(o, "threads") ? o->threads : (cores > 0 ? cores : 1));
+                                                         : cfg->ensemble;
+    if (nh_run_options_given(o, "threads"))
+        cfg->threads = (int)o->threads;
     cfg->lanes = nh_run_options_given(o, "lanes") ? (int)o->lanes : 0;
     const double steps = floor(o->T / o->h + 1e-9);
     if (!(steps >= 1 && steps <= 2e9))
         return nh_fail(err, NH_ERR_INPUT, "horizon T=%g with step h=%g gives %g steps; allowed: 1 to 2e9 steps", o->T,
                        o->h, o->T / o->h);
-    const long n_steps = (long)steps;
-    cfg->every = nh_run_options_given(o, "every") ? o->every
-                                                  : (n_steps / OUTPUT_ROWS_TARGET > 1 ? n_steps / OUTPUT_ROWS_TARGET : 1);
+    cfg->every = nh_run_options_given(o, "every") ? o->every : nh_run_default_every(cfg);
     return NH_OK;
 }
 
@@ -186,10 +188,12 @@ int nh_run_options_config(const nh_registry *reg, const nh_run_options *o, nh_st
         rc = nh_registry_build_system(reg, o->system, o->preset, o->params, o->n_params, sys, &preset, err);
     if (rc)
         return rc;
-    *cfg = (nh_run_config){.system = sys, .h = o->h, .T = o->T, .energy = o->energy, .seed = o->seed,
-                           .fit_window_start = o->fit_start, .section = o->section,
-                           .have_section = nh_run_options_given(o, "section"), .observe = o->observe,
-                           .paths = o->paths, .perturb = o->perturb, .burn_in = o->burn_in};
+    nh_run_config_init(cfg); /* the defaults of every option not given */
+    cfg->system = sys, cfg->h = o->h, cfg->T = o->T, cfg->energy = o->energy, cfg->seed = o->seed;
+    cfg->fit_window_start = o->fit_start, cfg->observe = o->observe, cfg->paths = o->paths;
+    if ((cfg->have_section = nh_run_options_given(o, "section")))
+        cfg->section = o->section;
+    cfg->perturb = o->perturb, cfg->burn_in = o->burn_in, cfg->project = o->project;
     nh_run_config_use_preset(cfg, preset);
     if (o->initial && (rc = read_initial(o, read_states, cfg, err)))
         return rc;

@@ -5,6 +5,21 @@
 #include "nhens/lanes.h"
 
 #include <math.h>
+#include <unistd.h>
+
+void nh_run_config_init(nh_run_config *cfg)
+{
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    *cfg = (nh_run_config){.solver = NH_SOLVER_KINSOL, .every = 1, .ensemble = 100, .seed = 1,
+                           .threads = cores > 1 ? (int)(cores < 1024 ? cores : 1024) : 1, .fit_window_start = 0.1,
+                           .section = NAN};
+}
+
+long nh_run_default_every(const nh_run_config *cfg)
+{
+    const double steps = floor(cfg->T / cfg->h + 1e-9);
+    return steps / NH_DEFAULT_OUTPUT_ROWS >= 2 && steps < 2e9 ? (long)(steps / NH_DEFAULT_OUTPUT_ROWS) : 1;
+}
 
 void nh_run_config_use_preset(nh_run_config *cfg, const nh_preset *preset)
 {
@@ -70,6 +85,8 @@ static int validate_initial(const nh_run_config *cfg, nh_error *err)
 {
     if (cfg->preset && nh_preset_is_shell(cfg->preset))
         return nh_fail(err, NH_ERR_INPUT, "preset %s is an energy shell, not an initial state", cfg->preset->name);
+    if (cfg->preset && nh_preset_check(cfg->system, cfg->preset, cfg->project, err))
+        return NH_ERR_INPUT;
     if (cfg->preset && cfg->ensemble != 1 && !(cfg->perturb > 0))
         return nh_fail(err, NH_ERR_INPUT,
                        "a preset is one initial condition, so the ensemble size must be 1 (got %ld); "
@@ -94,6 +111,12 @@ static int validate_initial(const nh_run_config *cfg, nh_error *err)
 
 int nh_run_validate(const nh_run_config *cfg, nh_error *err)
 {
+    if (!cfg || !cfg->system || !cfg->system->type)
+        return nh_fail(err, NH_ERR_INPUT, "no system in the run configuration (cfg->system: an nh_system from "
+                                          "nh_system_init)");
+    if (!cfg->method.type)
+        return nh_fail(err, NH_ERR_INPUT, "no method in the run configuration (cfg->method: parse one with "
+                                          "nh_method_spec_parse)");
     int rc = validate_horizon(cfg, err);
     if (!rc)
         rc = validate_sizes(cfg, err);

@@ -84,6 +84,26 @@ int nh_initial_states_check(const nh_system *s, double *states, long rows, int p
     return NH_OK;
 }
 
+int nh_preset_check(const nh_system *s, const nh_preset *p, int project, nh_error *err)
+{
+    if (!p || nh_preset_is_shell(p))
+        return NH_OK;
+    const int n = s->n;
+    if (p->dim != n)
+        return nh_fail(err, NH_ERR_INPUT, "preset '%s' of %s has dimension %d, and the system has n = %d", p->name,
+                       s->type->name, p->dim, n);
+    if (!isfinite(nh_energy(s, p->q, p->v)))
+        return nh_fail(err, NH_ERR_INPUT, "preset '%s' of %s: its energy H(q, v) is not finite (V(q) = %g)", p->name,
+                       s->type->name, s->type->potential(s, p->q));
+    const double residual = nh_constraint_residual(s, p->q, p->v), bound = NH_INITIAL_TOLERANCE * (1.0 + nh_norm_inf(n, p->v));
+    if (residual <= bound || project)
+        return NH_OK;
+    return nh_fail(err, NH_ERR_INPUT,
+                   "preset '%s' of %s: the velocity is off the constraint distribution, |A(q) v| = %.3g > %.3g = %g "
+                   "(1 + |v|); give --project to project it onto D_q", p->name, s->type->name, residual, bound,
+                   NH_INITIAL_TOLERANCE);
+}
+
 int nh_perturbed_state(const nh_system *s, const nh_preset *p, double eps, nh_pcg32 *rng, double *q, double *v)
 {
     double q0[NH_MAX_DIM], v0[NH_MAX_DIM], w[NH_MAX_DIM], change;

@@ -52,8 +52,10 @@ int nh_simple_run(const char *system, const char *system_params, const char *met
     nh_error err = {{0}};
     nh_registry *reg = nh_registry_create(&err);
     nh_system sys;
-    nh_run_config cfg = {.system = &sys, .h = h, .T = T, .every = every, .ensemble = ensemble, .seed = seed,
-                         .threads = threads, .energy = energy, .fit_window_start = 0.1, .paths = paths};
+    nh_run_config cfg;
+    nh_run_config_init(&cfg); /* run's defaults: the fit window */
+    cfg.system = &sys, cfg.h = h, cfg.T = T, cfg.every = every, cfg.ensemble = ensemble, cfg.seed = seed;
+    cfg.threads = threads, cfg.energy = energy, cfg.paths = paths;
     const nh_preset *p = NULL;
     int rc = reg ? build_system(reg, system, system_params, preset, &sys, &p, &err) : NH_ERR_NOMEM;
     if (!rc && (rc = nh_method_spec_parse(reg, &cfg.method, method ? method : "", &err)) == NH_OK &&
@@ -63,10 +65,8 @@ int nh_simple_run(const char *system, const char *system_params, const char *met
         nh_run_config_use_preset(&cfg, p);
         if (cfg.ensemble == 0)
             cfg.ensemble = cfg.shell_preset ? cfg.shell_preset->shell_ensemble : 1;
-        if (cfg.every == 0 && h > 0 && T / h >= 1000)
-            cfg.every = (long)(T / h / 1000);
-        else if (cfg.every == 0)
-            cfg.every = 1;
+        if (cfg.every == 0)
+            cfg.every = h > 0 ? nh_run_default_every(&cfg) : 1;
         if (!out_dir || !out_dir[0])
             rc = nh_fail(&err, NH_ERR_INPUT, "an output folder is needed");
         else if (!(rc = nh_run_validate(&cfg, &err)))

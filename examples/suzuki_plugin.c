@@ -1,14 +1,16 @@
 /* Example plugin: a method none of the papers has. "suzuki5" is Suzuki's 5-stage symmetric composition
  * (fractions p, p, 1 - 4p, p, p with p = 1/(4 - 4^{1/3})) of a registered symmetric method (inner=NAME,
- * default newmark): order 4 from an order-2 method. It uses only the public API: the inner method is a
- * stepper owned by this one (nh_stepper_create_inner), so its solver statistics are counted. */
+ * default newmark; NAME/k=v/... with parameters, read by nh_method_spec_parse_inner): order 4 from an order-2
+ * method. It uses only the public API: the inner method is a stepper owned by this one (nh_stepper_create_inner),
+ * so its solver statistics are counted. Its flags are the inner method's without CARRIES_STATE (the composition
+ * keeps no state of its own between steps), its order the inner's + 2. */
 #include <nhens/nhens.h>
 
 #include <math.h>
 #include <stdio.h>
 
 static const nh_param_def PARAMS[] = {
-    {"inner", 0, 0, 0, 0, "symmetric inner method (a registered name)", "newmark"},
+    {"inner", 0, 0, 0, 0, "symmetric inner method, NAME/k=v/...", "newmark"},
 };
 
 static double fraction(int stage)
@@ -19,7 +21,7 @@ static double fraction(int stage)
 
 static int inner_spec(const nh_method_spec *self, nh_method_spec *inner, nh_error *err)
 {
-    int rc = nh_method_spec_parse(self->registry, inner, self->params.text[0], err);
+    int rc = nh_method_spec_parse_inner(self, self->params.text[0], inner, err);   /* "newmark/beta=0.1" too */
     if (!rc && !(nh_method_spec_flags(inner) & NH_METHOD_REVERSIBLE))
         return nh_fail(err, NH_ERR_INPUT, "suzuki5: inner method '%s' is not symmetric", self->params.text[0]);
     return rc;

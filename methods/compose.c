@@ -31,19 +31,11 @@ typedef struct composition_kind {
     int triple_jump;        /* 1: Yoshida's fractions; 0: the coeffs parameter */
 } composition_kind;
 
-/* "newmark/beta=0.1/beta2=0.1" -> spec of "newmark:beta=0.1,beta2=0.1" */
+/* "newmark/beta=0.1/beta2=0.1" -> spec of "newmark:beta=0.1,beta2=0.1" (nh_method_spec_parse_inner), a one-step
+ * method */
 static int parse_inner(const nh_method_spec *self, const char *text, nh_method_spec *spec, nh_error *err)
 {
-    char buf[NH_PARAM_TEXT_MAX];
-    snprintf(buf, sizeof buf, "%s", text);
-    char *slash = strchr(buf, '/');
-    if (slash) {
-        *slash = ':';
-        for (char *p = slash + 1; *p; ++p)
-            if (*p == '/')
-                *p = ',';
-    }
-    int rc = nh_method_spec_parse(self->registry, spec, buf, err);
+    int rc = nh_method_spec_parse_inner(self, text, spec, err);
     if (rc)
         return rc;
     if (spec->type->carried_dim || spec->type->create)

@@ -2,6 +2,7 @@
  * lookup, flags, order and the check of a method against a system. Built-in methods are listed once,
  * in `builtin_methods`; adding a method = one file + one line there. */
 #include "nhens/registry.h"
+#include "registry_plugins.h"
 #include "stepper.h"
 
 #include <math.h>
@@ -30,13 +31,15 @@ int nh_method_is_builtin(const nh_method_type *type)
     return 0;
 }
 
-enum { MAX_ENTRIES = 128 };
+enum { MAX_ENTRIES = 128, MAX_PLUGINS = 64 };
 
 struct nh_registry {
     const nh_system_type *systems[MAX_ENTRIES];
     int n_systems;
     const nh_method_type *methods[MAX_ENTRIES];
     int n_methods;
+    nh_plugin_info plugins[MAX_PLUGINS];   /* paths malloc'ed, freed with the registry */
+    int n_plugins;
 };
 
 nh_registry *nh_registry_create(nh_error *err)
@@ -55,7 +58,32 @@ nh_registry *nh_registry_create(nh_error *err)
 
 void nh_registry_free(nh_registry *reg)
 {
+    for (int i = 0; reg && i < reg->n_plugins; ++i)
+        free((char *)reg->plugins[i].path);
     free(reg);
+}
+
+int nh_registry_note_plugin(nh_registry *reg, const char *path, const char *name, const char *sha256, nh_error *err)
+{
+    if (reg->n_plugins == MAX_PLUGINS)
+        return nh_fail(err, NH_ERR_INPUT, "too many plugins (at most %d)", MAX_PLUGINS);
+    nh_plugin_info *p = &reg->plugins[reg->n_plugins];
+    if (!(p->path = strdup(path)))
+        return nh_fail(err, NH_ERR_NOMEM, "out of memory recording plugin '%s'", path);
+    p->name = name ? name : "?";
+    snprintf(p->sha256, sizeof p->sha256, "%s", sha256);
+    ++reg->n_plugins;
+    return NH_OK;
+}
+
+int nh_registry_plugin_count(const nh_registry *reg)
+{
+    return reg->n_plugins;
+}
+
+const nh_plugin_info *nh_registry_plugin_at(const nh_registry *reg, int i)
+{
+    return i >= 0 && i < reg->n_plugins ? &reg->plugins[i] : NULL;
 }
 
 static int valid_name(const char *name)
@@ -128,6 +156,24 @@ static int check_system_descriptor(const nh_system_type *type, nh_error *err)
     return NH_OK;
 }
 
+/* A method whose order at its defaults is not 1 to NH_MAX_METHOD_ORDER. A composite method's order function
+ * typically gives 0 when its default inner spec does not parse: the message then says why, for the first text
+ * parameter that nh_method_spec_parse_inner refuses. */
+static int refuse_default_order(const nh_method_spec *spec, const char *owner, int order, nh_error *err)
+{
+    const nh_method_type *type = spec->type;
+    for (int i = 0; i < type->n_params; ++i) {
+        nh_method_spec inner;
+        nh_error why;
+        if (type->params[i].default_text && type->params[i].default_text[0] != '\0' &&
+            nh_method_spec_parse_inner(spec, spec->params.text[i], &inner, &why))
+            return nh_fail(err, NH_ERR_INPUT, "%s has order %d at its defaults, and its default %s = '%.60s' is no "
+                           "method spec here: %.300s", owner, order, type->params[i].name, spec->params.text[i], why.msg);
+    }
+    return nh_fail(err, NH_ERR_INPUT, "%s has order %d at its defaults (%s); 1 to %d is allowed", owner, order,
+                   type->order ? "its order function" : "fixed_order", NH_MAX_METHOD_ORDER);
+}
+
 /* A method descriptor's fields beyond its step: texts, parameters, and its order and flags at the defaults. */
 static int check_method_descriptor(const nh_registry *reg, const nh_method_type *type, nh_error *err)
 {
@@ -140,8 +186,7 @@ static int check_method_descriptor(const nh_registry *reg, const nh_method_type 
     nh_method_spec_defaults(&spec, type, reg);
     const int order = nh_method_spec_order(&spec);
     if (order < 1 || order > NH_MAX_METHOD_ORDER)
-        return nh_fail(err, NH_ERR_INPUT, "%s has order %d at its defaults (%s); 1 to %d is allowed", owner, order,
-                       type->order ? "its order function" : "fixed_order", NH_MAX_METHOD_ORDER);
+        return refuse_default_order(&spec, owner, order, err);
     const unsigned flags = nh_method_spec_flags(&spec), known = 2 * NH_METHOD_REDUCED - 1;
     if (flags & ~known)
         return nh_fail(err, NH_ERR_INPUT, "%s has flags 0x%x at its defaults (%s): bits 0x%x are no NH_METHOD_* flag",
@@ -151,9 +196,11 @@ static int check_method_descriptor(const nh_registry *reg, const nh_method_type 
 
 int nh_registry_add_system(nh_registry *reg, const nh_system_type *type, nh_error *err)
 {
-    if (!type || !valid_name(type->name))
+    if (!type)
+        return nh_fail(err, NH_ERR_INPUT, "no system descriptor to add (a NULL pointer)");
+    if (!valid_name(type->name))
         return nh_fail(err, NH_ERR_INPUT, "system name '%s' is not allowed: it needs 1-48 characters [A-Za-z0-9._-]",
-                       type && type->name ? type->name : "(null)");
+                       type->name ? type->name : "(none)");
     const int complete = nh_system_type_check(type, err);
     if (complete != NH_OK)
         return complete;
@@ -169,12 +216,14 @@ int nh_registry_add_system(nh_registry *reg, const nh_system_type *type, nh_erro
 
 int nh_registry_add_method(nh_registry *reg, const nh_method_type *type, nh_error *err)
 {
-    if (!type || !valid_name(type->name) || !type->step || type->n_params < 0 || type->n_params > NH_MAX_PARAMS ||
+    if (!type)
+        return nh_fail(err, NH_ERR_INPUT, "no method descriptor to add (a NULL pointer)");
+    if (!valid_name(type->name) || !type->step || type->n_params < 0 || type->n_params > NH_MAX_PARAMS ||
         (type->n_params > 0 && !type->params))
         return nh_fail(err, NH_ERR_INPUT,
                        "method '%s' is incomplete: it needs a name of 1-48 characters [A-Za-z0-9._-], a step "
                        "function and at most %d parameters with their definitions",
-                       type && type->name ? type->name : "(null)", NH_MAX_PARAMS);
+                       type->name ? type->name : "(none)", NH_MAX_PARAMS);
     if (nh_registry_find_method(reg, type->name))
         return nh_fail(err, NH_ERR_INPUT, "a method named '%s' is already registered", type->name);
     if (check_method_descriptor(reg, type, err))
@@ -197,6 +246,8 @@ const nh_system_type *nh_registry_system_at(const nh_registry *reg, int i)
 
 const nh_system_type *nh_registry_find_system(const nh_registry *reg, const char *name)
 {
+    if (!reg || !name)
+        return NULL;
     for (int i = 0; i < reg->n_systems; ++i)
         if (strcmp(reg->systems[i]->name, name) == 0)
             return reg->systems[i];
@@ -205,14 +256,18 @@ const nh_system_type *nh_registry_find_system(const nh_registry *reg, const char
 
 const nh_system_type *nh_registry_find_system_checked(const nh_registry *reg, const char *name, nh_error *err)
 {
+    if (!reg)
+        return nh_fail(err, NH_ERR_INPUT, "system '%s': no registry to look it up in", name ? name : "(none)"), NULL;
     const nh_system_type *type = nh_registry_find_system(reg, name);
     if (!type) {
-        const char *names[MAX_ENTRIES];
+        const char *names[MAX_ENTRIES] = {0};
         char list[2048];
         for (int i = 0; i < reg->n_systems; ++i)
             names[i] = reg->systems[i]->name;
+        char near[128];
         nh_join_names(names, reg->n_systems, list, sizeof list);
-        nh_fail(err, NH_ERR_INPUT, "unknown system '%s'; known systems: %s", name, list);
+        nh_fail(err, NH_ERR_INPUT, "unknown system '%s'%s; known systems: %s", name ? name : "(none)",
+                nh_did_you_mean(name, names, reg->n_systems, near, sizeof near), list);
     }
     return type;
 }
@@ -229,6 +284,8 @@ const nh_method_type *nh_registry_method_at(const nh_registry *reg, int i)
 
 const nh_method_type *nh_registry_find_method(const nh_registry *reg, const char *name)
 {
+    if (!reg || !name)
+        return NULL;
     for (int i = 0; i < reg->n_methods; ++i)
         if (strcmp(reg->methods[i]->name, name) == 0)
             return reg->methods[i];
@@ -259,11 +316,36 @@ int nh_method_spec_parse(const nh_registry *reg, nh_method_spec *spec, const cha
         char list[2048];
         for (int i = 0; i < reg->n_methods; ++i)
             names[i] = reg->methods[i]->name;
+        char near[128];
         nh_join_names(names, reg->n_methods, list, sizeof list);
-        return nh_fail(err, NH_ERR_INPUT, "unknown method '%s'; known methods: %s", name, list);
+        return nh_fail(err, NH_ERR_INPUT, "unknown method '%s'%s; known methods: %s", name,
+                       nh_did_you_mean(name, names, reg->n_methods, near, sizeof near), list);
     }
     nh_method_spec_defaults(spec, type, reg);
     return colon ? nh_params_apply_list(&spec->params, colon + 1, type->name, err) : NH_OK;
+}
+
+int nh_method_spec_parse_inner(const nh_method_spec *self, const char *text, nh_method_spec *inner, nh_error *err)
+{
+    char buf[NH_PARAM_TEXT_MAX];
+    if (!text || !*text || strlen(text) >= sizeof buf)
+        return nh_fail(err, NH_ERR_INPUT, "%s: inner method '%.60s' must be NAME or NAME/k=v/... of 1 to %d characters",
+                       self->type->name, text ? text : "", NH_PARAM_TEXT_MAX - 1);
+    snprintf(buf, sizeof buf, "%s", text);
+    char *slash = strchr(buf, '/');
+    if (slash) {
+        *slash = ':';
+        for (char *p = slash + 1; *p; ++p)
+            if (*p == '/')
+                *p = ',';
+    }
+    int rc = nh_method_spec_parse(self->registry, inner, buf, err);
+    if (rc) {   /* "unknown method 'x'; ..." becomes "suzuki5: inner method: unknown method 'x'; ..." */
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        nh_fail(err, rc, "%s: inner method '%.60s': %s", self->type->name, text, why);
+    }
+    return rc;
 }
 
 unsigned nh_method_spec_flags(const nh_method_spec *spec)

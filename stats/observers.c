@@ -152,8 +152,14 @@ int nh_observer_select(const char *list, unsigned *mask, nh_error *err)
             if (strlen(observers[i].name) == len && strncmp(observers[i].name, p, len) == 0)
                 found = i;
         if (found < 0) {
+            const char *known[NH_MAX_OBSERVERS + 1] = {"all"};
+            char word[64], near[128];
+            for (int i = 0; i < nh_observer_count() && i < NH_MAX_OBSERVERS; ++i)
+                known[i + 1] = observers[i].name;
+            snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), p);
             observer_names(names, sizeof names);
-            return nh_fail(err, NH_ERR_INPUT, "unknown observer '%.*s'; known observers: all, %s", (int)len, p, names);
+            return nh_fail(err, NH_ERR_INPUT, "unknown observer '%.*s'%s; known observers: all, %s", (int)len, p,
+                           nh_did_you_mean(word, known, nh_observer_count() + 1, near, sizeof near), names);
         }
         *mask |= 1u << found;
         p += len + (p[len] == ',');

@@ -42,28 +42,31 @@ static const char *missing_callback(const nh_system_type *t)
 
 int nh_system_type_check(const nh_system_type *type, nh_error *err)
 {
-    const char *name = type && type->name ? type->name : "(null)";
-    if (type && (type->n_params < 0 || type->n_params > NH_MAX_PARAMS || (type->n_params > 0 && !type->params)))
-        return nh_fail(err, NH_ERR_INPUT, "system '%s' has n_params = %d%s; 0 to %d, with their definitions, are allowed",
-                       name, type->n_params, type->n_params > 0 && !type->params ? " and no params" : "",
+    if (!type)
+        return nh_fail(err, NH_ERR_INPUT, "no system descriptor (a NULL pointer: a failed lookup such as "
+                                          "nh_registry_find_system of an unknown name?)");
+    char owner[80];
+    if (type->name)
+        snprintf(owner, sizeof owner, "system '%.48s'", type->name);
+    else
+        snprintf(owner, sizeof owner, "a system descriptor without a name");
+    if (type->n_params < 0 || type->n_params > NH_MAX_PARAMS || (type->n_params > 0 && !type->params))
+        return nh_fail(err, NH_ERR_INPUT, "%s has n_params = %d%s; 0 to %d, with their definitions, are allowed",
+                       owner, type->n_params, type->n_params > 0 && !type->params ? " and no params" : "",
                        NH_MAX_PARAMS);
-    if (type && (type->n_presets < 0 || (type->n_presets > 0 && !type->presets)))
-        return nh_fail(err, NH_ERR_INPUT, "system '%s' has n_presets = %d%s; a count >= 0, with its presets, is allowed",
-                       name, type->n_presets, type->n_presets > 0 && !type->presets ? " and no presets" : "");
-    if (type && type->n_params > 0) {
-        char owner[80];
-        snprintf(owner, sizeof owner, "system '%.48s'", name);
-        if (nh_param_defs_check(type->n_params, type->params, owner, err))
-            return NH_ERR_INPUT;
-    }
-    const char *missing = type ? missing_callback(type) : "every callback";
+    if (type->n_presets < 0 || (type->n_presets > 0 && !type->presets))
+        return nh_fail(err, NH_ERR_INPUT, "%s has n_presets = %d%s; a count >= 0, with its presets, is allowed",
+                       owner, type->n_presets, type->n_presets > 0 && !type->presets ? " and no presets" : "");
+    if (type->n_params > 0 && nh_param_defs_check(type->n_params, type->params, owner, err))
+        return NH_ERR_INPUT;
+    const char *missing = missing_callback(type);
     if (missing)
         return nh_fail(err, NH_ERR_INPUT,
-                       "system '%s' is incomplete: it has no %s; a system needs dimensions, potential, "
+                       "%s is incomplete: it has no %s; a system needs dimensions, potential, "
                        "potential_gradient, potential_hessian, constraint, constraint_jacobian_velocity, "
                        "constraint_jacobian_multiplier, sample_configuration and minimum_energy, a mass_matrix its "
                        "mass_matrix_derivative and an adapted_basis_pattern its adapted_basis",
-                       name, missing);
+                       owner, missing);
     return NH_OK;
 }
 
@@ -88,6 +91,8 @@ static int apply_user_overrides(nh_system *s, const nh_param_set *preset_values,
 int nh_system_init(nh_system *s, const nh_system_type *type, const nh_preset *preset,
                    const char *const *overrides, int n_overrides, nh_error *err)
 {
+    if (!s)
+        return nh_fail(err, NH_ERR_INPUT, "nh_system_init: no nh_system to initialise (a NULL pointer)");
     memset(s, 0, sizeof *s);
     const int complete = nh_system_type_check(type, err);
     if (complete != NH_OK)

@@ -35,4 +35,20 @@ cc -std=c17 -Wall -Wextra -Werror -o "$work/consumer_pc" "$here/consumer/consume
 cc -std=c17 -Wall -Wextra -Werror -o "$work/consumer_pc_static" "$here/consumer/consumer.c" \
   $(pkg-config --cflags nhens) "$libdir/libnhens.a" $(pkg-config --static --libs nhens | sed 's/-lnhens / /')
 "$work/consumer_pc_static"
+# The static consumers run the SUNDIALS the shared library carries: when libnhens.so needs no libsundials_*.so
+# (it holds the optimised build of scripts/sundials.sh), libnhens.a holds those objects too and no static
+# consumer loads Debian's libsundials_*.so; with Debian's SUNDIALS, both name it.
+if ! objdump -p "$libdir/libnhens.so" | grep 'NEEDED.*libsundials' >/dev/null; then
+  nm "$libdir/libnhens.a" 2>/dev/null | grep ' T KINSol$' >/dev/null \
+    || { echo "install_consumer: libnhens.so carries SUNDIALS and libnhens.a does not"; exit 1; }
+  for exe in "$work/cmake-build/consumer_static" "$work/consumer_pc_static"; do
+    if ldd "$exe" | grep libsundials >/dev/null; then
+      echo "install_consumer: $(basename "$exe") loads Debian's SUNDIALS, and libnhens.a carries the optimised one:"
+      ldd "$exe" | grep libsundials
+      exit 1
+    fi
+  done
+  ! grep -q sundials "$libdir/pkgconfig/nhens.pc" || { echo "install_consumer: nhens.pc names SUNDIALS, which libnhens.a carries"; exit 1; }
+  echo "install_consumer: the static consumers run libnhens.a's own (optimised) SUNDIALS"
+fi
 echo "install_consumer: all four consumers passed"

@@ -1,7 +1,9 @@
 /* Checks of a system descriptor, for authors of new systems (`nhens check --system S`) and for the
  * test suite, which runs them on every built-in system: every supplied derivative against central
- * differences, the declarations (an affine A, the adapted basis' pattern), the adapted basis in ker A,
- * the D* form against the full vector field, and the index-1 field keeping A(q) v = 0 and the energy. Each check reports the worst relative error over
+ * differences, the declarations (an affine A, a CVT-type A that its constraint force does not move, the
+ * adapted basis' pattern, the coordinate kinds), the adapted basis in ker A, the D* form against the full
+ * vector field, the index-1 field keeping A(q) v = 0 and the energy, and every preset (a state on D_q with a
+ * finite energy, as a run checks it; a shell above min V). Each check reports the worst relative error over
  * random states of the system's sampler and passes below its tolerance (stated per row). */
 #ifndef NHENS_CHECK_H
 #define NHENS_CHECK_H
@@ -15,7 +17,7 @@ extern "C" {
 #endif
 #pragma GCC visibility push(default)
 
-enum { NH_CHECK_MAX_ROWS = 16 };   /* 14 rows used; 16 since version 0.5.0 */
+enum { NH_CHECK_MAX_ROWS = 16 };   /* all 16 rows used; 16 since version 0.5.0 */
 
 typedef struct nh_check_row {
     const char *name;       /* "grad V vs differences of V" */

@@ -57,6 +57,13 @@ int nh_fail(nh_error *err, int code, const char *fmt, ...) __attribute__((format
  * "known ...:" message. */
 void nh_join_names(const char *const *names, int n, char *buf, size_t len);
 
+/* The "did you mean" of every "unknown ..." message: the name among `names` closest to `word`, or NULL when
+ * none is close. Close: within Damerau-Levenshtein distance 2 ignoring case (1 for words of up to 3 characters),
+ * or `word` (3 characters or more) begins the name; the smallest distance wins, then the first listed. */
+const char *nh_closest_name(const char *word, const char *const *names, int n);
+/* " (did you mean 'NAME'?)" with nh_closest_name's answer, or "" when there is none: written into buf, returned. */
+const char *nh_did_you_mean(const char *word, const char *const *names, int n, char *buf, size_t len);
+
 /* NH_VERSION and NH_ABI_VERSION of the library the program runs with. */
 const char *nh_version(void);
 int nh_abi_version(void);

@@ -39,6 +39,11 @@ int nh_energy_shell_sample(const nh_system *s, double energy, nh_pcg32 *rng, dou
  * replaces v by its M-orthogonal projection onto D_q (the states are then changed in place). */
 #define NH_INITIAL_TOLERANCE 1e-10
 int nh_initial_states_check(const nh_system *s, double *states, long rows, int project, nh_error *err);
+/* A state preset against D_q at s's parameters, as nh_initial_states_check checks a row: V(q) and H(q, v)
+ * finite, and |A(q) v| at most NH_INITIAL_TOLERANCE (1 + |v|), else refused with a message naming the preset
+ * and the residual unless `project` (nh_preset_state then projects v onto D_q, as it does every preset's
+ * round-off). An energy shell passes. */
+int nh_preset_check(const nh_system *s, const nh_preset *p, int project, nh_error *err);
 /* The preset's state perturbed as nh_run_config.perturb says, for stream rng. */
 int nh_perturbed_state(const nh_system *s, const nh_preset *p, double eps, nh_pcg32 *rng, double *q, double *v);
 /* Preset state with v projected onto D_q (printed values are rounded); *change = |v_new - v|. */
@@ -61,6 +66,7 @@ typedef struct nh_run_config {
      * Results do not depend on it. */
     int lanes;
     const nh_preset *preset;    /* one initial state; NULL: sample the energy shell `energy` */
+    int project;                /* a preset's velocity off D_q is projected onto it; 0: refused (nh_preset_check) */
     const nh_preset *shell_preset; /* the energy-shell preset `energy` came from, for reports (or NULL) */
     double energy;
     /* The user's own initial states: n_initial rows of (q_1..q_n, v_1..v_n), trajectory i starts at row i
@@ -74,7 +80,8 @@ typedef struct nh_run_config {
     /* time integrated (whole steps of h) before t = 0: the initial values H(0), the driver energy and the
      * section start are taken after it, and nothing before it is recorded. */
     double burn_in;
-    double fit_window_start;    /* fraction of T where the variance fit starts (0.5) */
+    double fit_window_start;    /* fraction of T where the variance fit starts, in [0, 1): 0.1 from nh_run_config_init
+                                   (after the bounded part has settled); 0 fits from t = 0, transient included */
     double section;             /* driver section angle for the latitude; NAN (or 0 with !have_section): xi(0) */
     int have_section;
     const char *observe;        /* comma-separated observer names to record; NULL: all that apply */
@@ -161,6 +168,16 @@ struct nh_run_result {
     int ranks;                  /* MPI ranks of the run (nhens/ranks.h); 0 for one process */
     nh_rank_timing *rank_timing; /* ranks entries: each rank's wall seconds and steps; NULL for one process */
 };
+
+/* The defaults of `nhens run`, the one source of them for the library and the program: solver KINSOL, every 1
+ * (nh_run_default_every gives the program's ~1000 rows), ensemble 100, seed 1, threads the online cores,
+ * fit_window_start 0.1, no section (NAN), every observer that applies (observe NULL), no paths, preset, initial
+ * states, perturbation, burn-in, shards or hooks. The caller sets system, method, h, T and where the states
+ * come from (energy, nh_run_config_use_preset or initial_states). */
+void nh_run_config_init(nh_run_config *cfg);
+/* The output interval of about NH_DEFAULT_OUTPUT_ROWS rows for cfg->h and cfg->T: steps / 1000, at least 1. */
+enum { NH_DEFAULT_OUTPUT_ROWS = 1000 };
+long nh_run_default_every(const nh_run_config *cfg);
 
 /* Start from a preset: one initial state (cfg->preset) or, for a shell preset, its energy shell
  * (cfg->energy, with cfg->shell_preset kept for reports). NULL leaves the configuration unchanged. */

@@ -77,6 +77,12 @@ struct nh_method_type {
 };
 
 int nh_method_spec_parse(const nh_registry *reg, nh_method_spec *spec, const char *text, nh_error *err);
+/* The inner method of a composite method (a text parameter such as inner=): "NAME/k=v/k=v", the '/' standing for
+ * the ':' and ',' of a spec, which the outer spec "outer:inner=NAME/k=v,..." already uses; looked up in the
+ * registry of the outer method `self`. The built-in compositions and adjoint read inner= with it. A method
+ * author combines the inner method's flags and order in the outer's flags and order functions
+ * (docs/guide/extending.md, "Flags of a composite method"). */
+int nh_method_spec_parse_inner(const nh_method_spec *self, const char *text, nh_method_spec *inner, nh_error *err);
 /* Default parameters of a descriptor. */
 void nh_method_spec_defaults(nh_method_spec *spec, const nh_method_type *type, const nh_registry *reg);
 unsigned nh_method_spec_flags(const nh_method_spec *spec);

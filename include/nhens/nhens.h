@@ -1,7 +1,8 @@
-/* The whole public API of libnhens in one include. Layers, lowest first (docs/DESIGN.md):
- * base (core, params, options, linalg, pcg) <- solvers (solver) and systems (system) <- methods
- * (method, registry, dstar) and stats (stats, poincare, reference) <- engine (ensemble, output, files, checkpoint,
- * audit, check, plugin). Link with -lnhens (pkg-config nhens, or CMake nhens::nhens). */
+/* The whole public API of libnhens in one include: every header of include/nhens/ (ctest -R nhens_h_complete
+ * checks it). Layers, lowest first (docs/DESIGN.md): base (core, params, options, linalg, pcg) <- solvers (solver)
+ * and systems (system) <- methods (method, registry, dstar) and stats (stats, poincare, reference) <- engine
+ * (ensemble, output, files, checkpoint, partial, ranks, simple, audit, check, plugin). Link with -lnhens
+ * (pkg-config nhens, or CMake nhens::nhens). */
 #ifndef NHENS_NHENS_H
 #define NHENS_NHENS_H
 
@@ -18,12 +19,15 @@
 #include "nhens/options.h"
 #include "nhens/output.h"
 #include "nhens/params.h"
+#include "nhens/partial.h"
 #include "nhens/pcg.h"
 #include "nhens/plugin.h"
 #include "nhens/poincare.h"
+#include "nhens/ranks.h"
 #include "nhens/reference.h"
 #include "nhens/run_options.h"
 #include "nhens/registry.h"
+#include "nhens/simple.h"
 #include "nhens/solver.h"
 #include "nhens/stats.h"
 #include "nhens/system.h"

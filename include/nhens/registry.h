@@ -31,6 +31,16 @@ int nh_registry_method_count(const nh_registry *reg);
 const nh_method_type *nh_registry_method_at(const nh_registry *reg, int i);
 const nh_method_type *nh_registry_find_method(const nh_registry *reg, const char *name);
 
+/* The plugins loaded into the registry (nh_registry_load_plugin, plugin.h), in load order: what a run's
+ * summary.json records as its provenance. */
+typedef struct nh_plugin_info {
+    const char *path;       /* the shared object's absolute path, as resolved when it was loaded */
+    const char *name;       /* its nh_plugin.name ("?" when it has none) */
+    char sha256[65];        /* SHA-256 of its bytes when it was loaded: 64 lowercase hex digits */
+} nh_plugin_info;
+int nh_registry_plugin_count(const nh_registry *reg);
+const nh_plugin_info *nh_registry_plugin_at(const nh_registry *reg, int i);
+
 /* "a, b, c": the names of the methods whose flags serve `sys` (computed, never written by hand). */
 void nh_registry_methods_serving(const nh_registry *reg, const nh_system *sys, char *buf, size_t len);
 

@@ -7,6 +7,10 @@
 
 #include "nhens/linalg.h"
 #include "nhens/params.h"
+#include "sha256.h"
+
+#include <stdlib.h>
+#include <unistd.h>
 
 static const nh_param_def DEFS[] = {
     {"alpha", 0.5, 0.0, 1.0, 0, "a weight", NULL},
@@ -134,4 +138,82 @@ Test(core, every_status_has_a_name)
         cr_assert(strcmp(nh_status_name(codes[i]), "unknown status") != 0, "code %d", codes[i]);
     cr_assert(eq(str, (char *)nh_status_name(NH_SAMPLE_REJECTED), "energy shell sampling failed"));
     cr_assert(eq(str, (char *)nh_status_name(77), "unknown status"));
+}
+
+/* SHA-256 against the known answers of FIPS 180-4's examples (NIST, "SHA256.pdf" of the Cryptographic
+ * Standards and Guidelines examples): one block, the empty message, two blocks (448 bits, the padding spills
+ * into a second block), 896 bits, and a million 'a' fed in uneven pieces (updates across block ends). */
+static void digest_of(const char *text, size_t len, char *hex)
+{
+    nh_sha256 h;
+    nh_sha256_init(&h);
+    nh_sha256_update(&h, text, len);
+    nh_sha256_hex(&h, hex);
+}
+
+Test(sha256, fips_180_4_vectors)
+{
+    static const struct {
+        const char *message, *digest;
+    } cases[] = {
+        {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+        {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+        {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+        {"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu",
+         "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"},
+    };
+    char hex[NH_SHA256_HEX];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        digest_of(cases[i].message, strlen(cases[i].message), hex);
+        cr_assert(eq(str, hex, (char *)cases[i].digest), "message %zu", i);
+    }
+    char piece[997];
+    memset(piece, 'a', sizeof piece);
+    nh_sha256 h;
+    nh_sha256_init(&h);
+    for (size_t left = 1000000; left > 0;) {
+        const size_t take = left < sizeof piece ? left : sizeof piece;
+        nh_sha256_update(&h, piece, take);
+        left -= take;
+    }
+    nh_sha256_hex(&h, hex);
+    cr_assert(eq(str, hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"));
+}
+
+Test(sha256, file_digest_equals_the_digest_of_its_bytes)
+{
+    char path[] = "/tmp/nhens-sha256-XXXXXX", hex[NH_SHA256_HEX], expected[NH_SHA256_HEX];
+    const int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    char bytes[20000];
+    for (size_t i = 0; i < sizeof bytes; ++i)
+        bytes[i] = (char)(i * 7 + 3);
+    cr_assert(eq(sz, (size_t)write(fd, bytes, sizeof bytes), sizeof bytes));
+    close(fd);
+    cr_assert(eq(int, nh_sha256_file(path, hex), 0));
+    digest_of(bytes, sizeof bytes, expected);
+    cr_assert(eq(str, hex, expected));
+    unlink(path);
+    cr_assert(eq(int, nh_sha256_file(path, hex), -1), "a missing file has no digest");
+}
+
+/* The "did you mean" rule: typos within distance 2 (1 for short words), swaps of neighbours as one edit, a
+ * beginning of a name, case ignored; nothing for a word far from every name. */
+Test(names, closest_name_suggests_typos_swaps_and_beginnings)
+{
+    const char *systems[] = {"quartic", "cvt", "knife", "disk", "hcvt", "sleigh", "suslov"};
+    const char *methods[] = {"dla", "dla01", "gonzalez", "gonzalez-r", "gonzalez-f", "rk4", "dd"};
+    cr_assert(eq(str, (char *)nh_closest_name("quartc", systems, 7), "quartic"), "one deletion");
+    cr_assert(eq(str, (char *)nh_closest_name("qaurtic", systems, 7), "quartic"), "a swap is one edit");
+    cr_assert(eq(str, (char *)nh_closest_name("Knief", systems, 7), "knife"), "case and a swap");
+    cr_assert(eq(str, (char *)nh_closest_name("sleight", systems, 7), "sleigh"), "one insertion");
+    cr_assert(eq(str, (char *)nh_closest_name("cvtt", systems, 7), "cvt"));
+    cr_assert(eq(str, (char *)nh_closest_name("gonz", methods, 7), "gonzalez"), "a beginning: the first listed");
+    cr_assert(eq(str, (char *)nh_closest_name("gonzales", methods, 7), "gonzalez"));
+    cr_assert(eq(str, (char *)nh_closest_name("rk5", methods, 7), "rk4"));
+    cr_assert(nh_closest_name("xyz", methods, 7) == NULL, "3 characters: distance 1 only (xyz vs dd is 3)");
+    cr_assert(nh_closest_name("ab", methods, 7) == NULL, "ab vs dd: 2 > 1");
+    cr_assert(nh_closest_name("pendulum", systems, 7) == NULL);
+    cr_assert(nh_closest_name("", systems, 7) == NULL);
 }

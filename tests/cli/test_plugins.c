@@ -1,14 +1,21 @@
 /* Plugins through the nhens program (--plugin, engine/plugin.c): the example method and system run at
- * their order and pass `nhens check`; a plugin of another ABI or a system without V's Hessian is refused. */
+ * their order and pass `nhens check`; a plugin of another ABI or a system without V's Hessian is refused;
+ * summary.json records the plugins and a command that reruns to the same bytes; report's cache follows the
+ * plugins' bytes. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include "run_nhens.h"
 #include "scratch.h"
+#include "sha256.h"
 #include "nhens/plugin.h"
 
 Test(cli, plugin_method_runs_at_its_order_and_counts_its_solves)
@@ -26,6 +33,19 @@ Test(cli, plugin_method_runs_at_its_order_and_counts_its_solves)
     long steps;
     cr_assert(last && sscanf(last, "%lf %ld %lf %lf", &h, &steps, &err, &order) == 4, "%s", out);
     cr_assert(fabs(order - 4.0) < 0.15, "observed order %g", order);
+    /* an inner method with parameters, NAME/k=v, through nh_method_spec_parse_inner: DLA^{1/2} (order 2) gives
+     * 4.016 between h = 0.05 and 0.025 */
+    snprintf(args, sizeof args,
+             "--plugin %s order --system cvt --param eps=0.1 --preset rotating --method suzuki5:inner=dla/alpha=0.5 "
+             "--T 2 --h 0.1,0.05,0.025",
+             NHENS_PLUGIN_PATH);
+    cr_assert(eq(int, nhens_output(args, out, sizeof out), 0), "%s", err_text);
+    last = strstr(out, "0.025");
+    cr_assert(last && sscanf(last, "%lf %ld %lf %lf", &h, &steps, &err, &order) == 4, "%s", out);
+    cr_assert(fabs(order - 4.0) < 0.15, "observed order %g", order);
+    snprintf(args, sizeof args, "--plugin %s order --system cvt --preset rotating --method suzuki5:inner=dla/alfa=0.5 "
+             "--T 2 --h 0.1,0.05", NHENS_PLUGIN_PATH);
+    refused(args, "suzuki5: inner method 'dla/alfa=0.5': ");
     snprintf(args, sizeof args, "--plugin %s", NHENS_CLI_PATH);
     cr_assert(eq(int, nhens(args), 2));
     cr_assert(strstr(err_text, "cannot load plugin") || strstr(err_text, "not an nhens plugin"), "%s", err_text);
@@ -90,4 +110,139 @@ Test(cli, plugin_system_without_a_hessian_is_refused_by_name)
              "--out /tmp/nhens-no-hessian",
              NHENS_NO_HESSIAN_PLUGIN_PATH);
     refused(args, "system 'plane-without-hessian' is incomplete: it has no potential_hessian;");
+}
+
+/* ---- provenance: summary.json's plugins and command, report's cache key ---------------------------------- */
+
+/* The whole file at path (malloc'ed, NUL-terminated; *size its bytes), or NULL. */
+static char *slurp(const char *path, size_t *size)
+{
+    *size = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *text = NULL;
+    size_t cap = 0, used = 0, got;
+    do {
+        char *bigger = realloc(text, cap += 65536);
+        if (!bigger)
+            break;
+        text = bigger;
+        used += got = fread(text + used, 1, cap - used - 1, f);
+    } while (got > 0);
+    fclose(f);
+    if (text)
+        text[used] = '\0';
+    *size = used;
+    return text;
+}
+
+static int same_bytes(const char *a, const char *b)
+{
+    size_t na = 0, nb = 0;
+    char *ta = slurp(a, &na), *tb = slurp(b, &nb);
+    const int same = ta && tb && na == nb && na > 0 && !memcmp(ta, tb, na);
+    free(ta);
+    free(tb);
+    return same;
+}
+
+/* A scratch folder of this test process, made the working directory, holding a copy of the example system
+ * plugin under `name` (criterion runs each test in its own process, so chdir stays in the test). */
+static void enter_scratch_with_plugin(char *dir, size_t len, const char *name)
+{
+    snprintf(dir, len, "/tmp/nhens-provenance-%d", (int)getpid());
+    remove_tree(dir);
+    cr_assert(eq(int, mkdir(dir, 0700), 0));
+    cr_assert(eq(int, chdir(dir), 0));
+    size_t size;
+    char *bytes = slurp(NHENS_SYSTEM_PLUGIN_PATH, &size);
+    FILE *f = fopen(name, "wb");
+    cr_assert(bytes && f && fwrite(bytes, 1, size, f) == size);
+    fclose(f);
+    free(bytes);
+}
+
+/* summary.json names the plugin by its absolute path with the SHA-256 of its bytes, and its command, run by a
+ * shell as recorded, writes the same bytes: the plugin's name holds a space and a quote, so the command must
+ * quote it, and --plugin must come before the command word. */
+Test(cli, summary_records_plugin_provenance_and_its_command_reruns_to_the_same_bytes)
+{
+    char dir[256], args[1024], out[8192], real[4096], sha[NH_SHA256_HEX];
+    enter_scratch_with_plugin(dir, sizeof dir, "my plugin's.so");
+    snprintf(args, sizeof args, "--plugin \"./my plugin's.so\" run --system contact-eps --preset shell --ensemble 16 "
+             "--method gonzalez --h 0.1 --T 5 --paths 2 --threads 2 --out first --quiet");
+    cr_assert(eq(int, nhens_output(args, out, sizeof out), 0), "%s", err_text);
+    size_t size;
+    char *summary = slurp("first/summary.json", &size);
+    cJSON *s = cJSON_Parse(summary);
+    free(summary);
+    const cJSON *plugins = cJSON_GetObjectItemCaseSensitive(s, "plugins");
+    cr_assert(eq(int, cJSON_GetArraySize(plugins), 1));
+    const cJSON *p = cJSON_GetArrayItem(plugins, 0);
+    cr_assert(realpath("my plugin's.so", real) != NULL);
+    cr_assert(eq(int, nh_sha256_file(real, sha), 0));
+    cr_assert(eq(str, cJSON_GetObjectItemCaseSensitive(p, "path")->valuestring, real));
+    cr_assert(eq(str, cJSON_GetObjectItemCaseSensitive(p, "sha256")->valuestring, sha));
+    cr_assert(eq(str, cJSON_GetObjectItemCaseSensitive(p, "name")->valuestring, "contact-eps"));
+    const char *command = cJSON_GetObjectItemCaseSensitive(s, "command")->valuestring;
+    const char *quoted = "nhens --plugin './my plugin'\\''s.so' run --system contact-eps --preset shell";
+    cr_assert(strncmp(command, quoted, strlen(quoted)) == 0, "%s", command);
+    /* the recorded command, with --out renamed, run by the shell */
+    char rerun[2048];
+    const char *out_option = strstr(command, "--out first");
+    cr_assert(out_option != NULL, "%s", command);
+    snprintf(rerun, sizeof rerun, "%s%.*s--out again%s >/dev/null", NHENS_CLI_PATH, (int)(out_option - command - 5),
+             command + 5, out_option + strlen("--out first"));
+    cr_assert(eq(int, system(rerun), 0), "%s", rerun);
+    cJSON_Delete(s);
+    const char *files[] = {"timeseries.csv", "quantiles.csv", "paths.csv"};
+    for (int i = 0; i < 3; ++i) {
+        char a[64], b[64];
+        snprintf(a, sizeof a, "first/%s", files[i]);
+        snprintf(b, sizeof b, "again/%s", files[i]);
+        cr_assert(same_bytes(a, b), "%s differs after re-running the recorded command", files[i]);
+    }
+    remove_tree(dir);
+}
+
+/* report reuses a run only when the same plugin bytes and the same nhens computed it, and says why it does not:
+ * the copy of the plugin grows by one byte (a rebuild: another SHA-256), then summary.json claims another
+ * nhens version. */
+Test(cli, report_cache_recomputes_after_a_plugin_rebuild_and_says_why)
+{
+    char dir[256];
+    enter_scratch_with_plugin(dir, sizeof dir, "my.so");
+    FILE *f = fopen("exp.ini", "w");
+    fputs("[experiment]\nplugin = my.so\ntitle = provenance\nsystem = contact-eps\npreset = shell\nh = 0.1\nT = 2\n"
+          "ensemble = 8\nmethods = dla01\nplot = dH_absmax\n\n[panel a]\ntitle = a\n", f);
+    fclose(f);
+    const char *report = "report exp.ini --allow-plugins --out rep --quiet --threads 2";
+    cr_assert(eq(int, nhens(report), 0), "%s", err_text);
+    cr_assert(strstr(err_text, "dla01: running\n") != NULL, "%s", err_text);
+    cr_assert(eq(int, nhens(report), 0), "%s", err_text);
+    cr_assert(strstr(err_text, "dla01: reused") != NULL, "the same plugin: %s", err_text);
+    f = fopen("my.so", "ab");
+    fputc(0, f);
+    fclose(f);
+    cr_assert(eq(int, nhens(report), 0), "%s", err_text);
+    cr_assert(strstr(err_text, "running (the results there are not reused: plugin contact-eps changed (") != NULL,
+              "%s", err_text);
+    cr_assert(eq(int, nhens(report), 0), "%s", err_text);
+    cr_assert(strstr(err_text, "dla01: reused") != NULL, "recomputed with the rebuilt plugin: %s", err_text);
+    size_t size;
+    char *summary = slurp("rep/a/01-dla01/summary.json", &size);
+    cJSON *s = cJSON_Parse(summary);
+    free(summary);
+    cJSON_ReplaceItemInObjectCaseSensitive(s, "nhens_version", cJSON_CreateString("0.0.1"));
+    char *text = cJSON_Print(s);
+    f = fopen("rep/a/01-dla01/summary.json", "w");
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    cJSON_Delete(s);
+    cr_assert(eq(int, nhens(report), 0), "%s", err_text);
+    cr_assert(strstr(err_text, "not reused: nhens 0.0.1 computed them, and this is nhens " NH_VERSION) != NULL, "%s",
+              err_text);
+    remove_tree(dir);
 }

@@ -14,8 +14,10 @@ static int study(const nh_registry *reg, nh_error *err)
     nh_system sys;
     const char *overrides[] = {"eps=0.1"};
     int rc = nh_system_init(&sys, nh_registry_find_system_checked(reg, "cvt", err), NULL, overrides, 1, err);
-    nh_run_config cfg = {.system = &sys, .solver = NH_SOLVER_KINSOL, .h = 0.1, .T = 10, .every = 10,
-                         .ensemble = 16, .seed = 42, .threads = 2, .energy = 2.0, .fit_window_start = 0.5};
+    nh_run_config cfg;
+    nh_run_config_init(&cfg); /* nhens run's defaults (KINSOL, the fit window from 0.1 T, ...), then ours */
+    cfg.system = &sys, cfg.h = 0.1, cfg.T = 10, cfg.every = 10, cfg.ensemble = 16, cfg.seed = 42, cfg.threads = 2;
+    cfg.energy = 2.0, cfg.fit_window_start = 0.5;
     if (rc || (rc = nh_method_spec_parse(reg, &cfg.method, "gonzalez", err)))
         return rc;
     nh_run_result res;

@@ -19,6 +19,7 @@
 #include "nhens/ranks.h"
 #include "nhens/reference.h"
 #include "nhens/registry.h"
+#include "nhens/simple.h"
 #include "nhens/solver.h"
 #include "nhens/stats.h"
 #include "nhens/system.h"

@@ -17,6 +17,7 @@
 #include "nhens/ensemble.h"
 #include "nhens/files.h"
 #include "nhens/output.h"
+#include "nhens/registry.h"
 
 static char *slurp(const char *path)
 {
@@ -535,4 +536,58 @@ Test(ensemble, every_method_runs_every_preset_of_every_system)
     }
     /* every other pair runs; the sleigh is served by the M(q)-capable methods (rk4 and the D* family) */
     cr_assert(runs >= pairs - 4 * nh_registry_method_count(test_registry()) && runs > 0, "%d of %d pairs ran", runs, pairs);
+}
+
+/* nh_run_config_init holds `nhens run`'s defaults (cli/cli_run.c takes them from it): with a system, a method,
+ * h, T and an energy it is a valid configuration, and the run's summary records the fit window 0.1. */
+Test(ensemble, config_init_gives_the_command_line_defaults)
+{
+    nh_run_config cfg;
+    nh_run_config_init(&cfg);
+    cr_assert(eq(int, (int)cfg.solver, (int)NH_SOLVER_KINSOL));
+    cr_assert(eq(dbl, cfg.fit_window_start, 0.1));
+    cr_assert(eq(long, cfg.ensemble, 100));
+    cr_assert(eq(u64, cfg.seed, 1));
+    cr_assert(eq(long, cfg.every, 1));
+    cr_assert(cfg.threads >= 1 && isnan(cfg.section) && !cfg.have_section && !cfg.observe && !cfg.preset);
+    nh_error err;
+    cr_assert(eq(int, nh_run_validate(&cfg, &err), NH_ERR_INPUT), "no system yet");
+    cr_assert(strstr(err.msg, "no system in the run configuration") != NULL, "%s", err.msg);
+    nh_registry *reg = nh_registry_create(&err);
+    nh_system sys;
+    cr_assert(eq(int, nh_system_init(&sys, nh_registry_find_system(reg, "cvt"), NULL, NULL, 0, &err), NH_OK));
+    cfg.system = &sys;
+    cr_assert(eq(int, nh_run_validate(&cfg, &err), NH_ERR_INPUT), "no method yet");
+    cr_assert(strstr(err.msg, "no method in the run configuration") != NULL, "%s", err.msg);
+    cr_assert(eq(int, nh_method_spec_parse(reg, &cfg.method, "lf", &err), NH_OK));
+    cfg.h = 0.1, cfg.T = 300, cfg.energy = 2.0;
+    cr_assert(eq(int, nh_run_validate(&cfg, &err), NH_OK), "%s", err.msg);
+    cr_assert(eq(long, nh_run_default_every(&cfg), 3), "3000 steps: every 3 steps for ~1000 rows");
+    cfg.T = 100;
+    cr_assert(eq(long, nh_run_default_every(&cfg), 1), "1000 steps: every step");
+    nh_registry_free(reg);
+}
+
+/* A NULL descriptor (a failed lookup passed on) is named as such, not as "system '(null)' is incomplete". */
+Test(ensemble, null_descriptors_are_refused_as_null)
+{
+    nh_error err;
+    nh_system sys;
+    nh_registry *reg = nh_registry_create(&err);
+    cr_assert(eq(int, nh_system_init(&sys, nh_registry_find_system(reg, "no-such-system"), NULL, NULL, 0, &err),
+                 NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "no system descriptor (a NULL pointer: a failed lookup") != NULL, "%s", err.msg);
+    cr_assert(strstr(err.msg, "(null)") == NULL, "%s", err.msg);
+    cr_assert(eq(int, nh_registry_add_system(reg, NULL, &err), NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "no system descriptor to add") != NULL, "%s", err.msg);
+    cr_assert(eq(int, nh_registry_add_method(reg, NULL, &err), NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "no method descriptor to add") != NULL, "%s", err.msg);
+    cr_assert(nh_registry_find_system(reg, NULL) == NULL && nh_registry_find_method(reg, NULL) == NULL);
+    nh_system_type unnamed = *nh_registry_find_system(reg, "cvt");
+    unnamed.name = NULL;
+    unnamed.potential = NULL;
+    cr_assert(eq(int, nh_system_init(&sys, &unnamed, NULL, NULL, 0, &err), NH_ERR_INPUT));
+    cr_assert(strstr(err.msg, "a system descriptor without a name is incomplete: it has no potential") != NULL, "%s",
+              err.msg);
+    nh_registry_free(reg);
 }

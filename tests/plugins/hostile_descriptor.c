@@ -1,7 +1,8 @@
 /* Plugins with one hostile descriptor field each: tests/CMakeLists.txt builds this file once per case as
  * hostile_CASE.so with HOSTILE_CASE_<CASE> defined, beside a valid system and method. The registry must
  * refuse every one with a message naming the plugin, the descriptor and the field (tests/cli/hostile_files.tsv,
- * class 8). */
+ * class 8); the cases preset_off_constraint and wrong_cvt_flag load, and a run refuses the preset, `nhens check`
+ * the preset and the flag. */
 #include <nhens/nhens.h>
 
 #include <limits.h>
@@ -84,6 +85,14 @@ static int two_hundred(const nh_method_spec *self)
     return 200;
 }
 
+/* a composite's order: its inner method's + 2, 0 when the inner spec does not parse */
+static int inner_order_plus_two(const nh_method_spec *self)
+{
+    nh_method_spec inner;
+    nh_error err;
+    return nh_method_spec_parse_inner(self, self->params.text[1], &inner, &err) ? 0 : nh_method_spec_order(&inner) + 2;
+}
+
 #define PARAM(name, value, lo, hi) {name, value, lo, hi, 0, "a parameter", NULL}
 
 /* the system's parameters and presets */
@@ -103,6 +112,10 @@ static const nh_preset PRESETS[] = {
     {.name = "rest", .description = "at rest again", .param_overrides = "", .dim = 2, .q = {0.5, 0.0}},
 #elif defined(HOSTILE_CASE_PRESET_NAN)
     {.name = "lost", .description = "nowhere", .param_overrides = "", .dim = 2, .q = {NAN, 0.0}},
+#elif defined(HOSTILE_CASE_PRESET_OFF_CONSTRAINT)
+    /* A = (1, q_0): |A(q) v| = 0.51, as a velocity copied with a wrong sign or from another convention */
+    {.name = "drift", .description = "a velocity off D_q", .param_overrides = "", .dim = 2, .q = {1.0, 0.0},
+     .v = {0.51, 0.0}},
 #elif defined(HOSTILE_CASE_HUGE_SHELL)
     {.name = "crowd", .description = "more trajectories than a run may have", .param_overrides = "", .dim = 0,
      .shell_energy = 1.0, .shell_ensemble = LONG_MAX},
@@ -114,6 +127,8 @@ static const nh_system_type PLANE = {
     .n_params = 1, .params = SYSTEM_PARAMS,
 #if defined(HOSTILE_CASE_SYSTEM_UNKNOWN_FLAGS)
     .flags = 1u << 12,
+#elif defined(HOSTILE_CASE_WRONG_CVT_FLAG)
+    .flags = NH_SYS_CVT_TYPE,   /* A = (1, q_0) reads q_0, which the force A^T lam = (lam, q_0 lam) moves */
 #endif
     .n_presets = sizeof PRESETS / sizeof PRESETS[0], .presets = PRESETS,
     .dimensions = plane_dimensions, .potential = plane_potential, .potential_gradient = plane_gradient,
@@ -137,6 +152,9 @@ static const nh_param_def METHOD_PARAMS[] = {PARAM("alpha", NAN, 0.0, 1.0), PARA
 static const nh_param_def METHOD_PARAMS[] = {PARAM("alpha", 0.5, NAN, 1.0), PARAM("beta", 1.0, 0.0, 2.0)};
 #elif defined(HOSTILE_CASE_FRACTIONAL_INTEGER)
 static const nh_param_def METHOD_PARAMS[] = {PARAM("alpha", 0.5, 0.0, 1.0), {"stages", 2.5, 1, 9, 1, "stages", NULL}};
+#elif defined(HOSTILE_CASE_WRONG_INNER_DEFAULT)
+static const nh_param_def METHOD_PARAMS[] = {PARAM("alpha", 0.5, 0.0, 1.0),
+                                             {"inner", 0, 0, 0, 0, "inner method", "nemwark"}};
 #elif defined(HOSTILE_CASE_NO_HELP)
 static const nh_param_def METHOD_PARAMS[] = {PARAM("alpha", 0.5, 0.0, 1.0), {"beta", 1.0, 0.0, 2.0, 0, NULL, NULL}};
 #else
@@ -159,6 +177,8 @@ static const nh_method_type STILL = {
     .fixed_order = -3,
 #elif defined(HOSTILE_CASE_ORDER_FUNCTION)
     .order = two_hundred,
+#elif defined(HOSTILE_CASE_WRONG_INNER_DEFAULT)
+    .order = inner_order_plus_two,
 #else
     .fixed_order = 2,
 #endif
@@ -173,10 +193,10 @@ static int register_all(nh_registry *reg, nh_error *err)
 {
 #if defined(HOSTILE_CASE_SILENT_FAILURE)
     (void)reg, (void)err;
-    (void)PLANE, (void)STILL, (void)two_hundred;
+    (void)PLANE, (void)STILL, (void)two_hundred, (void)inner_order_plus_two;
     return NH_ERR_INPUT; /* and no message */
 #else
-    (void)two_hundred;
+    (void)two_hundred, (void)inner_order_plus_two;
     int rc = nh_registry_add_system(reg, &PLANE, err);
     return rc ? rc : nh_registry_add_method(reg, &STILL, err);
 #endif

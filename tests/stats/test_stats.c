@@ -419,7 +419,8 @@ Test(observers, are_selected_by_name_and_role)
     cr_assert(eq(u32, mask, (1u << nh_observer_index("constraint")) | (1u << event) | (1u << fitted)));
     cr_assert(eq(int, nh_observer_select("constraint,", &mask, &err), NH_OK));
     cr_assert(eq(int, nh_observer_select("constrain", &mask, &err), NH_ERR_INPUT), "no prefix matches");
-    cr_assert(strstr(err.msg, "unknown observer 'constrain'; known observers: all, ") != NULL, "%s", err.msg);
+    cr_assert(strstr(err.msg, "unknown observer 'constrain' (did you mean 'constraint'?); known observers: all, ") !=
+              NULL, "a prefix is suggested, not taken: %s", err.msg);
     cr_assert(eq(int, nh_observer_select("dH,,x", &mask, &err), NH_ERR_INPUT));
     for (int i = 0; i < nh_observer_count(); ++i) {
         const nh_observer *o = nh_observer_at(i);
