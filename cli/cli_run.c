@@ -71,13 +71,6 @@ int nh_cli_run_config(const nh_cli *cli, int argc, char **argv, nh_system *sys, 
     return rc;
 }
 
-static void join_command(int argc, char **argv, char *buf, size_t len)
-{
-    size_t used = (size_t)snprintf(buf, len, "nhens");
-    for (int i = 0; i < argc && used < len; ++i)
-        used += (size_t)snprintf(buf + used, len - used, " %s", argv[i]);
-}
-
 /* max |value| of the recorded observers: the core ones (every system) on one line, the others one a line */
 /* The global error at T (mean +- standard error of the mean, and max; nan where no trajectory reached T)
  * when it was recorded. */
@@ -252,6 +245,7 @@ static int resume_options(run_options *o, nh_checkpoint **ck, int *n_args, char 
 
 /* What the engine's hooks need: where and how often to checkpoint, and how to rebuild the run. */
 typedef struct run_control {
+    const nh_cli *cli;          /* its global options start the recorded command */
     const nh_run_config *cfg;
     char path[NH_PATH_MAX];     /* DIR/NAME of --checkpoint NAME, or "" */
     double every, last;
@@ -394,9 +388,10 @@ static int execute(const run_options *o, run_control *ctl, const nh_checkpoint *
         fprintf(stderr, "nhens run: %s\n", err.msg);
         return rc == NH_ERR_INPUT ? NH_EXIT_USAGE : NH_EXIT_ERROR;
     }
-    char command[4096];
-    join_command(ctl->n_args, ctl->args, command, sizeof command);
-    int status = nh_write_run(o->out, ctl->cfg, &res, command, o->smooth, &err);
+    char *command = nh_cli_command_line(ctl->cli, NULL, ctl->n_args, ctl->args);
+    int status = command ? nh_write_run(o->out, ctl->cfg, &res, command, o->smooth, &err)
+                         : nh_fail(&err, NH_ERR_NOMEM, "out of memory formatting the command line");
+    free(command);
     if (status) {
         fprintf(stderr, "nhens run: %s\n", err.msg);
         status = NH_EXIT_ERROR;
@@ -431,7 +426,7 @@ int nh_cli_run(const nh_cli *cli, int argc, char **argv)
     nh_system sys;
     nh_run_config cfg = {0};
     nh_error err;
-    run_control ctl = {.cfg = &cfg, .every = o.checkpoint_every, .last = nh_cli_seconds(), .n_args = n_args,
+    run_control ctl = {.cli = cli, .cfg = &cfg, .every = o.checkpoint_every, .last = nh_cli_seconds(), .n_args = n_args,
                        .args = args};
     if (build_config(cli, &o, &sys, &cfg, &err) || checkpoint_path(&o, ctl.path, sizeof ctl.path, &err)) {
         fprintf(stderr, "nhens run: %s\n", err.msg);

@@ -14,6 +14,7 @@
 #include "nhens/ensemble.h"
 #include "nhens/files.h"
 #include "nhens/job.h"
+#include "nhens/lanes.h"
 #include "nhens/linalg.h"
 #include "nhens/method.h"
 #include "nhens/options.h"
