@@ -1,5 +1,6 @@
 /* The layout of a run: its steps and output rows, its blocks of NH_BLOCK_SIZE trajectories, the fixed
- * chunks the blocks merge into, a shard's chunks and the fit groups (see include/nhens/ensemble.h). */
+ * chunks the blocks merge into, a shard's chunks, the fit groups and the lanes its threads use (see
+ * include/nhens/ensemble.h). */
 #include "ensemble_internal.h"
 
 #include <math.h>
@@ -76,12 +77,19 @@ int nh_run_fit_groups_by_trajectory(const nh_run_config *cfg)
 }
 
 
+/* Each lane holds a trajectory's record of every output row (and about as many wait in their blocks): the lanes
+ * are halved until those records fit in this much memory per thread. */
+static const double LANE_RECORDS_BYTES = 256.0 * 1024 * 1024;
+
 int nh_run_lanes(const nh_run_config *cfg, unsigned observer_mask)
 {
-    const int lanes = cfg->lanes > 0 ? cfg->lanes : nh_lanes_default();
+    int lanes = cfg->lanes > 0 ? cfg->lanes : nh_lanes_default();
     const int event = nh_observer_event(), reference = nh_observer_reference();
     const unsigned per_step = (event >= 0 ? 1u << event : 0u) | (reference >= 0 ? 1u << reference : 0u);
     if (lanes <= 1 || (observer_mask & per_step) || !nh_lane_kernel_exists(&cfg->method, cfg->system))
         return 1;
+    const double record_bytes = (double)nh_run_output_rows(cfg) * nh_observer_count() * sizeof(double);
+    while (lanes > 1 && 2.0 * lanes * record_bytes > LANE_RECORDS_BYTES)
+        lanes /= 2;
     return lanes;
 }

@@ -305,18 +305,17 @@ int nh_lanes_advance(const nh_run_config *cfg, worker *w, long n_steps, int *fin
     const long steps = steps_to_next_event(cfg, w, n_steps);
     const double start = omp_get_wtime();
     const long taken = nh_lane_stepper_advance(w->lanes, cfg->h, steps, status);
-    const double stop = omp_get_wtime();
-    for (int l = 0; l < w->n_lanes; ++l)
-        running += w->lane[l].rec != NULL;
+    trajectory_record *advanced[NH_MAX_LANES];
     for (int l = 0; l < w->n_lanes; ++l) {
         if (!w->lane[l].rec)
             continue;
-        const double observe_start = omp_get_wtime();
-        const int goes_on = lane_after_steps(cfg, w, l, taken, status[l], n_steps);
-        w->lane[l].rec->method_seconds += (stop - start) / running + (omp_get_wtime() - observe_start);
-        if (!goes_on)
+        advanced[running++] = w->lane[l].rec;
+        if (!lane_after_steps(cfg, w, l, taken, status[l], n_steps))
             lane_finish(w, l, finished, records, &count);
     }
+    const double share = (omp_get_wtime() - start) / (running > 0 ? running : 1);   /* the steps and observations */
+    for (int k = 0; k < running; ++k)
+        advanced[k]->method_seconds += share;
     if (interrupted(cfg))
         for (int l = 0; l < w->n_lanes; ++l)
             if (w->lane[l].rec) {
