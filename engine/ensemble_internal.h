@@ -9,6 +9,7 @@
 
 #include "nhens/ensemble.h"
 #include "nhens/lanes.h"
+#include "nhens/poincare.h"
 #include "nhens/reference.h"
 
 /* A section crossing of one trajectory: its latitude error at output row bin. */
@@ -63,6 +64,7 @@ typedef struct lane_trajectory {
     long index;
     long k;
     nh_initial_values init;
+    nh_section_tracker section; /* the latitude's, when it is recorded */
 } lane_trajectory;
 
 /* A thread's means of integrating trajectories: its stepper (which starts every trajectory), its lane stepper

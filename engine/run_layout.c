@@ -84,9 +84,9 @@ static const double LANE_RECORDS_BYTES = 256.0 * 1024 * 1024;
 int nh_run_lanes(const nh_run_config *cfg, unsigned observer_mask)
 {
     int lanes = cfg->lanes > 0 ? cfg->lanes : nh_lanes_default();
-    const int event = nh_observer_event(), reference = nh_observer_reference();
-    const unsigned per_step = (event >= 0 ? 1u << event : 0u) | (reference >= 0 ? 1u << reference : 0u);
-    if (lanes <= 1 || (observer_mask & per_step) || !nh_lane_kernel_exists(&cfg->method, cfg->system))
+    const int reference = nh_observer_reference();
+    if (lanes <= 1 || (reference >= 0 && (observer_mask & (1u << reference))) ||
+        !nh_lane_kernel_exists(&cfg->method, cfg->system))
         return 1;
     const double record_bytes = (double)nh_run_output_rows(cfg) * nh_observer_count() * sizeof(double);
     while (lanes > 1 && 2.0 * lanes * record_bytes > LANE_RECORDS_BYTES)

@@ -161,6 +161,23 @@ static void start_section(const nh_run_config *cfg, worker *w, const double *q, 
         w->rec->reference_seconds += omp_get_wtime() - section_start;
 }
 
+/* The section crossing of step k (from (qa, va) to (q, v), in one frame) into the record, if any; 1 when the
+ * record cannot grow (the trajectory is then abandoned). */
+static int record_step_crossing(const nh_run_config *cfg, trajectory_record *rec, const nh_section_tracker *section,
+                                const double *qa, const double *va, const double *q, const double *v, long k,
+                                long n_steps)
+{
+    double t_cross, lat_error;
+    if (!nh_section_crossing(section, cfg->system, qa, va, q, v, (k - 1) * cfg->h, cfg->h, &t_cross, &lat_error))
+        return 0;
+    const long bin = lround(t_cross / (cfg->h * cfg->every));
+    if (bin >= 0 && bin * cfg->every <= n_steps && isfinite(lat_error) && record_crossing(rec, bin, lat_error)) {
+        rec->out_of_memory = rec->abandoned = 1;
+        return 1;
+    }
+    return 0;
+}
+
 /* Trajectory `index` from its start through n_steps steps, into the worker's record: the observed values
  * at the output rows, the section crossings, a failure where it happens. */
 static void integrate_trajectory(const nh_run_config *cfg, worker *w, long index, long n_steps)
@@ -184,16 +201,8 @@ static void integrate_trajectory(const nh_run_config *cfg, worker *w, long index
         }
         int rc = nh_stepper_step(w->stepper, cfg->h, q, v, w->carried);
         w->rec->steps++;
-        double t_cross, lat_error;
-        if (rc == NH_OK && section.active &&
-            nh_section_crossing(&section, s, qa, va, q, v, (k - 1) * cfg->h, cfg->h, &t_cross, &lat_error)) {
-            long bin = lround(t_cross / (cfg->h * cfg->every));
-            if (bin >= 0 && bin * cfg->every <= n_steps && isfinite(lat_error) &&
-                record_crossing(w->rec, bin, lat_error)) {
-                w->rec->out_of_memory = w->rec->abandoned = 1;
-                return;
-            }
-        }
+        if (rc == NH_OK && section.active && record_step_crossing(cfg, w->rec, &section, qa, va, q, v, k, n_steps))
+            return;
         if (rc == NH_OK)   /* after the crossing test, which read qa and q in one frame */
             nh_stepper_recentre(w->stepper, q);
         const long row = output_row(cfg, k, n_steps);
@@ -257,6 +266,7 @@ int nh_lane_start(const nh_run_config *cfg, worker *w, int lane, trajectory_reco
     rec->method_seconds = omp_get_wtime() - start;
     if (!runs)
         return 0;
+    start_section(cfg, w, q, v, &t->section);
     nh_lane_stepper_load(w->lanes, lane, w->stepper, q, v, w->carried);
     t->rec = rec;
     t->index = index;
@@ -273,7 +283,7 @@ static long steps_to_next_event(const nh_run_config *cfg, const worker *w, long 
         if (!t->rec)
             continue;
         const long next_row = (t->k / cfg->every + 1) * cfg->every;
-        const long event = (next_row < n_steps ? next_row : n_steps) - t->k;
+        const long event = t->section.active ? 1 : (next_row < n_steps ? next_row : n_steps) - t->k;
         steps = event < steps ? event : steps;
     }
     return steps;
@@ -287,6 +297,8 @@ static int lane_after_steps(const nh_run_config *cfg, worker *w, int l, long tak
     t->k += taken;
     t->rec->steps += taken;
     w->rec = t->rec;
+    if (t->rec->abandoned)   /* its crossings could not be recorded */
+        return 0;
     const long row = rc == NH_OK ? output_row(cfg, t->k, n_steps) : -1;
     if (row >= 0) {
         double q[NH_MAX_DIM], v[NH_MAX_DIM], values[NH_MAX_OBSERVERS];
@@ -299,12 +311,34 @@ static int lane_after_steps(const nh_run_config *cfg, worker *w, int l, long tak
     return rc == NH_OK && t->k < n_steps;
 }
 
+/* One step of every lane with the section crossing test of the scalar path between the step and the
+ * recentring (a lane whose record cannot grow is abandoned at once); 1, the steps taken. */
+static long lanes_step_with_sections(const nh_run_config *cfg, worker *w, long n_steps, int *status)
+{
+    double qa[NH_MAX_LANES][NH_MAX_DIM], va[NH_MAX_LANES][NH_MAX_DIM];
+    for (int l = 0; l < w->n_lanes; ++l)
+        if (w->lane[l].rec && w->lane[l].section.active)
+            nh_lane_stepper_state(w->lanes, l, qa[l], va[l], NULL);
+    nh_lane_stepper_step_unrecentred(w->lanes, cfg->h, status);
+    for (int l = 0; l < w->n_lanes; ++l) {
+        lane_trajectory *t = &w->lane[l];
+        if (!t->rec || !t->section.active || status[l] != NH_OK)
+            continue;
+        double q[NH_MAX_DIM], v[NH_MAX_DIM];
+        nh_lane_stepper_state(w->lanes, l, q, v, NULL);
+        record_step_crossing(cfg, t->rec, &t->section, qa[l], va[l], q, v, t->k + 1, n_steps);
+    }
+    nh_lane_stepper_recentre(w->lanes);
+    return 1;
+}
+
 int nh_lanes_advance(const nh_run_config *cfg, worker *w, long n_steps, int *finished, trajectory_record **records)
 {
     int count = 0, running = 0, status[NH_MAX_LANES];
     const long steps = steps_to_next_event(cfg, w, n_steps);
     const double start = omp_get_wtime();
-    const long taken = nh_lane_stepper_advance(w->lanes, cfg->h, steps, status);
+    const long taken = steps > 1 ? nh_lane_stepper_advance(w->lanes, cfg->h, steps, status)
+                                 : lanes_step_with_sections(cfg, w, n_steps, status);
     trajectory_record *advanced[NH_MAX_LANES];
     for (int l = 0; l < w->n_lanes; ++l) {
         if (!w->lane[l].rec)

@@ -348,7 +348,7 @@ LANE_INLINE int failed_lanes(nh_lane_batch *b, int L)
     return any != 0;
 }
 
-LANE_INLINE void recentre_lanes(nh_lane_batch *b, int keeps_point, int L)
+LANE_INLINE void recentre_lanes(nh_lane_batch *b, int L)
 {
     for (int i = 0; i < N; ++i) {
         if (b->kind[i] == NH_COORDINATE_PLAIN)
@@ -356,38 +356,38 @@ LANE_INLINE void recentre_lanes(nh_lane_batch *b, int keeps_point, int L)
         int beyond = 0;
         LANES beyond |= fabs(AT(b->q, i)) > 2.0 * M_PI;
         for (int l = 0; beyond && l < L; ++l)
-            if (b->active[l] && b->status[l] == NH_OK && nh_lane_recentre_coordinate(b, i, l) && keeps_point)
+            if (b->active[l] && b->status[l] == NH_OK && nh_lane_recentre_coordinate(b, i, l) && b->keeps_point)
                 nh_lane_keep_point(b, l);
     }
 }
 
 /* method_advance_SUFFIX: the steps of `method` with L = width (a constant, or b->lanes for "any") */
-#define LANE_ADVANCE(method, suffix, width, keeps_point)                                                         \
+#define LANE_ADVANCE(method, suffix, width)                                                                      \
     static long method##_advance_##suffix(nh_lane_batch *b, double h, long steps)                                 \
     {                                                                                                            \
         const int L = width;                                                                                     \
         for (long s = 1; s <= steps; ++s) {                                                                      \
             method##_lanes(b, h, L);                                                                             \
             const int failed = failed_lanes(b, L);                                                               \
-            if (b->recentred_kinds)                                                                              \
-                recentre_lanes(b, keeps_point, L);                                                               \
+            if (b->recentred_kinds && !b->defer_recentring)                                                      \
+                recentre_lanes(b, L);                                                                            \
             if (failed)                                                                                          \
                 return s;                                                                                        \
         }                                                                                                        \
         return steps;                                                                                            \
     }
-#define LANE_ADVANCE_WIDTHS(method, keeps_point)                                                                 \
-    LANE_ADVANCE(method, 4, 4, keeps_point)                                                                      \
-    LANE_ADVANCE(method, 8, 8, keeps_point)                                                                      \
-    LANE_ADVANCE(method, 16, 16, keeps_point)                                                                    \
-    LANE_ADVANCE(method, 32, 32, keeps_point)                                                                    \
-    LANE_ADVANCE(method, any, b->lanes, keeps_point)
+#define LANE_ADVANCE_WIDTHS(method)                                                                              \
+    LANE_ADVANCE(method, 4, 4)                                                                                   \
+    LANE_ADVANCE(method, 8, 8)                                                                                   \
+    LANE_ADVANCE(method, 16, 16)                                                                                 \
+    LANE_ADVANCE(method, 32, 32)                                                                                 \
+    LANE_ADVANCE(method, any, b->lanes)
 
-LANE_ADVANCE_WIDTHS(dla01, 0)
-LANE_ADVANCE_WIDTHS(lf, 1)
-LANE_ADVANCE_WIDTHS(spark2, 0)
-LANE_ADVANCE_WIDTHS(rk4, 0)
-LANE_ADVANCE_WIDTHS(newmark0, 0)
+LANE_ADVANCE_WIDTHS(dla01)
+LANE_ADVANCE_WIDTHS(lf)
+LANE_ADVANCE_WIDTHS(spark2)
+LANE_ADVANCE_WIDTHS(rk4)
+LANE_ADVANCE_WIDTHS(newmark0)
 
 #define LANE_TABLE_ROW(method)                                                                                   \
     {method##_advance_4, method##_advance_8, method##_advance_16, method##_advance_32, method##_advance_any}

@@ -159,6 +159,7 @@ nh_lane_stepper *nh_lane_stepper_create(const nh_stepper *scalar, int lanes, nh_
         b->recentred_kinds |= b->kind[i] != NH_COORDINATE_PLAIN;
     if (!scalar->recentres)
         memset(b->kind, NH_COORDINATE_PLAIN, sizeof b->kind);
+    b->keeps_point = method == NH_LANE_LF;
     ls->isa = isa;
     ls->carried_dim = scalar->carried_dim;
     ls->advance = set->advance[method][width_index(lanes)];
@@ -251,6 +252,26 @@ int nh_lane_recentre_coordinate(nh_lane_batch *b, int i, int l)
         nh_recentre_once(b->kind[i], x, &b->turns[i * L + l], &b->offset[i * L + l], &high, &low);
     }
     return 1;
+}
+
+int nh_lane_stepper_step_unrecentred(nh_lane_stepper *ls, double h, int *status)
+{
+    ls->batch.defer_recentring = 1;
+    nh_lane_stepper_advance(ls, h, 1, status);
+    ls->batch.defer_recentring = 0;
+    int failed = 0;
+    for (int l = 0; l < ls->batch.lanes; ++l)
+        failed |= status[l] != NH_OK;
+    return failed;
+}
+
+void nh_lane_stepper_recentre(nh_lane_stepper *ls)
+{
+    nh_lane_batch *b = &ls->batch;
+    for (int i = 0; b->recentred_kinds && i < ls->n; ++i)
+        for (int l = 0; b->kind[i] != NH_COORDINATE_PLAIN && l < b->lanes; ++l)
+            if (b->active[l] && b->status[l] == NH_OK && nh_lane_recentre_coordinate(b, i, l) && b->keeps_point)
+                nh_lane_keep_point(b, l);
 }
 
 long nh_lane_stepper_advance(nh_lane_stepper *ls, double h, long steps, int *status)

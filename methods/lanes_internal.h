@@ -27,6 +27,8 @@ typedef struct nh_lane_batch {
     lane_flag *active;          /* L: 1 when the lane holds a trajectory */
     unsigned char kind[NH_MAX_DIM];
     int recentred_kinds;        /* any coordinate is an angle or ignorable */
+    int defer_recentring;       /* the caller recentres after the step (nh_lane_stepper_step_unrecentred) */
+    int keeps_point;            /* lf: grad V and A at q are kept, and computed again when q is recentred */
 } nh_lane_batch;
 
 /* The n x L temporaries a step may take from the scratch (rk4: 13) */

@@ -184,9 +184,10 @@ long nh_run_default_every(const nh_run_config *cfg);
 void nh_run_config_use_preset(nh_run_config *cfg, const nh_preset *preset);
 
 /* The lanes a run's threads use: cfg->lanes (0: nh_lanes_default()) when a lane kernel serves its method and
- * system (nh_lane_kernel_exists) and it records neither the latitude nor the global error (observer_mask), whose
- * section crossings and reference solutions follow each step of one trajectory, halved while the lanes'
- * trajectory records (every output row's values) would exceed 256 MiB per thread; else 1. */
+ * system (nh_lane_kernel_exists) and it does not record the global error (observer_mask), whose CVODE reference
+ * follows one trajectory at a time, halved while the lanes' trajectory records (every output row's values)
+ * would exceed 256 MiB per thread; else 1. A run that records the latitude steps its lanes one step at a time,
+ * each followed by the section crossing test. */
 int nh_run_lanes(const nh_run_config *cfg, unsigned observer_mask);
 
 /* Checks every field and the method/system pairing; the message names the bad value. */

@@ -61,6 +61,12 @@ int nh_lane_stepper_active(const nh_lane_stepper *ls, int lane);
  * the first step in which an active lane fails. Returns the steps taken; status[l] (L entries) is then NH_OK,
  * or the failed lane's NH_STEP_* status (a step that gives a non-finite state is NH_STEP_NONFINITE). */
 long nh_lane_stepper_advance(nh_lane_stepper *ls, double h, long steps, int *status);
+/* One step of every lane without the recentring (nh_lane_stepper_advance's steps = 1 otherwise), for a caller
+ * that reads the lanes' states in the frame of the step before (a section crossing test), then
+ * nh_lane_stepper_recentre: together the same bits as nh_lane_stepper_advance. Returns whether an active lane
+ * failed (status as above). */
+int nh_lane_stepper_step_unrecentred(nh_lane_stepper *ls, double h, int *status);
+void nh_lane_stepper_recentre(nh_lane_stepper *ls);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus
