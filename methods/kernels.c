@@ -1,9 +1,8 @@
 /* The choice of a step kernel (kernels.h): by the system's type and size, then the method. */
 #include "kernels.h"
 
-#include "nhens/system.h"
+#include "builtin_systems.h"
 
-extern const nh_system_type nh_system_quartic;
 
 static const nh_step_kernel *kernels_of(const nh_system *sys)
 {

@@ -7,6 +7,7 @@
 #define NHENS_METHODS_KERNELS_H
 
 #include "nhens/method.h"
+#include "builtin_methods.h"
 #include "stepper.h"
 
 typedef struct nh_step_kernel {
@@ -16,7 +17,6 @@ typedef struct nh_step_kernel {
 
 /* The steps compiled per kernel: dla01, lf, spark2, rk4. */
 enum { NH_KERNEL_METHODS = 4 };
-extern const nh_method_type nh_method_dla01, nh_method_leapfrog, nh_method_rk4, nh_method_spark2;
 
 /* The quartic of Celledoni et al. 2019 (k = 3 pairs, n = 7) and of Anahory Simoes et al. 2022 (k = 2, n = 5). */
 extern const nh_step_kernel nh_quartic3_kernels[NH_KERNEL_METHODS];

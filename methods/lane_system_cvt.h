@@ -1,7 +1,7 @@
 /* The CVT's formulas lane by lane (lane_steps.h), each entry's operations those of systems/cvt.c:
  * q = (x1, x2, xi), V = |x|^2 / 2 + cos xi - eps sin(2 xi) / 2, A = [1, sin xi, 0]; its sines and cosines those
  * of trig_inline.h (lane_trig.h). */
-#include "nhens/system.h"
+#include "builtin_systems.h"
 
 #include "lane_trig.h"
 
@@ -10,7 +10,6 @@
 #define LS_AT(a, i) (a)[(i) * L + l]
 #define LS_LANES _Pragma("GCC unroll 1") for (int l = 0; l < L; ++l)
 
-extern const nh_system_type nh_system_cvt;
 
 LANE_INLINE_SYSTEM void ls_gradient(const double *par, const double *restrict q, double *restrict g, int L)
 {

@@ -1,6 +1,6 @@
 /* The quartic's formulas lane by lane (lane_steps.h), each entry's operations those of quartic_formulas.h:
  * the lane kernels of the quartic with QUARTIC_LANE_PAIRS pairs (n = 2k + 1), for unit mass. */
-#include "nhens/system.h"
+#include "builtin_systems.h"
 
 enum { LANE_PAIRS = QUARTIC_LANE_PAIRS };
 #define LS_N (2 * QUARTIC_LANE_PAIRS + 1)
@@ -8,7 +8,6 @@ enum { LANE_PAIRS = QUARTIC_LANE_PAIRS };
 #define LS_AT(a, i) (a)[(i) * L + l]
 #define LS_LANES _Pragma("GCC unroll 1") for (int l = 0; l < L; ++l)
 
-extern const nh_system_type nh_system_quartic;
 
 /* gradient_of: q's entry, then the z_1^2 z_2^2 coupling (z_1, z_2 only), then the pair's term */
 LANE_INLINE_SYSTEM void ls_gradient(const double *par, const double *restrict q, double *restrict g, int L)

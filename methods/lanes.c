@@ -4,10 +4,11 @@
  * themselves are lane_steps.h, compiled per system and instruction set. */
 #include "lanes_internal.h"
 
+#include "builtin_methods.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-extern const nh_method_type nh_method_dla01, nh_method_leapfrog, nh_method_spark2, nh_method_rk4, nh_method_newmark;
 
 struct nh_lane_stepper {
     nh_lane_batch batch;

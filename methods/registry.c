@@ -1,7 +1,8 @@
 /* The registry object (include/nhens/registry.h) and configured methods ("name:k=v,..."): name
  * lookup, flags, order and the check of a method against a system. Built-in methods are listed once,
- * in `builtin_methods`; adding a method = one file + one line there. */
+ * in builtin_methods.h; adding a method = one file + one line there. */
 #include "nhens/registry.h"
+#include "builtin_methods.h"
 #include "registry_plugins.h"
 #include "stepper.h"
 
@@ -10,18 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const nh_method_type nh_method_dla, nh_method_dla01, nh_method_leapfrog, nh_method_dd, nh_method_rk4;
-extern const nh_method_type nh_method_idla, nh_method_newmark, nh_method_newmark_psi, nh_method_adjoint;
-extern const nh_method_type nh_method_triple_jump, nh_method_compose, nh_method_spark2, nh_method_genfun;
-extern const nh_method_type nh_method_avf, nh_method_gonzalez, nh_method_itoh_abe, nh_method_gonzalez_r;
-extern const nh_method_type nh_method_gonzalez_f;
-
-static const nh_method_type *const builtin_methods[] = {
-    &nh_method_dla, &nh_method_idla, &nh_method_dla01, &nh_method_leapfrog, &nh_method_dd, &nh_method_rk4,
-    &nh_method_newmark, &nh_method_newmark_psi, &nh_method_adjoint, &nh_method_triple_jump, &nh_method_compose,
-    &nh_method_spark2, &nh_method_genfun, &nh_method_avf, &nh_method_gonzalez, &nh_method_itoh_abe,
-    &nh_method_gonzalez_r, &nh_method_gonzalez_f,
-};
+#define NH_METHOD_ENTRY(name) &nh_method_##name,
+static const nh_method_type *const builtin_methods[] = {NH_BUILTIN_METHODS(NH_METHOD_ENTRY)};
+#undef NH_METHOD_ENTRY
 
 int nh_method_is_builtin(const nh_method_type *type)
 {
