@@ -6,7 +6,7 @@
  * coordinate) hold to round-off. */
 #include "nhens/check.h"
 
-#include "nhens/dstar.h"
+#include "dstar_field.h"
 #include "nhens/ensemble.h"
 #include "nhens/linalg.h"
 

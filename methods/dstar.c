@@ -18,7 +18,7 @@
 #include "common.h"
 #include "discrete_gradient.h"
 #include "dstar_internal.h"
-#include "nhens/dstar.h"
+#include "dstar_field.h"
 
 #include <stdint.h>
 #include <stdlib.h>

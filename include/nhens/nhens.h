@@ -10,7 +10,6 @@
 #include "nhens/checkpoint.h"
 #include "nhens/check.h"
 #include "nhens/core.h"
-#include "nhens/dstar.h"
 #include "nhens/ensemble.h"
 #include "nhens/files.h"
 #include "nhens/job.h"

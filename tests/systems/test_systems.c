@@ -9,7 +9,7 @@
 #include "nhens/linalg.h"
 #include "nhens/reference.h"
 #include "nhens/check.h"
-#include "nhens/dstar.h"
+#include "dstar_field.h"
 #include "mechanics_inline.h"
 #include "quartic_formulas.h"
 
