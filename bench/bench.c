@@ -28,6 +28,7 @@ extern char **environ;
 
 #include "nhens/ensemble.h"
 #include "nhens/files.h"
+#include "nhens/method_type.h"
 #include "nhens/registry.h"
 
 #include "bare_loops.h"

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "nhens/ensemble.h"
+#include "nhens/method_type.h"
 #include "nhens/registry.h"
 
 typedef struct sweep_start {

@@ -178,7 +178,7 @@ int nh_cli_audit(const nh_cli *cli, int argc, char **argv)
             failed |= audit_one(cli, &o, &cfg, o.methods[i]);
     } else {
         for (int i = 0; i < nh_registry_method_count(cli->registry); ++i)
-            failed |= audit_one(cli, &o, &cfg, nh_registry_method_at(cli->registry, i)->name);
+            failed |= audit_one(cli, &o, &cfg, nh_method_type_name(nh_registry_method_at(cli->registry, i)));
         for (size_t i = 0; i < sizeof EXTRA_VARIANTS / sizeof EXTRA_VARIANTS[0]; ++i)
             failed |= audit_one(cli, &o, &cfg, EXTRA_VARIANTS[i]);
     }

@@ -1,7 +1,7 @@
 /* `nhens list`: systems, presets, methods, their parameters and flags, straight from the registries. */
 #include "cli.h"
 
-#include "nhens/method.h"
+#include "nhens/method_type.h"
 #include "nhens/registry.h"
 #include "nhens/stats.h"
 #include "nhens/system.h"

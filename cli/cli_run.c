@@ -302,7 +302,7 @@ static int print_plan(const nh_run_config *cfg, const run_options *o)
     const double bytes = (double)rows * (nh_observer_count() * (double)sizeof(nh_accum) + 16) * (cfg->threads + 1);
     printf("nhens run (dry run): %s, method %s, %ld trajectories x %ld steps, %ld output rows, about %.3g MB of "
            "statistics, %d threads; output folder %s%s%s\n",
-           cfg->system->type->name, cfg->method.type->name, cfg->ensemble, n_steps, rows, bytes / 1e6, cfg->threads,
+           cfg->system->type->name, nh_method_spec_name(&cfg->method), cfg->ensemble, n_steps, rows, bytes / 1e6, cfg->threads,
            o->out, o->resume ? ", resuming " : "", o->resume ? o->resume : "");
     return NH_EXIT_OK;
 }

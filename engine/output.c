@@ -98,7 +98,7 @@ void nh_add_configuration(cJSON *root, const nh_run_config *cfg)
     cJSON_AddNumberToObject(sys, "n", cfg->system->n);
     cJSON_AddNumberToObject(sys, "m", cfg->system->m);
     cJSON *met = cJSON_AddObjectToObject(root, "method");
-    cJSON_AddStringToObject(met, "name", cfg->method.type->name);
+    cJSON_AddStringToObject(met, "name", nh_method_spec_name(&cfg->method));
     add_params(met, &cfg->method.params);
     cJSON_AddNumberToObject(met, "order", nh_method_spec_order(&cfg->method));
     nh_method_flags_format(nh_method_spec_flags(&cfg->method), flags, sizeof flags);

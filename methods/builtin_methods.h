@@ -4,7 +4,7 @@
 #ifndef NHENS_METHODS_BUILTIN_METHODS_H
 #define NHENS_METHODS_BUILTIN_METHODS_H
 
-#include "nhens/method.h"
+#include "nhens/method_type.h"
 
 #define NH_BUILTIN_METHODS(X)                                                                                      \
     X(dla)                                                                                                         \

@@ -340,6 +340,16 @@ int nh_method_spec_parse_inner(const nh_method_spec *self, const char *text, nh_
     return rc;
 }
 
+const char *nh_method_type_name(const nh_method_type *type)
+{
+    return type->name;
+}
+
+const char *nh_method_spec_name(const nh_method_spec *spec)
+{
+    return spec->type->name;
+}
+
 unsigned nh_method_spec_flags(const nh_method_spec *spec)
 {
     return spec->type->flags ? spec->type->flags(spec) : spec->type->fixed_flags;

@@ -3,7 +3,7 @@
 #ifndef NHENS_METHODS_STEPPER_H
 #define NHENS_METHODS_STEPPER_H
 
-#include "nhens/method.h"
+#include "nhens/method_type.h"
 
 #include <math.h>
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "nhens/method.h"
+#include "nhens/method_type.h"
 #include "nhens/registry.h"
 #include "nhens/system.h"
 

@@ -1,5 +1,6 @@
-/* Integration methods: a const descriptor (vtable) per method, listed in a registry (registry.h), and
- * an opaque stepper = configured method + system + solver + workspace, created once per worker
+/* Integration methods, as their users see them (a method author's side is method_type.h): a const descriptor per
+ * method, listed in a registry (registry.h), configured as a method spec ("dla:alpha=0.4"), and an opaque
+ * stepper = configured method + system + solver + workspace, created once per worker
  * (SUNDIALS-style create / step / free) and sized there by the system's n. A step maps (q, v) on D (plus any carried state, e.g. the leap-frog
  * multiplier) to the next (q, v) and returns 0 (ok), > 0 (this step failed: recoverable) or < 0
  * (fatal). Methods never reach back into the driver and know nothing of statistics. */
@@ -43,48 +44,13 @@ typedef struct nh_method_spec {
     const nh_registry *registry;
 } nh_method_spec;
 
-/* The descriptor. Configuration-time callbacks (flags, order, accepts, sizes) receive the configured
- * method `self`, run-time callbacks (create, start, step, destroy) its stepper; none receives bare
- * parameters, so one function can serve several descriptors by reading self->type->data. */
-struct nh_method_type {
-    const char *name;
-    const char *summary;
-    const char *reference;
-    int n_params;
-    const nh_param_def *params;
-    const void *data;       /* descriptor-specific constants (e.g. which discrete gradient), or NULL */
-    /* Flags and order: functions of the configured method, or (when NULL) the constants below. */
-    unsigned (*flags)(const nh_method_spec *self);
-    int (*order)(const nh_method_spec *self);
-    unsigned fixed_flags;
-    int fixed_order;
-    /* Refuse a system the method cannot serve beyond what the flags say (NULL: serves all). */
-    int (*accepts)(const nh_method_spec *self, const nh_system *sys, nh_error *err);
-    /* Unknowns of the nonlinear solve for this system; NULL or 0: never calls the solver. */
-    int (*solver_dim)(const nh_method_spec *self, const nh_system *sys);
-    /* Doubles of per-stepper scratch (nh_stepper_workspace), allocated once in create (NULL: none). */
-    long (*workspace_size)(const nh_method_spec *self, const nh_system *sys);
-    /* Doubles carried between steps (NULL: none). */
-    int (*carried_dim)(const nh_method_spec *self, const nh_system *sys);
-    /* Initialise carried state from (q, v) on D (NULL: nothing to do). */
-    int (*start)(nh_stepper *st, const double *q, const double *v, double *carried);
-    int (*step)(nh_stepper *st, double h, double *q, double *v, double *carried);
-    /* Set-up beyond the solver and workspace (e.g. inner steppers, nh_stepper_set_data), and its
-     * release (both NULL when not needed). Inner steppers made with nh_stepper_create_inner are
-     * freed with their owner. */
-    int (*create)(nh_stepper *st, nh_error *err);
-    void (*destroy)(nh_stepper *st);
-};
 
 int nh_method_spec_parse(const nh_registry *reg, nh_method_spec *spec, const char *text, nh_error *err);
-/* The inner method of a composite method (a text parameter such as inner=): "NAME/k=v/k=v", the '/' standing for
- * the ':' and ',' of a spec, which the outer spec "outer:inner=NAME/k=v,..." already uses; looked up in the
- * registry of the outer method `self`. The built-in compositions and adjoint read inner= with it. A method
- * author combines the inner method's flags and order in the outer's flags and order functions
- * (docs/guide/extending.md, "Flags of a composite method"). */
-int nh_method_spec_parse_inner(const nh_method_spec *self, const char *text, nh_method_spec *inner, nh_error *err);
 /* Default parameters of a descriptor. */
 void nh_method_spec_defaults(nh_method_spec *spec, const nh_method_type *type, const nh_registry *reg);
+/* A descriptor's name ("dla", e.g. of nh_registry_method_at), and a configured method's. */
+const char *nh_method_type_name(const nh_method_type *type);
+const char *nh_method_spec_name(const nh_method_spec *spec);
 unsigned nh_method_spec_flags(const nh_method_spec *spec);
 int nh_method_spec_order(const nh_method_spec *spec);
 /* Can this method serve this system? Checks the flags against what the system needs (M(q), reduced
@@ -119,14 +85,9 @@ int nh_stepper_recentre(nh_stepper *st, double *q);
 void nh_stepper_in_start_frame(const nh_stepper *st, const double *q, double *out);
 void nh_stepper_free(nh_stepper *st);
 
-/* Accessors for method implementations and callers. */
+/* The configured method and the system of a stepper. */
 const nh_method_spec *nh_stepper_method(const nh_stepper *st);
 const nh_system *nh_stepper_system(const nh_stepper *st);
-double nh_stepper_param(const nh_stepper *st, int index);
-const char *nh_stepper_param_text(const nh_stepper *st, int index);
-/* The stepper's own solver (NULL when solver_dim is 0) and the backend chosen at create. */
-nh_solver *nh_stepper_solver(const nh_stepper *st);
-nh_solver_kind nh_stepper_solver_kind(const nh_stepper *st);
 /* For checking a method's Newton matrix (a plugin's too): the matrix the method gives its solver for the
  * step of size h from (q, v) on D, at the solve's initial guess, and forward differences of the
  * residual there, each *dim x *dim (NH_MAX_UNKNOWNS^2 doubles). The stepper is started at (q, v) and its
@@ -137,12 +98,6 @@ int nh_stepper_newton_matrices(nh_stepper *st, double h, const double *q, const 
                                double *differences, int *dim);
 /* Doubles carried between steps (size of the `carried` array start and step expect). */
 int nh_stepper_carried_dim(const nh_stepper *st);
-double *nh_stepper_workspace(const nh_stepper *st);
-void *nh_stepper_data(const nh_stepper *st);
-void nh_stepper_set_data(nh_stepper *st, void *data);
-/* A stepper for `spec` on the same system and solver backend, owned by `outer` (freed with it, its
- * solver statistics counted in outer's). */
-nh_stepper *nh_stepper_create_inner(nh_stepper *outer, const nh_method_spec *spec, nh_error *err);
 /* Solver statistics of the stepper and of every inner stepper, summed. */
 nh_solver_stats nh_stepper_solver_stats(const nh_stepper *st);
 

@@ -16,6 +16,7 @@
 #include "nhens/lanes.h"
 #include "nhens/linalg.h"
 #include "nhens/method.h"
+#include "nhens/method_type.h"
 #include "nhens/options.h"
 #include "nhens/output.h"
 #include "nhens/params.h"

@@ -15,6 +15,7 @@
 #ifndef NHENS_PLUGIN_H
 #define NHENS_PLUGIN_H
 
+#include "nhens/method_type.h"
 #include "nhens/registry.h"
 
 #ifdef __cplusplus

@@ -9,6 +9,7 @@
 #include "nhens/lanes.h"
 #include "nhens/linalg.h"
 #include "nhens/method.h"
+#include "nhens/method_type.h"
 #include "nhens/nhens.h"
 #include "nhens/options.h"
 #include "nhens/output.h"
