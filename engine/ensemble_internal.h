@@ -74,6 +74,7 @@ typedef struct worker {
     nh_lane_stepper *lanes;     /* NULL: one trajectory at a time (nh_run_lanes gives 1) */
     int n_lanes;                /* 1, or the lane stepper's lanes */
     lane_trajectory lane[NH_MAX_LANES]; /* the trajectory in each lane (rec NULL: the lane is free) */
+    double *lane_before;        /* n_lanes x 2n: each lane's (q, v) before a step (the section crossing test) */
     double *paths;              /* the run's sample paths (each trajectory writes only its own rows) */
     long n_paths, n_out;
     trajectory_record *rec;     /* the record of the trajectory being computed */

@@ -315,10 +315,10 @@ static int lane_after_steps(const nh_run_config *cfg, worker *w, int l, long tak
  * recentring (a lane whose record cannot grow is abandoned at once); 1, the steps taken. */
 static long lanes_step_with_sections(const nh_run_config *cfg, worker *w, long n_steps, int *status)
 {
-    double qa[NH_MAX_LANES][NH_MAX_DIM], va[NH_MAX_LANES][NH_MAX_DIM];
+    const int n = cfg->system->n;
     for (int l = 0; l < w->n_lanes; ++l)
         if (w->lane[l].rec && w->lane[l].section.active)
-            nh_lane_stepper_state(w->lanes, l, qa[l], va[l], NULL);
+            nh_lane_stepper_state(w->lanes, l, w->lane_before + 2 * n * l, w->lane_before + 2 * n * l + n, NULL);
     nh_lane_stepper_step_unrecentred(w->lanes, cfg->h, status);
     for (int l = 0; l < w->n_lanes; ++l) {
         lane_trajectory *t = &w->lane[l];
@@ -326,7 +326,8 @@ static long lanes_step_with_sections(const nh_run_config *cfg, worker *w, long n
             continue;
         double q[NH_MAX_DIM], v[NH_MAX_DIM];
         nh_lane_stepper_state(w->lanes, l, q, v, NULL);
-        record_step_crossing(cfg, t->rec, &t->section, qa[l], va[l], q, v, t->k + 1, n_steps);
+        const double *before = w->lane_before + 2 * n * l;
+        record_step_crossing(cfg, t->rec, &t->section, before, before + n, q, v, t->k + 1, n_steps);
     }
     nh_lane_stepper_recentre(w->lanes);
     return 1;
@@ -405,6 +406,8 @@ int nh_worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, nh_e
     if (lanes > 1) {
         if (!(w->lanes = nh_lane_stepper_create(w->stepper, lanes, NH_LANE_ISA_AUTO, err)))
             return err->msg[0] ? NH_ERR_NOMEM : nh_fail(err, NH_ERR_NOMEM, "no lane kernel for %d lanes", lanes);
+        if (!(w->lane_before = malloc((size_t)lanes * 2 * (size_t)cfg->system->n * sizeof *w->lane_before)))
+            return nh_fail(err, NH_ERR_NOMEM, "out of memory for %d lanes", lanes);
         w->n_lanes = lanes;
     }
     const int ref = nh_observer_reference();
@@ -418,6 +421,7 @@ void nh_worker_free(worker *w)
 {
     nh_reference_tracker_free(w->reference);
     nh_lane_stepper_free(w->lanes);
+    free(w->lane_before);
     nh_stepper_free(w->stepper);
 }
 
