@@ -48,10 +48,10 @@ typedef struct block_stats {
     int abandoned;          /* interrupted before its last trajectory finished: never merged */
     double *trajectory_fits; /* NH_BLOCK_SIZE x n_out: each trajectory's fitted value, NAN where it is not live, when
                                the fit groups are trajectories (nh_run_fit_groups_by_trajectory); else NULL */
-    /* Claims, under the run's claim lock: the block's worker takes its trajectories from the front and
-     * computes them straight into the block; a worker with no block left takes them from the back
-     * (the run's last blocks would otherwise finish on one thread) into records of its own, which the
-     * block's worker takes in trajectory order once they are done. */
+    /* Claims, under the run's claim lock: the block's worker takes its trajectories from the front; a worker
+     * with no block left takes them from the back (the run's last blocks would otherwise finish on one
+     * thread) and hands their records back here (stolen_records), and the block's worker takes every record
+     * into the block in trajectory order once it is done. */
     long block;             /* the block the slot holds */
     int running, front, back, stolen, stolen_done;
     trajectory_record *stolen_records[NH_BLOCK_SIZE]; /* by offset in the block */
@@ -86,8 +86,9 @@ typedef struct worker {
 /* Finished blocks wait in slots (block b in slot b % n_slots) until every block before them is merged.
  * One thread at a time is the merger: it merges every ready block that continues the prefix, in order,
  * outside the lock; a thread that finishes a block while another merges leaves it to that merger and
- * goes back to work. Workers never wait for a merge, only (rarely) for a slot, when a block is slower
- * than 2 x threads others. The locks are the run's own, so runs in one process never wait for each other. */
+ * goes back to work. Workers never wait for a merge; a worker that holds nothing waits (rarely) for a slot,
+ * when a block is slower than all the others in the slots; one that holds a block or a running lane takes
+ * other work instead. The locks are the run's own, so runs in one process never wait for each other. */
 typedef struct merge_queue {
     omp_lock_t merge_lock;      /* ready, stopped, merging, next */
     omp_lock_t claim_lock;      /* next_claim, starting and the slots' claims */

@@ -1,7 +1,9 @@
 /* The OpenMP driver of a run: blocks handed out in order to the threads, each block's trajectories claimed
- * from its front by its worker and from its back by idle ones, finished blocks in slots until the merger
- * (one thread at a time) takes them in order, interruption ending the merged prefix. Its locks are the
- * run's own (merge_queue), created and destroyed with it. */
+ * from its front by the worker that owns it and from its back by idle ones, each claim into a free lane of
+ * the claiming worker; a block's records taken into it in trajectory order, finished blocks in slots until the
+ * merger (one thread at a time) takes them in order, interruption ending the merged prefix. A worker that
+ * holds a block or a running lane never waits for a slot. Its locks are the run's own (merge_queue), created
+ * and destroyed with it. */
 #include "ensemble_internal.h"
 
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 /* One trajectory: its start (sampled, given or a preset's, then burnt in), its steps, its observed values
- * at the output rows, its sample path, its section crossings and its failure, all into its record; and the
- * worker (stepper and reference) that integrates a thread's trajectories. */
+ * at the output rows, its sample path, its section crossings and its failure, all into its record, alone or
+ * in a lane of the worker's lane stepper beside others; and the worker (stepper, lanes and reference) that
+ * integrates a thread's trajectories. */
 #include "ensemble_internal.h"
 
 #include "nhens/linalg.h"
@@ -217,17 +218,23 @@ static void integrate_trajectory(const nh_run_config *cfg, worker *w, long index
 
 /* Trajectory `index` into the record rec, timed (its method seconds are its wall time minus its
  * reference's), with its solver work; abandoned at once when the run is interrupted. */
-void nh_trajectory_run(const nh_run_config *cfg, worker *w, trajectory_record *rec, long index, long n_steps)
+/* rec emptied for trajectory `index` (its arrays kept) and made the worker's record; 0 when the run is
+ * interrupted (the record is then abandoned), else 1. */
+static int record_begin(const nh_run_config *cfg, worker *w, trajectory_record *rec, long index)
 {
     double *values = rec->values;
     crossing *crossings = rec->crossings;
     const long capacity = rec->crossing_capacity;
     *rec = (trajectory_record){.index = index, .values = values, .crossings = crossings, .crossing_capacity = capacity};
     w->rec = rec;
-    if (interrupted(cfg)) {
-        rec->abandoned = 1;
+    rec->abandoned = interrupted(cfg) != 0;
+    return !rec->abandoned;
+}
+
+void nh_trajectory_run(const nh_run_config *cfg, worker *w, trajectory_record *rec, long index, long n_steps)
+{
+    if (!record_begin(cfg, w, rec, index))
         return;
-    }
     const nh_solver_stats before = nh_stepper_solver_stats(w->stepper);
     const double start = omp_get_wtime();
     integrate_trajectory(cfg, w, index, n_steps);
@@ -237,8 +244,8 @@ void nh_trajectory_run(const nh_run_config *cfg, worker *w, trajectory_record *r
 }
 
 /* ---- trajectories in lanes (w->lanes): each starts as above on the worker's stepper, then runs in its lane
- * with the others until its end, its failure or an interruption; its values at the output rows are observed as
- * above, from the lane's state. No lane run records the latitude or the global error (nh_run_lanes). */
+ * with the others until its end, its failure or an interruption; its values at the output rows and its section
+ * crossings are observed as above, from the lane's state. No lane run records the global error (nh_run_lanes). */
 
 static void lane_finish(worker *w, int lane, int *finished, trajectory_record **records, int *count)
 {
@@ -250,15 +257,8 @@ static void lane_finish(worker *w, int lane, int *finished, trajectory_record **
 
 int nh_lane_start(const nh_run_config *cfg, worker *w, int lane, trajectory_record *rec, long index, long n_steps)
 {
-    double *values = rec->values;
-    crossing *crossings = rec->crossings;
-    const long capacity = rec->crossing_capacity;
-    *rec = (trajectory_record){.index = index, .values = values, .crossings = crossings, .crossing_capacity = capacity};
-    w->rec = rec;
-    if (interrupted(cfg)) {
-        rec->abandoned = 1;
+    if (!record_begin(cfg, w, rec, index))
         return 0;
-    }
     lane_trajectory *t = &w->lane[lane];
     double q[NH_MAX_DIM], v[NH_MAX_DIM];
     const double start = omp_get_wtime();
