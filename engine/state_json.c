@@ -235,9 +235,10 @@ static int accum_fault(const nh_accum *a, double max_count, const char **allowed
     return -1;
 }
 
-int nh_state_check_accums(const nh_accum *acc, size_t n, int observers, const char *field,
+int nh_state_check_accums(const nh_accum *acc, size_t n, const nh_observer_table *table, const char *field,
                           const nh_state_scope *scope, nh_error *err)
 {
+    const int observers = table ? nh_observer_count(table) : 0;
     static const char *const parts[4] = {"count", "mean", "m2", "absmax"};
     const double trajectories = (double)(scope->traj_end - scope->traj_first);
     for (size_t i = 0; i < n; ++i) {
@@ -251,7 +252,7 @@ int nh_state_check_accums(const nh_accum *acc, size_t n, int observers, const ch
         const double *v = (const double *)&acc[i];
         if (observers > 0)
             snprintf(detail, sizeof detail, "the %s of output %zu, observer %s", parts[part], i / (size_t)observers,
-                     nh_observer_at(obs)->name);
+                     nh_observer_at(table, obs)->name);
         else
             snprintf(detail, sizeof detail, "the %s of output %zu of fit group %zu", parts[part],
                      i % (n / NH_FIT_GROUPS), i / (n / NH_FIT_GROUPS));
@@ -329,10 +330,10 @@ cJSON *nh_state_create(const char *format, int version, const nh_run_config *cfg
         cJSON_AddItemToArray(a, cJSON_CreateString(args[i]));
     cJSON_AddItemToObject(root, "configuration", nh_json_configuration(cfg));
     nh_json_put_long(root, "n_out", res->n_out);
-    cJSON_AddNumberToObject(root, "observers", nh_observer_count());
+    cJSON_AddNumberToObject(root, "observers", res->n_observers);
     add_counts(root, res);
     cJSON_AddNumberToObject(root, "wall_seconds", res->wall_seconds);
-    const size_t row = (size_t)res->n_out * (size_t)nh_observer_count();
+    const size_t row = (size_t)res->n_out * (size_t)res->n_observers;
     const long first = path_first < paths_end(res) ? path_first : paths_end(res);
     nh_json_put_long(root, "paths_first", first);
     cJSON *live = cJSON_AddArrayToObject(root, "live");
@@ -439,9 +440,9 @@ int nh_state_check_configuration(const cJSON *root, const nh_run_config *cfg, co
     long n_out;
     const cJSON *obs = cJSON_GetObjectItemCaseSensitive(root, "observers");
     if (nh_json_get_long(root, "n_out", 1, LONG_MAX, &n_out) || n_out != res->n_out ||
-        !whole_in(obs, NH_MAX_OBSERVERS) || (int)obs->valuedouble != nh_observer_count())
+        !whole_in(obs, NH_MAX_OBSERVERS) || (int)obs->valuedouble != res->n_observers)
         return nh_fail(err, NH_ERR_INPUT, "the %s's output times or observers do not match this nhens "
-                                          "(%ld output times, %d observers)", what, res->n_out, nh_observer_count());
+                                          "(%ld output times, %d observers)", what, res->n_out, res->n_observers);
     return NH_OK;
 }
 
@@ -585,7 +586,7 @@ static int check_sketch_totals(const nh_run_result *res, const unsigned long *to
             if (totals[row * sl->n + j] == (unsigned long)live[k])
                 continue;
             char detail[96], value[64], allowed[64];
-            snprintf(detail, sizeof detail, "the sketch of observer %s at output %ld", nh_observer_at(sl->observer[j])->name, k);
+            snprintf(detail, sizeof detail, "the sketch of observer %s at output %ld", nh_observer_at(res->observers, sl->observer[j])->name, k);
             snprintf(value, sizeof value, "%lu values", totals[row * sl->n + j]);
             snprintf(allowed, sizeof allowed, "%ld, the live count of output %ld", live[k], k);
             return nh_state_refuse(err, scope, "sketches", -1, detail, value, allowed);
@@ -596,7 +597,7 @@ static int check_sketch_totals(const nh_run_result *res, const unsigned long *to
 /* The sample paths: finite values or NaN (not observed, or after a failure). */
 static int read_paths(const cJSON *root, nh_run_result *res, const nh_state_scope *scope, nh_error *err)
 {
-    const size_t row = (size_t)res->n_out * (size_t)nh_observer_count();
+    const size_t row = (size_t)res->n_out * (size_t)res->n_observers;
     long first;
     char value[64], allowed[64];
     if (nh_json_get_long(root, "paths_first", 0, LONG_MAX, &first) || first != scope->path_first) {

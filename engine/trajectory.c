@@ -27,7 +27,7 @@ static long output_row(const nh_run_config *cfg, long k, long n_steps)
  * poisoning the statistics. */
 static int record_sample(worker *w, long index, long k, const double *values)
 {
-    const int nobs = nh_observer_count();
+    const int nobs = nh_observer_count(w->observers);
     if (!nh_all_finite(nobs, values))
         return NH_STEP_NONFINITE;
     memcpy(w->rec->values + k * nobs, values, (size_t)nobs * sizeof *values);
@@ -35,7 +35,7 @@ static int record_sample(worker *w, long index, long k, const double *values)
     if (index < w->n_paths) {
         double *row = &w->paths[(index * w->n_out + k) * nobs];
         for (int i = 0; i < nobs; ++i)
-            row[i] = nh_observer_at(i)->event || !(w->observer_mask & (1u << i)) ? NAN : values[i];
+            row[i] = nh_observer_at(w->observers, i)->event || !(w->observer_mask & (1u << i)) ? NAN : values[i];
     }
     return NH_OK;
 }
@@ -120,7 +120,10 @@ static int reference_error(const nh_run_config *cfg, worker *w, long k, const do
 static int observe_at(const nh_run_config *cfg, worker *w, long k, const double *q, const double *v,
                       const nh_initial_values *init, double *values)
 {
-    nh_observe(cfg->system, q, v, init, values);
+    const int n = cfg->system->n;
+    nh_observe(w->observers, cfg->system, q, v, init, values);
+    memcpy(w->rec->final_state, q, (size_t)n * sizeof *q);
+    memcpy(w->rec->final_state + n, v, (size_t)n * sizeof *v);
     return w->reference ? reference_error(cfg, w, k, q, v, values) : NH_OK;
 }
 
@@ -326,10 +329,10 @@ int nh_lanes_advance(const nh_run_config *cfg, worker *w, long n_steps, int *fin
     return count;
 }
 
-static int record_alloc(trajectory_record *rec, long n_out)
+static int record_alloc(trajectory_record *rec, long n_out, int n_observers)
 {
     memset(rec, 0, sizeof *rec);
-    rec->values = malloc((size_t)n_out * (size_t)nh_observer_count() * sizeof *rec->values);
+    rec->values = malloc((size_t)n_out * (size_t)n_observers * sizeof *rec->values);
     return rec->values ? NH_OK : NH_ERR_NOMEM;
 }
 
@@ -341,10 +344,10 @@ static void record_free(trajectory_record *rec)
     free(rec->crossings);
 }
 
-trajectory_record *nh_record_new(long n_out)
+trajectory_record *nh_record_new(long n_out, int n_observers)
 {
     trajectory_record *rec = malloc(sizeof *rec);
-    if (rec && record_alloc(rec, n_out)) {
+    if (rec && record_alloc(rec, n_out, n_observers)) {
         free(rec);
         return NULL;
     }
@@ -361,6 +364,7 @@ int nh_worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, nh_e
 {
     memset(w, 0, sizeof *w);
     w->observer_mask = res->observer_mask;
+    w->observers = res->observers;
     w->paths = res->paths;
     w->n_paths = res->n_paths;
     w->n_out = res->n_out;

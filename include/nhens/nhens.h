@@ -17,6 +17,7 @@
 #include "nhens/lanes.h"
 #include "nhens/linalg.h"
 #include "nhens/method.h"
+#include "nhens/observer.h"
 #include "nhens/options.h"
 #include "nhens/output.h"
 #include "nhens/params.h"

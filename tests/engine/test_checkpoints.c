@@ -60,7 +60,7 @@ static void merge_shard_of(shard_config_fn config, nh_run_result *whole, long i,
 
 static void assert_same_statistics(const nh_run_result *a, const nh_run_result *b)
 {
-    const size_t cells = (size_t)a->n_out * (size_t)nh_observer_count();
+    const size_t cells = (size_t)a->n_out * (size_t)nh_observer_count(nh_observer_table_builtin());
     cr_assert(eq(int, memcmp(a->acc, b->acc, cells * sizeof *a->acc), 0), "accumulators differ bitwise");
     cr_assert(eq(int, memcmp(a->groups, b->groups, (size_t)a->n_out * NH_FIT_GROUPS * sizeof *a->groups), 0));
     cr_assert(eq(int, memcmp(a->live, b->live, (size_t)a->n_out * sizeof *a->live), 0));
