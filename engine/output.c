@@ -124,6 +124,8 @@ void nh_add_configuration(cJSON *root, const nh_run_config *cfg)
     cJSON_AddNumberToObject(root, "threads", cfg->threads);
     cJSON_AddNumberToObject(root, "paths", (double)cfg->paths);
     cJSON_AddStringToObject(root, "observe", cfg->observe ? cfg->observe : "all");
+    if (cfg->reduce && *cfg->reduce)
+        cJSON_AddStringToObject(root, "reduce", cfg->reduce);
     cJSON_AddNumberToObject(root, "fit_start", cfg->fit_window_start);
     if (cfg->have_section)
         cJSON_AddNumberToObject(root, "section", cfg->section);
