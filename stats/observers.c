@@ -110,6 +110,15 @@ static int name_taken(const nh_observer_table *t, const char *name)
     return 0;
 }
 
+/* Whether `name` names a plugin observer of t. */
+static int group_taken(const nh_observer_table *t, const char *name)
+{
+    for (int i = 0; i < t->count; ++i)
+        if (t->entry[i].plugin && !strcmp(t->entry[i].plugin->name, name))
+            return 1;
+    return 0;
+}
+
 /* Component `component` of plugin observer `type` as row t->count. */
 static int add_component(nh_observer_table *t, const nh_observer_type *type, int component, nh_error *err)
 {
@@ -122,7 +131,7 @@ static int add_component(nh_observer_table *t, const nh_observer_type *type, int
         snprintf(name, sizeof name, "%s", type->name);
     else
         snprintf(name, sizeof name, "%s_%d", type->name, component + 1);
-    if (name_taken(t, name))
+    if (name_taken(t, name) || group_taken(t, name))
         return nh_fail(err, NH_ERR_INPUT, "observer '%s': the name '%s' is taken by another observer or column",
                        type->name, name);
     memcpy(tx->name, name, sizeof name);
@@ -151,6 +160,9 @@ nh_observer_table *nh_observer_table_create(const nh_observer_type *const *types
     memcpy(t, &builtin_table, sizeof *t);
     for (int k = 0; k < n_types; ++k) {
         int rc = nh_observer_type_check(types[k], err);
+        if (!rc && types[k]->dim > 1 && (name_taken(t, types[k]->name) || group_taken(t, types[k]->name)))
+            rc = nh_fail(err, NH_ERR_INPUT, "observer '%s': the name '%s' is taken by another observer or column",
+                         types[k]->name, types[k]->name);
         for (int c = 0; rc == NH_OK && c < types[k]->dim; ++c)
             rc = add_component(t, types[k], c, err);
         if (rc) {
