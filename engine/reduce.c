@@ -20,8 +20,11 @@ static int refuse(const char *term, size_t len, const char *why, nh_error *err)
 
 static int add_column(nh_reduction *out, int *n, const nh_reduction *r, const char *term, size_t len, nh_error *err)
 {
-    if (*n == NH_MAX_REDUCTIONS)
-        return refuse(term, len, "too many columns (at most " "256" ")", err);
+    if (*n == NH_MAX_REDUCTIONS) {
+        char why[64];
+        snprintf(why, sizeof why, "more than %d columns in all", NH_MAX_REDUCTIONS);
+        return refuse(term, len, why, err);
+    }
     out[(*n)++] = *r;
     return NH_OK;
 }
