@@ -132,18 +132,23 @@ int nh_cli_main(int argc, char **argv)
         fprintf(stderr, "nhens: %s\n", err.msg);
         return NH_EXIT_ERROR;
     }
-    nh_cli cli = {nh_registry_create(&err), 0, argv + 1};
+    nh_cli cli = {nh_registry_create(&err), 0, argv + 1, NULL};
     int status = NH_EXIT_OK, first = cli.registry ? load_plugins(cli.registry, argc, argv, &status) : -1;
     cli.n_global_args = first > 1 ? first - 1 : 0;
     if (!cli.registry) {
         fprintf(stderr, "nhens: %s\n", err.msg);
         status = NH_EXIT_ERROR;
+    } else if (first >= 0 && !(cli.observers = nh_registry_observer_table(cli.registry, &err))) {
+        fprintf(stderr, "nhens: the plugins' observers: %s\n", err.msg);
+        status = NH_EXIT_USAGE;
+        first = -1;
     }
     if (nh_rank() != 0) /* every rank loads the same plugins; rank 0 runs the command */
         status = cli.registry && first >= 0 ? nh_cli_serve_runs(&cli) : NH_EXIT_ERROR;
     else if (first >= 0)
         status = dispatch(&cli, argc - first, argv + first);
     nh_cli_stop_serving();
+    nh_observer_table_free(cli.observers);
     nh_registry_free(cli.registry);
     nh_ranks_finalize();
     return status;

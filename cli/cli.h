@@ -22,6 +22,7 @@ typedef struct nh_cli {
     nh_registry *registry;
     int n_global_args;
     char **global_args;
+    nh_observer_table *observers;  /* the registry's: the built-in observers and the plugins' */
 } nh_cli;
 
 /* The one default nonlinear solver of run, order, audit and report. */

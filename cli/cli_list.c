@@ -50,12 +50,18 @@ static void list_methods(const nh_registry *reg, FILE *out)
     }
 }
 
-static void list_observers(FILE *out)
+static void list_observers(const nh_observer_table *t, FILE *out)
 {
-    fprintf(out, "\nObservers (timeseries.csv columns after t, n_live):\n");
-    for (int i = 0; i < nh_observer_count(); ++i) {
-        const nh_observer *o = nh_observer_at(i);
-        fprintf(out, "  %-12s %s:", o->name, o->help);
+    fprintf(out, "\nObservers (--observe NAME; timeseries.csv columns after t, n_live; --reduce max:NAME, ...):\n");
+    for (int i = 0; i < nh_observer_count(t); ++i) {
+        const nh_observer *o = nh_observer_at(t, i);
+        if (o->plugin && o->component == 0)
+            fprintf(out, "  %-12s %s (plugin observer, %d value%s)\n", o->plugin->name, o->plugin->help, o->plugin->dim,
+                    o->plugin->dim > 1 ? "s" : "");
+        if (o->plugin)
+            fprintf(out, "    %-10s component %d:", o->name, o->component + 1);
+        else
+            fprintf(out, "  %-12s %s:", o->name, o->help);
         for (int c = 0; c < o->n_columns; ++c)
             fprintf(out, " %s", o->columns[c].name);
         fputc('\n', out);
@@ -95,8 +101,8 @@ static int list_names(const nh_cli *cli, const char *kind, FILE *out)
             for (int p = 0; p < nh_registry_system_at(reg, i)->n_presets; ++p)
                 fprintf(out, "%s\n", nh_registry_system_at(reg, i)->presets[p].name);
     else if (!strcmp(kind, "observers"))
-        for (int i = 0; i < nh_observer_count(); ++i)
-            fprintf(out, "%s\n", nh_observer_at(i)->name);
+        for (int i = 0; i < nh_observer_count(cli->observers); ++i)
+            fprintf(out, "%s\n", nh_observer_at(cli->observers, i)->name);
     else if (!strncmp(kind, "options:", 8) && nh_cli_command_table(kind + 8))
         for (int i = 0; i < nh_cli_command_table(kind + 8)->n_options; ++i)
             fprintf(out, "--%s\n", nh_cli_command_table(kind + 8)->options[i].name);
@@ -121,6 +127,6 @@ int nh_cli_list(const nh_cli *cli, int argc, char **argv)
         return NH_EXIT_OK;
     list_systems(cli->registry, stdout);
     list_methods(cli->registry, stdout);
-    list_observers(stdout);
+    list_observers(cli->observers, stdout);
     return NH_EXIT_OK;
 }

@@ -68,6 +68,8 @@ static void run_args_of(const nh_run_config *cfg, run_args *a)
         push_option(a, "--section", "%.17g", cfg->section);
     if (cfg->observe)
         push_option(a, "--observe", "%s", cfg->observe);
+    if (cfg->reduce && *cfg->reduce)
+        push_option(a, "--reduce", "%s", cfg->reduce);
     if (cfg->initial_states) {
         push_option(a, "--initial", "%s", cfg->initial_name); /* the same file on every node */
         push(a, "--project"); /* as on rank 0: only rows off D_q are changed, and rank 0 allowed that */

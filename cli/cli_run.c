@@ -123,15 +123,15 @@ static void print_variance_law(const nh_variance_fit *fit)
 static void print_observer_extremes(const nh_run_result *res)
 {
     const char *sep = "  ";
-    for (int o = 0; o < nh_observer_count(); ++o)
-        if ((res->observer_mask & (1u << o)) && nh_observer_at(o)->applies == NULL) {
-            printf("%smax %s = %.3e", sep, nh_observer_at(o)->label, nh_run_observer_max(res, o));
+    for (int o = 0; o < res->n_observers; ++o)
+        if ((res->observer_mask & (1u << o)) && nh_observer_core(nh_observer_at(res->observers, o))) {
+            printf("%smax %s = %.3e", sep, nh_observer_at(res->observers, o)->label, nh_run_observer_max(res, o));
             sep = ", ";
         }
     putchar('\n');
-    for (int o = 0; o < nh_observer_count(); ++o)
-        if ((res->observer_mask & (1u << o)) && nh_observer_at(o)->applies != NULL)
-            printf("  max %s = %.3e\n", nh_observer_at(o)->label, nh_run_observer_max(res, o));
+    for (int o = 0; o < res->n_observers; ++o)
+        if ((res->observer_mask & (1u << o)) && !nh_observer_core(nh_observer_at(res->observers, o)))
+            printf("  max %s = %.3e\n", nh_observer_at(res->observers, o)->label, nh_run_observer_max(res, o));
 }
 
 /* The files of the committed output set (smoothed.csv is in it exactly when it was asked for). */
@@ -145,6 +145,8 @@ static void print_written(const nh_run_result *res, const char *out)
         printf(", %s/smoothed.csv", out);
     if (res->n_paths)
         printf(", %s/paths.csv", out);
+    if (res->n_reductions)
+        printf(", %s/trajectories.csv", out);
     printf(" and %s/summary.json\n", out);
 }
 
@@ -153,7 +155,7 @@ void nh_cli_run_print_summary(const nh_run_config *cfg, const nh_run_result *res
     char method[256], sysp[256];
     nh_method_spec_format(&cfg->method, method, sizeof method);
     nh_params_format(&cfg->system->params, sysp, sizeof sysp);
-    const int lanes = nh_run_lanes(cfg, res->observer_mask);
+    const int lanes = nh_run_lanes(cfg, res);
     char lanes_text[64] = "";
     if (lanes > 1)
         snprintf(lanes_text, sizeof lanes_text, " x %d lanes (%s)", lanes, nh_lane_isa_name(nh_lane_isa_best()));
@@ -299,7 +301,10 @@ static int run_status(const nh_run_result *res)
 static int print_plan(const nh_run_config *cfg, const run_options *o)
 {
     const long n_steps = (long)floor(cfg->T / cfg->h + 0.5), rows = nh_run_output_rows(cfg);
-    const double bytes = (double)rows * (nh_observer_count() * (double)sizeof(nh_accum) + 16) * (cfg->threads + 1);
+    int observers = nh_observer_count(nh_observer_table_builtin());
+    for (int i = 0; i < nh_registry_observer_count(cfg->registry); ++i)
+        observers += nh_registry_observer_at(cfg->registry, i)->dim;
+    const double bytes = (double)rows * (observers * (double)sizeof(nh_accum) + 16) * (cfg->threads + 1);
     printf("nhens run (dry run): %s, method %s, %ld trajectories x %ld steps, %ld output rows, about %.3g MB of "
            "statistics, %d threads; output folder %s%s%s\n",
            cfg->system->type->name, nh_method_spec_name(&cfg->method), cfg->ensemble, n_steps, rows, bytes / 1e6, cfg->threads,

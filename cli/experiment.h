@@ -18,6 +18,7 @@ enum { NH_EXP_MAX_CLAIMS = 32,
        NH_EXP_MAX_PATHS = 16 };
 
 typedef struct nh_exp_panel {
+    const struct nh_observer_table *observers; /* the built-in and the loaded plugins' observers (set by report) */
     int line;                   /* of its first [panel NAME] header (for messages) */
     char name[64];              /* [A-Za-z0-9._-], at most NH_EXP_NAME_MAX - 1, no leading dot: a folder name */
     char title[256];
@@ -133,11 +134,12 @@ void nh_gp_string(FILE *g, const char *text, const char *suffix);
 void nh_gp_line_styles(FILE *g);
 
 struct nh_observer;
+struct nh_observer_table;
 /* cli/report_figure.c: the observer of a plotted column NAME_path (sample paths) or NAME_band (median and 5-95 %
  * band), NULL for another column; a panel's figure, PNG and SVG, whole or absent (0, or 1 after a message on
  * stderr: gnuplot's own, or why it could not run). */
-const struct nh_observer *nh_report_path_observer(const char *column);
-const struct nh_observer *nh_report_band_observer(const char *column);
+const struct nh_observer *nh_report_path_observer(const struct nh_observer_table *t, const char *column);
+const struct nh_observer *nh_report_band_observer(const struct nh_observer_table *t, const char *column);
 int nh_report_plot_panel(const char *out, const nh_exp_panel *p);
 
 /* cli/work_precision.c: a work-precision panel's PANEL/work_precision.csv, its gnuplot script, and the summary

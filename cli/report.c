@@ -130,6 +130,7 @@ static int panel_config(const nh_cli *cli, const report_options *o, const nh_exp
     cfg->seed = p->seed, cfg->threads = (int)o->threads, cfg->energy = p->energy, cfg->solver = o->solver_kind;
     cfg->section = p->section, cfg->have_section = p->have_section, cfg->interrupted = nh_cli_interrupted;
     cfg->paths = p->paths, cfg->observe = p->observe[0] ? p->observe : NULL, cfg->perturb = p->perturb;
+    cfg->registry = cli->registry;
     nh_run_config_use_preset(cfg, preset);
     if ((rc = nh_cli_parse_method(cli, p->methods[k], &cfg->method, err)))
         return rc;
@@ -141,12 +142,13 @@ static int check_plotted_columns(const nh_exp_panel *p, nh_error *err)
 {
     char label[256];
     for (int c = 0; c < p->n_plot; ++c)
-        if (nh_report_band_observer(p->plot[c]))
+        if (nh_report_band_observer(p->observers, p->plot[c]))
             continue;
-        else if (nh_report_path_observer(p->plot[c]) && p->paths < 1)
+        else if (nh_report_path_observer(p->observers, p->plot[c]) && p->paths < 1)
             return nh_fail(err, NH_ERR_INPUT, "plot column '%s' draws sample paths: set paths = K (1 to %d)",
                            p->plot[c], NH_EXP_MAX_PATHS);
-        else if (!nh_report_path_observer(p->plot[c]) && nh_column_label(p->plot[c], label, sizeof label))
+        else if (!nh_report_path_observer(p->observers, p->plot[c]) &&
+                 nh_column_label(p->observers, p->plot[c], label, sizeof label))
             return nh_fail(err, NH_ERR_INPUT, "plot column '%s' is not a timeseries column (nhens list names the "
                                               "observers; columns are NAME_mean, NAME_var, NAME_absmax, ..., "
                                               "dH_var_scaled, NAME_path for sample paths and "
@@ -393,6 +395,8 @@ static void default_out(const char *experiment, char *out, size_t size)
         snprintf(out, size, "results/%.*s/%.*s", (int)folder_length, folder, name_length, base);
 }
 
+static int report_experiment(const nh_cli *cli, report_options *o, nh_experiment *exp, int argc, char **argv);
+
 int nh_cli_report(const nh_cli *cli, int argc, char **argv)
 {
     report_options o;
@@ -405,41 +409,58 @@ int nh_cli_report(const nh_cli *cli, int argc, char **argv)
         fprintf(stderr, "nhens report: %s\n", err.msg);
         return NH_EXIT_USAGE;
     }
-    if (o.ci && nh_cli_given(&nh_cli_report_table, o.seen, "scale")) {
+    nh_observer_table *observers = nh_registry_observer_table(cli->registry, &err);
+    if (!observers) {
+        fprintf(stderr, "nhens report: the plugins' observers: %s\n", err.msg);
+        return NH_EXIT_USAGE;
+    }
+    for (int i = 0; i < exp.n_panels; ++i)
+        exp.panels[i].observers = observers;
+    rc = report_experiment(cli, &o, &exp, argc, argv);
+    nh_observer_table_free(observers);
+    return rc;
+}
+
+/* The loaded experiment validated, run, drawn and written. */
+static int report_experiment(const nh_cli *cli, report_options *o, nh_experiment *exp, int argc, char **argv)
+{
+    nh_error err;
+    int rc;
+    if (o->ci && nh_cli_given(&nh_cli_report_table, o->seen, "scale")) {
         fprintf(stderr, "nhens report: --ci runs at the file's ci_scale; give --scale or --ci, not both\n");
         return NH_EXIT_USAGE;
     }
-    if (o.ci) {
-        o.scale = exp.ci_scale;
-        o.check_claims = 1;
+    if (o->ci) {
+        o->scale = exp->ci_scale;
+        o->check_claims = 1;
     }
-    if (o.scale < 1)
-        nh_experiment_scale(&exp, o.scale);
-    if (validate_experiment(cli, &o, &exp, &err)) {
+    if (o->scale < 1)
+        nh_experiment_scale(exp, o->scale);
+    if (validate_experiment(cli, o, exp, &err)) {
         fprintf(stderr, "nhens report: %s\n", err.msg);
         return NH_EXIT_USAGE;
     }
-    if (o.dry_run) {
+    if (o->dry_run) {
         int runs = 0;
-        for (int i = 0; i < exp.n_panels; ++i)
-            runs += exp.panels[i].n_methods * nh_experiment_runs(&exp.panels[i]);
-        printf("nhens report (dry run): %s: %d panel(s), %d run(s), %d claim(s); all valid\n", o.experiment,
-               exp.n_panels, runs, exp.n_claims);
+        for (int i = 0; i < exp->n_panels; ++i)
+            runs += exp->panels[i].n_methods * nh_experiment_runs(&exp->panels[i]);
+        printf("nhens report (dry run): %s: %d panel(s), %d run(s), %d claim(s); all valid\n", o->experiment,
+               exp->n_panels, runs, exp->n_claims);
         return NH_EXIT_OK;
     }
     char out[NH_PATH_MAX];
-    nh_folder_lock lock; /* held until the process ends: one report or run in o.out at a time */
-    if (!o.out) {
-        default_out(o.experiment, out, sizeof out);
-        o.out = out;
+    nh_folder_lock lock; /* held until the process ends: one report or run in o->out at a time */
+    if (!o->out) {
+        default_out(o->experiment, out, sizeof out);
+        o->out = out;
     }
-    if ((rc = nh_output_folder_open(o.out, &lock, &err))) {
+    if ((rc = nh_output_folder_open(o->out, &lock, &err))) {
         fprintf(stderr, "nhens report: %s\n", err.msg);
         return rc == NH_ERR_INPUT ? NH_EXIT_USAGE : NH_EXIT_ERROR;
     }
     nh_cli_catch_interrupts();
     int runs_failed = 0, plots_failed = 0;
-    run_panels(cli, &o, &exp, &runs_failed, &plots_failed);
+    run_panels(cli, o, exp, &runs_failed, &plots_failed);
     if (runs_failed) {
         fprintf(stderr, "nhens report: %d run(s) failed (above); report.md is not written without their results\n",
                 runs_failed);
@@ -451,15 +472,15 @@ int nh_cli_report(const nh_cli *cli, int argc, char **argv)
         return nh_cli_interrupt_status();
     }
     nh_claim_result claims[NH_EXP_MAX_CLAIMS];
-    const int claims_failed = evaluate_claims(&o, &exp, claims);
-    if (write_pages(&o, &exp, argc, argv, claims, &err)) {
+    const int claims_failed = evaluate_claims(o, exp, claims);
+    if (write_pages(o, exp, argc, argv, claims, &err)) {
         fprintf(stderr, "nhens report: %s\n", err.msg);
         return NH_EXIT_ERROR;
     }
     printf("nhens report: wrote %s/report.md and %d of %d figure(s) (PNG and SVG)%s; the whole report on one page: "
-           "%s/report.html\n", o.out, exp.n_panels - plots_failed, exp.n_panels,
-           plots_failed ? "; the others are not drawn (above)" : "", o.out);
+           "%s/report.html\n", o->out, exp->n_panels - plots_failed, exp->n_panels,
+           plots_failed ? "; the others are not drawn (above)" : "", o->out);
     if (plots_failed)
         return NH_EXIT_ERROR;
-    return o.check_claims && claims_failed ? NH_EXIT_CLAIMS : NH_EXIT_OK;
+    return o->check_claims && claims_failed ? NH_EXIT_CLAIMS : NH_EXIT_OK;
 }

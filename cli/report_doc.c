@@ -80,12 +80,12 @@ static double observer_value(const cJSON *s, const nh_observer *obs, int last)
 
 /* Columns for the observers that apply to the panel (a finite value in some method's summary), in the
  * order of the observer table. */
-static unsigned applicable_observers(cJSON *const *summaries, int n)
+static unsigned applicable_observers(const nh_observer_table *observers, cJSON *const *summaries, int n)
 {
     unsigned mask = 0;
-    for (int o = 0; o < nh_observer_count(); ++o)
+    for (int o = 0; o < nh_observer_count(observers); ++o)
         for (int k = 0; k < n; ++k)
-            if (summaries[k] && isfinite(observer_value(summaries[k], nh_observer_at(o), 0)))
+            if (summaries[k] && isfinite(observer_value(summaries[k], nh_observer_at(observers, o), 0)))
                 mask |= 1u << o;
     return mask;
 }
@@ -115,12 +115,13 @@ static void fit_cell(nh_table *t, const cJSON *s, const char *key, int slope)
                  slope && cJSON_IsFalse(supported) ? " (not supported by the data: see caveats)" : "");
 }
 
-static void table_row(nh_table *t, const char *method, const cJSON *s, unsigned mask, int fit)
+static void table_row(nh_table *t, const nh_observer_table *observers, const char *method, const cJSON *s,
+                      unsigned mask, int fit)
 {
     nh_table_add(t, NH_CELL_CODE, "%s", method);
     nh_table_add(t, NH_CELL_TEXT, "%.0f", nh_report_json_number(cJSON_GetObjectItemCaseSensitive(s, "method"), NULL, "order"));
-    for (int o = 0; o < nh_observer_count(); ++o) {
-        const nh_observer *obs = nh_observer_at(o);
+    for (int o = 0; o < nh_observer_count(observers); ++o) {
+        const nh_observer *obs = nh_observer_at(observers, o);
         if (!(mask & (1u << o)))
             continue;
         if (obs->event)
@@ -145,13 +146,14 @@ static void summary_table(nh_table *t, const char *out, const nh_exp_panel *p)
         char dir[NH_PATH_MAX];
         summaries[k] = nh_report_run_dir(out, p, k, dir, sizeof dir, NULL) ? NULL : nh_report_load_summary(dir);
     }
-    const unsigned mask = applicable_observers(summaries, p->n_methods);
+    const unsigned mask = applicable_observers(p->observers, summaries, p->n_methods);
     const int fit = p->ensemble > 1; /* the variance law needs an ensemble */
     nh_table_init(t, 4 + mask_count(mask) + 3 * fit);
     nh_table_add(t, NH_CELL_TEXT, "method");
     nh_table_add(t, NH_CELL_TEXT, "order");
-    for (int o = 0; o < nh_observer_count(); ++o) {
-        const nh_observer *obs = nh_observer_at(o);
+    const nh_observer_table *observers = p->observers;
+    for (int o = 0; o < nh_observer_count(observers); ++o) {
+        const nh_observer *obs = nh_observer_at(observers, o);
         if (mask & (1u << o))
             nh_table_add(t, NH_CELL_TEXT, obs->event ? "%s drift (first → last tenth)" : "max %s", obs->label);
     }
@@ -164,7 +166,7 @@ static void summary_table(nh_table *t, const char *out, const nh_exp_panel *p)
     nh_table_add(t, NH_CELL_TEXT, "wall s");
     for (int k = 0; k < p->n_methods; ++k)
         if (summaries[k])
-            table_row(t, p->methods[k], summaries[k], mask, fit);
+            table_row(t, observers, p->methods[k], summaries[k], mask, fit);
     for (int k = 0; k < p->n_methods; ++k)
         cJSON_Delete(summaries[k]);
 }

@@ -24,26 +24,26 @@ extern char **environ;
 enum { BOX_HEIGHT = 220 };
 
 /* The observer named by COLUMN = NAME + suffix ("_path", "_band"), or NULL. */
-static const nh_observer *suffixed_observer(const char *column, const char *suffix)
+static const nh_observer *suffixed_observer(const nh_observer_table *t, const char *column, const char *suffix)
 {
     const size_t len = strlen(column), tail = strlen(suffix);
     if (len <= tail || strcmp(column + len - tail, suffix))
         return NULL;
     char name[64];
     snprintf(name, sizeof name, "%.*s", (int)(len - tail), column);
-    const int o = nh_observer_index(name);
-    return o >= 0 ? nh_observer_at(o) : NULL;
+    const int o = nh_observer_index(t, name);
+    return o >= 0 ? nh_observer_at(t, o) : NULL;
 }
 
-const nh_observer *nh_report_path_observer(const char *column)
+const nh_observer *nh_report_path_observer(const nh_observer_table *t, const char *column)
 {
-    const nh_observer *o = suffixed_observer(column, "_path");
+    const nh_observer *o = suffixed_observer(t, column, "_path");
     return o && !o->event ? o : NULL;
 }
 
-const nh_observer *nh_report_band_observer(const char *column)
+const nh_observer *nh_report_band_observer(const nh_observer_table *t, const char *column)
 {
-    const nh_observer *o = suffixed_observer(column, "_band");
+    const nh_observer *o = suffixed_observer(t, column, "_band");
     return o && o->quantile_prefix ? o : NULL;
 }
 
@@ -166,7 +166,7 @@ static int plot_band(FILE *g, const column_plot *cp, const nh_observer *obs)
 static int column_has_data(const column_plot *cp)
 {
     const nh_exp_panel *p = cp->p;
-    const nh_observer *path = nh_report_path_observer(p->plot[cp->c]), *band = nh_report_band_observer(p->plot[cp->c]);
+    const nh_observer *path = nh_report_path_observer(p->observers, p->plot[cp->c]), *band = nh_report_band_observer(p->observers, p->plot[cp->c]);
     int found = 0;
     for (int k = 0; k < p->n_methods && !found; ++k) {
         char data[NH_PATH_MAX], column[96];
@@ -201,7 +201,7 @@ static int plot_command(FILE *g, const column_plot *cp)
 {
     const nh_exp_panel *p = cp->p;
     const char *column = p->plot[cp->c];
-    const nh_observer *path = nh_report_path_observer(column), *band = nh_report_band_observer(column);
+    const nh_observer *path = nh_report_path_observer(p->observers, column), *band = nh_report_band_observer(p->observers, column);
     /* a marker every tenth of the curve */
     const long rows = (long)(p->T / (p->h * (double)p->every)) + 1, every_marker = rows / 10 > 1 ? rows / 10 : 1;
     fprintf(g, "set xrange [0:%.17g]\nplot ", p->T); /* the run's horizon, not the next tic after it */
@@ -228,7 +228,7 @@ static int plot_command(FILE *g, const column_plot *cp)
 static void column_label(const column_plot *cp, char *label, size_t len)
 {
     const nh_exp_panel *p = cp->p;
-    const nh_observer *path = nh_report_path_observer(p->plot[cp->c]), *band = nh_report_band_observer(p->plot[cp->c]);
+    const nh_observer *path = nh_report_path_observer(p->observers, p->plot[cp->c]), *band = nh_report_band_observer(p->observers, p->plot[cp->c]);
     const char *bar = cp->magnitude ? "|" : "";
     if (band && cp->magnitude)
         snprintf(label, len, "|%s|: |median| and |5–95 %% band|", band->symbol);
@@ -237,7 +237,7 @@ static void column_label(const column_plot *cp, char *label, size_t len)
     else if (path)
         snprintf(label, len, "%s%s%s (%ld sample paths)", bar, path->symbol, bar, p->paths);
     else
-        nh_column_label(p->plot[cp->c], label, len); /* known: the experiment's validation checked every column */
+        nh_column_label(p->observers, p->plot[cp->c], label, len); /* known: the experiment's validation checked every column */
 }
 
 /* The plots' boxes, stacked, and where the key starts (pixels from the top). */
@@ -267,7 +267,7 @@ static int measure_ranges(FILE *g, const panel_plot *pp, const char *file, const
           "nh_hi(a, b) = abs(a) > abs(b) ? abs(a) : abs(b)\nset datafile separator ','\n"
           "set datafile missing 'nan'\nset table '/dev/null'\nset logscale y\n", g);
     for (int c = 0; c < p->n_plot; ++c) {
-        const int magnitude = nh_report_path_observer(p->plot[c]) || nh_report_band_observer(p->plot[c]);
+        const int magnitude = nh_report_path_observer(p->observers, p->plot[c]) || nh_report_band_observer(p->observers, p->plot[c]);
         const column_plot cp = {pp->out, file, p, c, magnitude, 1};
         if (!p->logy || !has_data[c])
             continue;
@@ -283,7 +283,7 @@ static int draw_columns(FILE *g, const panel_plot *pp, const char *file, const i
 {
     const nh_exp_panel *p = pp->panel;
     for (int c = 0; c < p->n_plot; ++c) {
-        const int magnitude = p->logy && (nh_report_path_observer(p->plot[c]) || nh_report_band_observer(p->plot[c]));
+        const int magnitude = p->logy && (nh_report_path_observer(p->observers, p->plot[c]) || nh_report_band_observer(p->observers, p->plot[c]));
         const column_plot cp = {pp->out, file, p, c, magnitude, 0};
         char label[256], bottom[24], top[24];
         nh_fig_box_set(g, column_box(c), height, p->n_plot > 1 ? c : -1);

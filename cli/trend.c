@@ -72,7 +72,7 @@ static int trend_parse(const char *metric, trend_spec *s, nh_error *err)
     if (args)
         *args++ = '\0';
     char label[128];
-    if (nh_column_label(column, label, sizeof label) < 0 || strlen(column) >= sizeof s->column)
+    if (nh_column_label(nh_observer_table_builtin(), column, label, sizeof label) < 0 || strlen(column) >= sizeof s->column)
         return nh_fail(err, NH_ERR_INPUT, "'%s' is not a timeseries.csv column", column);
     strcpy(s->column, column);
     if (args && s->kind == TREND_GROWTH)

@@ -27,7 +27,7 @@ int nh_checkpoint_save(const char *path, const nh_run_config *cfg, const nh_run_
     if (n_args < 0 || n_args > NH_CHECKPOINT_MAX_ARGS)
         return nh_fail(err, NH_ERR_INPUT, "a checkpoint holds at most %d arguments (got %d)", NH_CHECKPOINT_MAX_ARGS,
                        n_args);
-    const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
+    const size_t cells = (size_t)res->n_out * (size_t)res->n_observers;
     cJSON *root = nh_state_create(FORMAT_NAME, NH_CHECKPOINT_VERSION, cfg, res, 0, n_args, args);
     char *text = NULL;
     if (root && !nh_json_add_doubles(root, "accumulators", (const double *)res->acc, 4 * cells) &&
@@ -97,7 +97,7 @@ static int read_progress(const cJSON *root, const nh_run_config *cfg, long *next
 /* A non-event accumulator counts every live trajectory, and so do the fit groups together. */
 static int check_live_counts(const nh_run_result *res, const long *live, const nh_state_scope *scope, nh_error *err)
 {
-    const int nobs = nh_observer_count();
+    const int nobs = res->n_observers;
     char detail[96], value[64], allowed[64];
     for (long k = 0; k < res->n_out; ++k) {
         double groups = 0;
@@ -111,7 +111,7 @@ static int check_live_counts(const nh_run_result *res, const long *live, const n
             snprintf(allowed, sizeof allowed, "%ld, the live count of output %ld", live[k], k);
             snprintf(value, sizeof value, "%.17g", o < nobs ? res->acc[k * nobs + o].count : groups);
             if (o < nobs)
-                snprintf(detail, sizeof detail, "the count of output %ld, observer %s", k, nh_observer_at(o)->name);
+                snprintf(detail, sizeof detail, "the count of output %ld, observer %s", k, nh_observer_at(res->observers, o)->name);
             else
                 snprintf(detail, sizeof detail, "the counts of output %ld summed over the fit groups", k);
             return nh_state_refuse(err, scope, o < nobs ? "accumulators" : "groups", o < nobs ? 4 * (k * nobs + o) : -1,
@@ -150,7 +150,7 @@ int nh_checkpoint_restore(const nh_checkpoint *ck, const nh_run_config *cfg, nh_
     int rc = nh_state_check_configuration(ck->root, cfg, res, "checkpoint", err);
     if (rc)
         return rc;
-    const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
+    const size_t cells = (size_t)res->n_out * (size_t)res->n_observers;
     const size_t groups = (size_t)res->n_out * NH_FIT_GROUPS;
     long next_block, done;
     nh_state_scope scope;
@@ -163,9 +163,9 @@ int nh_checkpoint_restore(const nh_checkpoint *ck, const nh_run_config *cfg, nh_
         return nh_fail(err, NH_ERR_NOMEM, "out of memory reading %s", scope.what);
     rc = nh_state_add(ck->root, res, &scope, live, err);
     if (!rc && (nh_state_get_doubles(ck->root, "accumulators", "accumulators", (double *)res->acc, 4 * cells, &scope, err) ||
-                nh_state_check_accums(res->acc, cells, nh_observer_count(), "accumulators", &scope, err) ||
+                nh_state_check_accums(res->acc, cells, res->observers, "accumulators", &scope, err) ||
                 nh_state_get_doubles(ck->root, "groups", "groups", (double *)res->groups, 4 * groups, &scope, err) ||
-                nh_state_check_accums(res->groups, groups, 0, "groups", &scope, err) ||
+                nh_state_check_accums(res->groups, groups, NULL, "groups", &scope, err) ||
                 check_live_counts(res, live, &scope, err) || read_first_failures(ck->root, res, done, &scope, err)))
         rc = NH_ERR_INPUT;
     free(live);

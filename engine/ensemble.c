@@ -11,9 +11,9 @@ int nh_run_result_alloc(nh_run_result *res, long n_out)
 {
     res->time = calloc((size_t)n_out, sizeof *res->time);
     res->live = calloc((size_t)n_out, sizeof *res->live);
-    res->acc = calloc((size_t)n_out * nh_observer_count(), sizeof *res->acc);
+    res->acc = calloc((size_t)n_out * res->n_observers, sizeof *res->acc);
     res->groups = calloc((size_t)n_out * NH_FIT_GROUPS, sizeof *res->groups);
-    const size_t path_values = (size_t)res->n_paths * (size_t)n_out * (size_t)nh_observer_count();
+    const size_t path_values = (size_t)res->n_paths * (size_t)n_out * (size_t)res->n_observers;
     res->paths = malloc((path_values ? path_values : 1) * sizeof *res->paths);
     for (size_t i = 0; res->paths && i < path_values; ++i)
         res->paths[i] = NAN;
@@ -26,7 +26,7 @@ int nh_run_result_alloc(nh_run_result *res, long n_out)
 /* A shard's kept chunks: one allocation of accumulators (and of trajectory_fits), cut per chunk. */
 static int chunks_alloc(nh_run_result *res, int with_lanes)
 {
-    const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
+    const size_t cells = (size_t)res->n_out * (size_t)res->n_observers;
     const size_t fit_cells = (size_t)NH_BLOCK_SIZE * (size_t)res->n_out;
     res->chunks = calloc((size_t)res->n_chunks, sizeof *res->chunks);
     nh_accum *acc = calloc((size_t)res->n_chunks * cells, sizeof *acc);
@@ -40,6 +40,20 @@ static int chunks_alloc(nh_run_result *res, int with_lanes)
         res->chunks[c].acc = acc + (size_t)c * cells;
         res->chunks[c].trajectory_fits = trajectory_fits ? trajectory_fits + (size_t)c * fit_cells : NULL;
     }
+    return NH_OK;
+}
+
+/* A row per trajectory of the result's chunks, NAN until its block merges. */
+static int trajectory_rows_alloc(const nh_run_config *cfg, nh_run_result *res)
+{
+    res->rows_first = nh_run_trajectories_before(cfg, nh_run_chunk_first_block(cfg, res->first_chunk));
+    res->rows_count = nh_run_trajectories_before(cfg, nh_run_chunk_first_block(cfg, res->first_chunk + res->n_chunks)) -
+                      res->rows_first;
+    const size_t cells = (size_t)res->rows_count * (size_t)nh_run_trajectory_width(res);
+    if (!(res->trajectory_rows = malloc((cells ? cells : 1) * sizeof *res->trajectory_rows)))
+        return NH_ERR_NOMEM;
+    for (size_t i = 0; i < cells; ++i)
+        res->trajectory_rows[i] = NAN;
     return NH_OK;
 }
 
@@ -71,6 +85,9 @@ void nh_run_result_free(nh_run_result *res)
     }
     free(res->chunks);
     free(res->rank_timing);
+    nh_observer_table_free(res->observers);
+    free(res->reductions);
+    free(res->trajectory_rows);
     memset(res, 0, sizeof *res);
 }
 
@@ -97,13 +114,13 @@ void nh_run_result_finish(const nh_run_config *cfg, nh_run_result *res)
 }
 
 /* Every stride-th output time up to NH_SKETCH_MAX_ROWS rows, for the recorded observers with a sketch. */
-static void sketch_layout_init(nh_sketch_layout *sl, long n_out, unsigned mask)
+static void sketch_layout_init(nh_sketch_layout *sl, const nh_observer_table *t, long n_out, unsigned mask)
 {
     sl->stride = (n_out + NH_SKETCH_MAX_ROWS - 1) / NH_SKETCH_MAX_ROWS;
     sl->rows = (n_out + sl->stride - 1) / sl->stride;
     sl->n = 0;
-    for (int i = 0; i < nh_observer_count(); ++i)
-        if (nh_observer_at(i)->quantile_prefix && (mask & (1u << i)))
+    for (int i = 0; i < nh_observer_count(t); ++i)
+        if (nh_observer_at(t, i)->quantile_prefix && (mask & (1u << i)))
             sl->observer[sl->n++] = i;
 }
 
@@ -117,10 +134,13 @@ int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *e
     res->n_steps = n_steps;
     res->n_out = n_out;
     res->n_paths = cfg->paths;
-    unsigned selected;
-    nh_observer_select(cfg->observe, &selected, err); /* validated above */
-    res->observer_mask = nh_observer_mask(cfg->system) & selected;
-    sketch_layout_init(&res->sketch_layout, n_out, res->observer_mask);
+    if (!(res->observers = nh_run_observer_table(cfg, &res->observer_mask, err)) ||
+        nh_run_reductions(cfg, res->observers, res->observer_mask, &res->reductions, &res->n_reductions, err)) {
+        nh_run_result_free(res);
+        return NH_ERR_INPUT; /* validated above: out of memory */
+    }
+    res->n_observers = nh_observer_count(res->observers);
+    sketch_layout_init(&res->sketch_layout, res->observers, n_out, res->observer_mask);
     if (nh_run_result_alloc(res, n_out)) {
         nh_run_result_free(res);
         return nh_fail(err, NH_ERR_NOMEM, "out of memory for %ld output times", n_out);
@@ -130,6 +150,11 @@ int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *e
     nh_run_shard_chunks(cfg, &res->first_chunk, &res->n_chunks);
     res->next_block = nh_run_chunk_first_block(cfg, res->first_chunk);
     res->trajectories_done = nh_run_trajectories_before(cfg, res->next_block);
+    if (res->n_reductions > 0 && trajectory_rows_alloc(cfg, res)) {
+        nh_run_result_free(res);
+        return nh_fail(err, NH_ERR_NOMEM, "out of memory for %ld trajectory rows of %d reductions", res->rows_count,
+                       res->n_reductions);
+    }
     if (cfg->shards > 0 && chunks_alloc(res, nh_run_fit_groups_by_trajectory(cfg))) {
         nh_run_result_free(res);
         return nh_fail(err, NH_ERR_NOMEM, "out of memory for %ld chunks of %ld output times", res->n_chunks, n_out);
@@ -149,7 +174,7 @@ int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_er
         return rc;
     res->complete = res->next_block == end;
     /* paths of trajectories outside the merged prefix (abandoned blocks) are not results */
-    const size_t row = (size_t)res->n_out * (size_t)nh_observer_count();
+    const size_t row = (size_t)res->n_out * (size_t)res->n_observers;
     for (long i = res->trajectories_done; i < res->n_paths; ++i)
         for (size_t j = 0; j < row; ++j)
             res->paths[(size_t)i * row + j] = NAN;

@@ -25,6 +25,7 @@ typedef struct trajectory_record {
     long index;
     double *values;         /* n_out x observers */
     long rows;
+    double final_state[2 * NH_MAX_DIM]; /* q, v at the last output row observed (the final state when rows = n_out) */
     crossing *crossings;
     long n_crossings, crossing_capacity;
     int failed, abandoned, out_of_memory;
@@ -35,7 +36,10 @@ typedef struct trajectory_record {
 } trajectory_record;
 
 typedef struct block_stats {
+    const nh_run_result *run; /* the run's layout: observers, reductions, output times */
     nh_accum *acc;          /* n_out x observers */
+    double *rows;           /* NH_BLOCK_SIZE trajectory rows (nh_run_trajectory_width) by offset, when reductions are
+                               requested (else NULL) */
     long *live;             /* n_out */
     double *samples;        /* NH_BLOCK_SIZE x sketch rows x sketched observers, NAN where not recorded:
                                counted into the run's sketches when the block is merged */
@@ -80,6 +84,7 @@ typedef struct worker {
     trajectory_record *rec;     /* the record of the trajectory being computed */
     double carried[NH_MAX_UNKNOWNS];
     unsigned observer_mask;     /* the run's: which observers are recorded */
+    const nh_observer_table *observers; /* the run's */
     nh_reference_tracker *reference; /* when the global-error observer is recorded, else NULL */
 } worker;
 
@@ -126,8 +131,17 @@ void nh_trajectory_run(const nh_run_config *cfg, worker *w, trajectory_record *r
  * their complete records into records, their count returned. An interruption finishes every running lane, abandoned. */
 int nh_lane_start(const nh_run_config *cfg, worker *w, int lane, trajectory_record *rec, long index, long n_steps);
 int nh_lanes_advance(const nh_run_config *cfg, worker *w, long n_steps, int *finished, trajectory_record **records);
-trajectory_record *nh_record_new(long n_out);
+trajectory_record *nh_record_new(long n_out, int n_observers);
 void nh_record_delete(trajectory_record *rec);
+
+/* reduce.c: a finished trajectory's row (nh_run_trajectory_width doubles) from its record. */
+void nh_trajectory_row(const nh_run_result *run, const trajectory_record *rec, double *row);
+/* The run's observers (the built-ins and cfg->registry's plugin observers), *mask those it records (selected by
+ * cfg->observe and applying to the system); NULL with err when refused. cfg->reduce parsed against them into
+ * *out (malloc'ed, n columns; NULL when none). */
+nh_observer_table *nh_run_observer_table(const nh_run_config *cfg, unsigned *mask, nh_error *err);
+int nh_run_reductions(const nh_run_config *cfg, const nh_observer_table *t, unsigned mask, nh_reduction **out,
+                      int *n, nh_error *err);
 
 /* merge.c: an empty block; a record into its block, after those of the block's earlier trajectories;
  * block b, the next in order, into the queue's chunk and a finished chunk into res (by the merger only). */

@@ -20,7 +20,7 @@
 #endif
 
 const char *const nh_output_set_names[] = {"timeseries.csv", "summary.json", "smoothed.csv", "paths.csv",
-                                           "quantiles.csv", "config.hash", NULL};
+                                           "quantiles.csv", "trajectories.csv", "config.hash", NULL};
 
 int nh_path_format(char *buf, size_t len, nh_error *err, const char *fmt, ...)
 {

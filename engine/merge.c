@@ -12,14 +12,15 @@
  * record abandons the block: the schedule marks it, under the claims' lock while helpers may read it.) */
 void nh_block_take_record(block_stats *b, const trajectory_record *rec, const nh_sketch_layout *sl, long n_out)
 {
-    const int nobs = nh_observer_count(), event = nh_observer_event(), fitted = nh_observer_fitted();
+    const int nobs = b->run->n_observers, event = nh_observer_event(), fitted = nh_observer_fitted();
+    const nh_observer_table *observers = b->run->observers;
     double *lane = b->trajectory_fits ? b->trajectory_fits + (rec->index % NH_BLOCK_SIZE) * n_out : NULL;
     for (long k = 0; k < rec->rows; ++k) {
         const double *values = rec->values + k * nobs;
         if (lane)
             lane[k] = values[fitted];
         for (int i = 0; i < nobs; ++i)
-            if (!nh_observer_at(i)->event)
+            if (!nh_observer_at(observers, i)->event)
                 nh_accum_add(&b->acc[k * nobs + i], values[i]);
         b->live[k]++;
         if (k % sl->stride == 0) {
@@ -32,6 +33,8 @@ void nh_block_take_record(block_stats *b, const trajectory_record *rec, const nh
         nh_accum_add(&b->acc[rec->crossings[c].bin * nobs + event], rec->crossings[c].value);
     if (rec->failed)
         b->failures[b->n_failures++] = rec->failure;
+    if (b->rows)
+        nh_trajectory_row(b->run, rec, b->rows + (rec->index % NH_BLOCK_SIZE) * nh_run_trajectory_width(b->run));
     b->steps += rec->steps;
     b->method_seconds += rec->method_seconds;
     b->reference_seconds += rec->reference_seconds;
@@ -45,7 +48,7 @@ long nh_block_sample_count(const nh_sketch_layout *sl)
 
 void nh_block_reset(block_stats *b, long n_out, const nh_sketch_layout *sl)
 {
-    const long cells = n_out * nh_observer_count();
+    const long cells = n_out * b->run->n_observers;
     for (long i = 0; i < cells; ++i)
         nh_accum_reset(&b->acc[i]);
     for (long i = 0; i < nh_block_sample_count(sl); ++i)
@@ -63,7 +66,7 @@ void nh_block_reset(block_stats *b, long n_out, const nh_sketch_layout *sl)
 /* Block b's statistics into its chunk's (chunk->acc in block order; counts add). */
 static void merge_block(nh_run_result *chunk, const block_stats *b)
 {
-    const long cells = chunk->n_out * nh_observer_count();
+    const long cells = chunk->n_out * b->run->n_observers;
     for (long i = 0; i < cells; ++i)
         nh_accum_merge(&chunk->acc[i], &b->acc[i]);
     for (long k = 0; k < chunk->n_out; ++k)
@@ -101,7 +104,7 @@ static void merge_lanes(nh_run_result *res, long chunk, const double *trajectory
 void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, const double *trajectory_fits,
                           const nh_failure *failures, int n_failures)
 {
-    const int nobs = nh_observer_count(), fitted = nh_observer_fitted();
+    const int nobs = res->n_observers, fitted = nh_observer_fitted();
     const long cells = res->n_out * nobs;
     for (long i = 0; i < cells; ++i)
         nh_accum_merge(&res->acc[i], &acc[i]);
@@ -135,7 +138,7 @@ static void chunk_done(nh_run_result *res, long c, const nh_run_result *chunk, c
 {
     if (res->chunks) {
         nh_chunk_stats *kept = &res->chunks[c - res->first_chunk];
-        memcpy(kept->acc, chunk->acc, (size_t)res->n_out * (size_t)nh_observer_count() * sizeof *kept->acc);
+        memcpy(kept->acc, chunk->acc, (size_t)res->n_out * (size_t)res->n_observers * sizeof *kept->acc);
         if (trajectory_fits)
             memcpy(kept->trajectory_fits, trajectory_fits, (size_t)NH_BLOCK_SIZE * (size_t)res->n_out * sizeof *trajectory_fits);
         memcpy(kept->first_failures, chunk->first_failures, sizeof kept->first_failures);
@@ -148,7 +151,7 @@ static void chunk_done(nh_run_result *res, long c, const nh_run_result *chunk, c
 
 static void chunk_reset(nh_run_result *chunk)
 {
-    const long cells = chunk->n_out * nh_observer_count();
+    const long cells = chunk->n_out * chunk->n_observers;
     for (long i = 0; i < cells; ++i)
         nh_accum_reset(&chunk->acc[i]);
     memset(chunk->live, 0, (size_t)chunk->n_out * sizeof *chunk->live);
@@ -169,6 +172,12 @@ void nh_merge_next_block(const nh_run_config *cfg, merge_queue *q, long b, const
     if (b == nh_run_chunk_first_block(cfg, c))
         chunk_reset(&q->chunk);
     merge_block(&q->chunk, blk);
+    if (blk->rows) { /* the block's trajectory rows, in trajectory order, into the run's */
+        const long first = nh_run_trajectories_before(cfg, b), count = nh_run_trajectories_before(cfg, b + 1) - first;
+        const int width = nh_run_trajectory_width(res);
+        memcpy(res->trajectory_rows + (first - res->rows_first) * width, blk->rows,
+               (size_t)(count * width) * sizeof *blk->rows);
+    }
     if (q->trajectory_fits) /* the chunk is this one block */
         memcpy(q->trajectory_fits, blk->trajectory_fits, (size_t)NH_BLOCK_SIZE * (size_t)q->chunk.n_out * sizeof *q->trajectory_fits);
     if (cfg->progress) {

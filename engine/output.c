@@ -54,6 +54,16 @@ static int quantiles_body(FILE *f, const void *data)
     return nh_run_table_print(f, data, NH_RUN_TABLE_QUANTILES);
 }
 
+static int trajectories_body(FILE *f, const void *data)
+{
+    return nh_run_table_print(f, data, NH_RUN_TABLE_TRAJECTORIES);
+}
+
+int nh_write_trajectories(const char *dir, const nh_run_result *res, nh_error *err)
+{
+    return write_atomically(dir, "trajectories.csv", trajectories_body, res, err);
+}
+
 int nh_write_quantiles(const char *dir, const nh_run_result *res, nh_error *err)
 {
     return write_atomically(dir, "quantiles.csv", quantiles_body, res, err);
@@ -114,6 +124,8 @@ void nh_add_configuration(cJSON *root, const nh_run_config *cfg)
     cJSON_AddNumberToObject(root, "threads", cfg->threads);
     cJSON_AddNumberToObject(root, "paths", (double)cfg->paths);
     cJSON_AddStringToObject(root, "observe", cfg->observe ? cfg->observe : "all");
+    if (cfg->reduce && *cfg->reduce)
+        cJSON_AddStringToObject(root, "reduce", cfg->reduce);
     cJSON_AddNumberToObject(root, "fit_start", cfg->fit_window_start);
     if (cfg->have_section)
         cJSON_AddNumberToObject(root, "section", cfg->section);
@@ -177,9 +189,9 @@ static void add_event_drift(cJSON *ext, const nh_run_result *res)
         ++seen;
     }
     char key[96];
-    snprintf(key, sizeof key, "%s_first_tenth", nh_observer_at(ev)->name);
+    snprintf(key, sizeof key, "%s_first_tenth", nh_observer_at(res->observers, ev)->name);
     cJSON_AddNumberToObject(ext, key, n_first ? first / n_first : NAN);
-    snprintf(key, sizeof key, "%s_last_tenth", nh_observer_at(ev)->name);
+    snprintf(key, sizeof key, "%s_last_tenth", nh_observer_at(res->observers, ev)->name);
     cJSON_AddNumberToObject(ext, key, n_last ? last / n_last : NAN);
 }
 
@@ -214,9 +226,9 @@ static void add_global_error(cJSON *root, const nh_run_result *res)
 /* max |value| of every recorded observer, core (every system) or system-specific */
 static void add_observer_extremes(cJSON *ext, const nh_run_result *res, int core)
 {
-    for (int o = 0; o < nh_observer_count(); ++o)
-        if ((res->observer_mask & (1u << o)) && (nh_observer_at(o)->applies == NULL) == core)
-            cJSON_AddNumberToObject(ext, nh_observer_at(o)->extreme_key, nh_run_observer_max(res, o));
+    for (int o = 0; o < res->n_observers; ++o)
+        if ((res->observer_mask & (1u << o)) && nh_observer_core(nh_observer_at(res->observers, o)) == core)
+            cJSON_AddNumberToObject(ext, nh_observer_at(res->observers, o)->extreme_key, nh_run_observer_max(res, o));
 }
 
 /* Whether the data support the variance law (null where there is no fit or no error to judge it by) and
@@ -270,7 +282,7 @@ static void add_results(cJSON *root, const nh_run_config *cfg, const nh_run_resu
     const int fitted = nh_observer_fitted();
     char key[96];
     add_observer_extremes(ext, res, 1);
-    snprintf(key, sizeof key, "final_%s_var", nh_observer_at(fitted)->name);
+    snprintf(key, sizeof key, "final_%s_var", nh_observer_at(res->observers, fitted)->name);
     cJSON_AddNumberToObject(ext, key, nh_accum_variance(nh_run_accum(res, res->n_out - 1, fitted)));
     cJSON_AddNumberToObject(ext, "final_n_live", (double)res->live[res->n_out - 1]);
     add_observer_extremes(ext, res, 0);
@@ -284,7 +296,7 @@ static void add_results(cJSON *root, const nh_run_config *cfg, const nh_run_resu
     cJSON_AddNumberToObject(perf, "method_seconds", res->method_seconds);
     cJSON_AddNumberToObject(perf, "ns_per_step", nh_run_ns_per_step(res));
     cJSON_AddNumberToObject(perf, "reference_seconds", res->reference_seconds);
-    const int lanes = nh_run_lanes(cfg, res->observer_mask);
+    const int lanes = nh_run_lanes(cfg, res);
     cJSON_AddNumberToObject(perf, "lanes", lanes);
     cJSON_AddStringToObject(perf, "lane_isa", lanes > 1 ? nh_lane_isa_name(nh_lane_isa_best()) : "none");
     add_rank_timing(perf, res);
@@ -479,6 +491,8 @@ int nh_write_run(const char *dir, const nh_run_config *cfg, const nh_run_result 
         rc = nh_write_smoothed(set.stage, smooth, err);
     if (!rc && res->n_paths > 0)
         rc = nh_write_paths(set.stage, res, err);
+    if (!rc && res->n_reductions > 0)
+        rc = nh_write_trajectories(set.stage, res, err);
     if (rc) {
         nh_output_set_abort(&set);
         return rc;

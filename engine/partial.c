@@ -28,7 +28,7 @@ struct nh_partial {
 
 static int add_chunks(cJSON *root, const nh_run_config *cfg, const nh_run_result *res)
 {
-    const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
+    const size_t cells = (size_t)res->n_out * (size_t)res->n_observers;
     cJSON *shard = cJSON_AddObjectToObject(root, "shard");
     cJSON *list = cJSON_AddArrayToObject(root, "chunk_stats");
     if (!shard || !list)
@@ -166,13 +166,13 @@ static int read_lanes(const cJSON *chunk, double *trajectory_fits, long n_out, c
 static int check_chunk_sums(const nh_run_result *res, const double *counts, const long *live,
                             int n_failures, long failed, const nh_state_scope *scope, nh_error *err)
 {
-    const int nobs = nh_observer_count();
+    const int nobs = res->n_observers;
     char detail[96], value[64], allowed[80];
     for (long k = 0; k < res->n_out; ++k)
         for (int o = 0; o < nobs; ++o)
             if (o != nh_observer_event() && counts[k * nobs + o] != (double)live[k]) {
                 snprintf(detail, sizeof detail, "the counts of output %ld, observer %s, summed over the chunks", k,
-                         nh_observer_at(o)->name);
+                         nh_observer_at(res->observers, o)->name);
                 snprintf(value, sizeof value, "%.17g", counts[k * nobs + o]);
                 snprintf(allowed, sizeof allowed, "%ld, the live count of output %ld", live[k], k);
                 return nh_state_refuse(err, scope, "chunk_stats", -1, detail, value, allowed);
@@ -189,7 +189,7 @@ static int check_chunk_sums(const nh_run_result *res, const double *counts, cons
 static int read_chunk(const nh_partial *p, const cJSON *chunk, long c, const nh_run_config *cfg, const nh_run_result *res,
                       nh_accum *acc, double *trajectory_fits, nh_failure *failures, int *n_failures, nh_error *err)
 {
-    const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
+    const size_t cells = (size_t)res->n_out * (size_t)res->n_observers;
     const long first = nh_run_trajectories_before(cfg, nh_run_chunk_first_block(cfg, p->first_chunk + c));
     const long end = nh_run_trajectories_before(cfg, nh_run_chunk_first_block(cfg, p->first_chunk + c + 1));
     nh_state_scope scope;
@@ -199,7 +199,7 @@ static int read_chunk(const nh_partial *p, const cJSON *chunk, long c, const nh_
     if (!cJSON_IsObject(chunk))
         return nh_state_refuse(err, &scope, "chunk_stats", c, NULL, "not an object", "{accumulators, first_failures}");
     if (nh_state_get_doubles(chunk, "accumulators", field, (double *)acc, 4 * cells, &scope, err) ||
-        nh_state_check_accums(acc, cells, nh_observer_count(), field, &scope, err))
+        nh_state_check_accums(acc, cells, res->observers, field, &scope, err))
         return NH_ERR_INPUT;
     snprintf(field, sizeof field, "chunk_stats[%ld].first_failures", c);
     if (nh_json_get_failures(chunk, "first_failures", field, failures, n_failures, first, end, &scope, err))
@@ -212,7 +212,7 @@ static int read_chunk(const nh_partial *p, const cJSON *chunk, long c, const nh_
 static int merge_chunks(const nh_partial *p, const nh_run_config *cfg, nh_run_result *res, const long *live,
                         long failed, const nh_state_scope *scope, nh_error *err)
 {
-    const size_t cells = (size_t)res->n_out * (size_t)nh_observer_count();
+    const size_t cells = (size_t)res->n_out * (size_t)res->n_observers;
     const int with_lanes = nh_run_fit_groups_by_trajectory(cfg);
     nh_accum *acc = malloc(cells * sizeof *acc);
     double *trajectory_fits = with_lanes ? malloc((size_t)NH_BLOCK_SIZE * (size_t)res->n_out * sizeof *trajectory_fits) : NULL;

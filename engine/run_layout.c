@@ -81,14 +81,15 @@ int nh_run_fit_groups_by_trajectory(const nh_run_config *cfg)
  * are halved until those records fit in this much memory per thread. */
 static const double LANE_RECORDS_BYTES = 256.0 * 1024 * 1024;
 
-int nh_run_lanes(const nh_run_config *cfg, unsigned observer_mask)
+int nh_run_lanes(const nh_run_config *cfg, const nh_run_result *res)
 {
+    const unsigned observer_mask = res->observer_mask;
     int lanes = cfg->lanes > 0 ? cfg->lanes : nh_lanes_default();
     const int reference = nh_observer_reference();
     if (lanes <= 1 || (reference >= 0 && (observer_mask & (1u << reference))) ||
         !nh_lane_kernel_exists(&cfg->method, cfg->system))
         return 1;
-    const double record_bytes = (double)nh_run_output_rows(cfg) * nh_observer_count() * sizeof(double);
+    const double record_bytes = (double)nh_run_output_rows(cfg) * res->n_observers * sizeof(double);
     while (lanes > 1 && 2.0 * lanes * record_bytes > LANE_RECORDS_BYTES)
         lanes /= 2;
     return lanes;

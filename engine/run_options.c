@@ -46,6 +46,10 @@ static const nh_option RUN_OPTIONS[] = {
     RUN_OPT("observe", NH_OPTION_STRING, observe, 0, 0, "O1,O2|all",
             "observers to record (nhens list; default all that apply; the fitted dH always); all,error adds the "
             "global error against a CVODE reference, which only its name selects"),
+    RUN_OPT("reduce", NH_OPTION_STRING, reduce, 0, 0, "R1,R2",
+            "also write DIR/trajectories.csv, a row per trajectory (index, failure) with a column per reduction, read at "
+            "the output rows: final (q_1..q_n, v_1..v_n at T), max:OBS, min:OBS (OBS an observer, |OBS| its absolute "
+            "value), first:OBS>X (also <, <=, >=: the first output time it holds; nan if never)"),
     RUN_OPT("paths", NH_OPTION_LONG, paths, 0, NH_MAX_PATHS, "K",
             "also write DIR/paths.csv: every observed value of the first K trajectories (single-trajectory figures)"),
     RUN_OPT("out", NH_OPTION_STRING, out, 0, 0, "DIR", "output folder (default nhens-out)"),
@@ -191,6 +195,7 @@ int nh_run_options_config(const nh_registry *reg, const nh_run_options *o, nh_st
     nh_run_config_init(cfg); /* the defaults of every option not given */
     cfg->system = sys, cfg->h = o->h, cfg->T = o->T, cfg->energy = o->energy, cfg->seed = o->seed;
     cfg->fit_window_start = o->fit_start, cfg->observe = o->observe, cfg->paths = o->paths;
+    cfg->registry = reg, cfg->reduce = o->reduce;
     if ((cfg->have_section = nh_run_options_given(o, "section")))
         cfg->section = o->section;
     cfg->perturb = o->perturb, cfg->burn_in = o->burn_in, cfg->project = o->project;

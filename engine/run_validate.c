@@ -5,6 +5,7 @@
 #include "nhens/lanes.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 void nh_run_config_init(nh_run_config *cfg)
@@ -124,8 +125,15 @@ int nh_run_validate(const nh_run_config *cfg, nh_error *err)
         rc = validate_initial(cfg, err);
     if (rc)
         return rc;
-    unsigned selected;
-    rc = nh_observer_select(cfg->observe, &selected, err);
+    unsigned recorded = 0;
+    nh_observer_table *observers = nh_run_observer_table(cfg, &recorded, err);
+    if (!observers)
+        return NH_ERR_INPUT;
+    nh_reduction *reductions;
+    int n_reductions;
+    rc = nh_run_reductions(cfg, observers, recorded, &reductions, &n_reductions, err);
+    free(reductions);
+    nh_observer_table_free(observers);
     if (!rc)
         rc = nh_method_spec_check(&cfg->method, cfg->system, err);
     if (rc)

@@ -18,6 +18,7 @@ static void queue_free(merge_queue *q)
         free(q->slots[i].live);
         free(q->slots[i].samples);
         free(q->slots[i].trajectory_fits);
+        free(q->slots[i].rows);
     }
     free(q->trajectory_fits);
     free(q->slots);
@@ -37,17 +38,21 @@ static int queue_init(merge_queue *q, int n_slots, int trajectory_fits, const nh
     omp_init_lock(&q->merge_lock);
     omp_init_lock(&q->claim_lock);
     q->chunk.n_out = n_out;
+    q->chunk.n_observers = res->n_observers;
     q->chunk.sketch_layout = *sl;
     q->slots = calloc((size_t)q->n_slots, sizeof *q->slots);
     q->ready = malloc((size_t)q->n_slots * sizeof *q->ready);
     int ok = q->slots && q->ready && nh_run_result_alloc(&q->chunk, n_out) == NH_OK;
     for (int i = 0; ok && i < q->n_slots; ++i) {
         q->ready[i] = -1;
-        q->slots[i].acc = calloc((size_t)n_out * nh_observer_count(), sizeof *q->slots[i].acc);
+        q->slots[i].run = res;
+        q->slots[i].acc = calloc((size_t)n_out * res->n_observers, sizeof *q->slots[i].acc);
+        q->slots[i].rows = res->trajectory_rows ? malloc(NH_BLOCK_SIZE * sizeof(double) * nh_run_trajectory_width(res)) : NULL;
         q->slots[i].live = calloc((size_t)n_out, sizeof *q->slots[i].live);
         q->slots[i].samples = malloc((size_t)(samples ? samples : 1) * sizeof(double));
         q->slots[i].trajectory_fits = trajectory_fits ? malloc(fit_cells * sizeof(double)) : NULL;
-        ok = q->slots[i].acc && q->slots[i].live && q->slots[i].samples && (!trajectory_fits || q->slots[i].trajectory_fits);
+        ok = q->slots[i].acc && q->slots[i].live && q->slots[i].samples && (!trajectory_fits || q->slots[i].trajectory_fits) &&
+             (!res->trajectory_rows || q->slots[i].rows);
     }
     if (ok && trajectory_fits)
         ok = (q->trajectory_fits = malloc(fit_cells * sizeof(double))) != NULL;
@@ -222,7 +227,7 @@ static int owned_blocks_for(int lanes)
 
 static trajectory_record *record_for_lane(worker_blocks *wb, const nh_run_result *res)
 {
-    return wb->n_free > 0 ? wb->free_records[--wb->n_free] : nh_record_new(res->n_out);
+    return wb->n_free > 0 ? wb->free_records[--wb->n_free] : nh_record_new(res->n_out, res->n_observers);
 }
 
 static void release_record(worker_blocks *wb, trajectory_record *rec)
@@ -485,7 +490,7 @@ int nh_schedule_blocks(const nh_run_config *cfg, nh_run_result *res, long first,
 {
     merge_queue q;
     /* each worker's owned blocks and one finished block waiting for its merge */
-    const int n_slots = cfg->threads * (owned_blocks_for(nh_run_lanes(cfg, res->observer_mask)) + 1);
+    const int n_slots = cfg->threads * (owned_blocks_for(nh_run_lanes(cfg, res)) + 1);
     if (queue_init(&q, n_slots, nh_run_fit_groups_by_trajectory(cfg), res, first, end, err))
         return NH_ERR_NOMEM;
     const int rc = compute_blocks(cfg, &q, res, err);

@@ -235,9 +235,10 @@ static int accum_fault(const nh_accum *a, double max_count, const char **allowed
     return -1;
 }
 
-int nh_state_check_accums(const nh_accum *acc, size_t n, int observers, const char *field,
+int nh_state_check_accums(const nh_accum *acc, size_t n, const nh_observer_table *table, const char *field,
                           const nh_state_scope *scope, nh_error *err)
 {
+    const int observers = table ? nh_observer_count(table) : 0;
     static const char *const parts[4] = {"count", "mean", "m2", "absmax"};
     const double trajectories = (double)(scope->traj_end - scope->traj_first);
     for (size_t i = 0; i < n; ++i) {
@@ -251,7 +252,7 @@ int nh_state_check_accums(const nh_accum *acc, size_t n, int observers, const ch
         const double *v = (const double *)&acc[i];
         if (observers > 0)
             snprintf(detail, sizeof detail, "the %s of output %zu, observer %s", parts[part], i / (size_t)observers,
-                     nh_observer_at(obs)->name);
+                     nh_observer_at(table, obs)->name);
         else
             snprintf(detail, sizeof detail, "the %s of output %zu of fit group %zu", parts[part],
                      i % (n / NH_FIT_GROUPS), i / (n / NH_FIT_GROUPS));
@@ -329,17 +330,20 @@ cJSON *nh_state_create(const char *format, int version, const nh_run_config *cfg
         cJSON_AddItemToArray(a, cJSON_CreateString(args[i]));
     cJSON_AddItemToObject(root, "configuration", nh_json_configuration(cfg));
     nh_json_put_long(root, "n_out", res->n_out);
-    cJSON_AddNumberToObject(root, "observers", nh_observer_count());
+    cJSON_AddNumberToObject(root, "observers", res->n_observers);
     add_counts(root, res);
     cJSON_AddNumberToObject(root, "wall_seconds", res->wall_seconds);
-    const size_t row = (size_t)res->n_out * (size_t)nh_observer_count();
+    const size_t row = (size_t)res->n_out * (size_t)res->n_observers;
     const long first = path_first < paths_end(res) ? path_first : paths_end(res);
     nh_json_put_long(root, "paths_first", first);
     cJSON *live = cJSON_AddArrayToObject(root, "live");
     for (long k = 0; live && k < res->n_out; ++k)
         cJSON_AddItemToArray(live, cJSON_CreateNumber((double)res->live[k]));
+    const size_t width = (size_t)nh_run_trajectory_width(res);
+    const long rows = res->trajectory_rows ? res->trajectories_done - res->rows_first : 0;
     if (!live || add_sketches(root, res) ||
-        nh_json_add_doubles(root, "paths", res->paths + (size_t)first * row, (size_t)(paths_end(res) - first) * row)) {
+        nh_json_add_doubles(root, "paths", res->paths + (size_t)first * row, (size_t)(paths_end(res) - first) * row) ||
+        (rows > 0 && nh_json_add_doubles(root, "trajectory_rows", res->trajectory_rows, (size_t)rows * width))) {
         cJSON_Delete(root);
         return NULL;
     }
@@ -439,9 +443,9 @@ int nh_state_check_configuration(const cJSON *root, const nh_run_config *cfg, co
     long n_out;
     const cJSON *obs = cJSON_GetObjectItemCaseSensitive(root, "observers");
     if (nh_json_get_long(root, "n_out", 1, LONG_MAX, &n_out) || n_out != res->n_out ||
-        !whole_in(obs, NH_MAX_OBSERVERS) || (int)obs->valuedouble != nh_observer_count())
+        !whole_in(obs, NH_MAX_OBSERVERS) || (int)obs->valuedouble != res->n_observers)
         return nh_fail(err, NH_ERR_INPUT, "the %s's output times or observers do not match this nhens "
-                                          "(%ld output times, %d observers)", what, res->n_out, nh_observer_count());
+                                          "(%ld output times, %d observers)", what, res->n_out, res->n_observers);
     return NH_OK;
 }
 
@@ -585,7 +589,7 @@ static int check_sketch_totals(const nh_run_result *res, const unsigned long *to
             if (totals[row * sl->n + j] == (unsigned long)live[k])
                 continue;
             char detail[96], value[64], allowed[64];
-            snprintf(detail, sizeof detail, "the sketch of observer %s at output %ld", nh_observer_at(sl->observer[j])->name, k);
+            snprintf(detail, sizeof detail, "the sketch of observer %s at output %ld", nh_observer_at(res->observers, sl->observer[j])->name, k);
             snprintf(value, sizeof value, "%lu values", totals[row * sl->n + j]);
             snprintf(allowed, sizeof allowed, "%ld, the live count of output %ld", live[k], k);
             return nh_state_refuse(err, scope, "sketches", -1, detail, value, allowed);
@@ -596,7 +600,7 @@ static int check_sketch_totals(const nh_run_result *res, const unsigned long *to
 /* The sample paths: finite values or NaN (not observed, or after a failure). */
 static int read_paths(const cJSON *root, nh_run_result *res, const nh_state_scope *scope, nh_error *err)
 {
-    const size_t row = (size_t)res->n_out * (size_t)nh_observer_count();
+    const size_t row = (size_t)res->n_out * (size_t)res->n_observers;
     long first;
     char value[64], allowed[64];
     if (nh_json_get_long(root, "paths_first", 0, LONG_MAX, &first) || first != scope->path_first) {
@@ -613,6 +617,65 @@ static int read_paths(const cJSON *root, nh_run_result *res, const nh_state_scop
             return nh_state_refuse(err, scope, "paths", (long)i, NULL, shown_double(paths[i], value, sizeof value),
                                    "finite, or nan where nothing was observed");
     return NH_OK;
+}
+
+/* What is wrong with the fixed columns of the row of trajectory `index` (its entry in *at), or NULL. */
+static const char *fixed_columns_fault(const double *row, long index, double T, int *at)
+{
+    const int failed = row[1] == 1.0;
+    if (row[0] != (double)index)
+        return *at = 0, "the index of its trajectory (rows in trajectory order)";
+    if (!failed && row[1] != 0.0)
+        return *at = 1, "0 or 1 (whether it failed)";
+    if (failed ? !(row[2] >= 0 && row[2] <= T) : !isnan(row[2]))
+        return *at = 2, failed ? "a failure time in [0, T]" : "nan (no failure time without a failure)";
+    if (failed ? !(row[3] >= 1 && row[3] <= 7 && row[3] == floor(row[3])) : row[3] != 0.0)
+        return *at = 3, failed ? "a failure status 1 to 7" : "0 (no failure status without a failure)";
+    return NULL;
+}
+
+/* Row i of the trajectory rows a state holds (trajectory traj_first + i): its fixed columns, and reductions
+ * finite or nan (a first time nan or in [0, T]); refused with the entry and what is allowed. */
+static int check_trajectory_row(const nh_run_result *res, const double *row, long i, const nh_state_scope *scope,
+                                nh_error *err)
+{
+    const int width = nh_run_trajectory_width(res);
+    int at = 0;
+    const char *why = fixed_columns_fault(row, scope->traj_first + i, scope->T, &at);
+    for (int j = NH_TRAJECTORY_FIXED_COLUMNS; !why && j < width; ++j) {
+        const nh_reduction *r = &res->reductions[j - NH_TRAJECTORY_FIXED_COLUMNS];
+        if (r->kind == NH_REDUCE_FIRST ? !isnan(row[j]) && !(row[j] >= 0 && row[j] <= scope->T) : isinf(row[j]))
+            why = r->kind == NH_REDUCE_FIRST ? "nan or a time in [0, T]" : "finite, or nan", at = j;
+    }
+    char value[64];
+    return why ? nh_state_refuse(err, scope, "trajectory_rows", i * width + at, NULL,
+                                 shown_double(row[at], value, sizeof value), why)
+               : NH_OK;
+}
+
+/* The trajectory rows of the state's trajectories (runs with reductions), into res at their trajectories;
+ * their failed flags add up to the state's failed trajectories. */
+static int read_trajectory_rows(const cJSON *root, nh_run_result *res, long failed, const nh_state_scope *scope,
+                                nh_error *err)
+{
+    if (!res->trajectory_rows)
+        return NH_OK;
+    const int width = nh_run_trajectory_width(res);
+    const long rows = scope->traj_end - scope->traj_first;
+    double *first = res->trajectory_rows + (scope->traj_first - res->rows_first) * width;
+    if (rows > 0 && nh_state_get_doubles(root, "trajectory_rows", "trajectory_rows", first, (size_t)rows * (size_t)width,
+                                         scope, err))
+        return NH_ERR_INPUT;
+    long flagged = 0;
+    for (long i = 0; i < rows; ++i) {
+        if (check_trajectory_row(res, first + i * width, i, scope, err))
+            return NH_ERR_INPUT;
+        flagged += first[i * width + 1] == 1.0;
+    }
+    char value[64], allowed[64];
+    snprintf(value, sizeof value, "%ld failed rows", flagged);
+    snprintf(allowed, sizeof allowed, "%ld (the field 'failed')", failed);
+    return flagged == failed ? NH_OK : nh_state_refuse(err, scope, "trajectory_rows", -1, "the failed flags", value, allowed);
 }
 
 static void add_counts_into(nh_run_result *res, const state_counts *c, const long *live)
@@ -640,7 +703,7 @@ int nh_state_add(const cJSON *root, nh_run_result *res, const nh_state_scope *sc
     if (!rc)
         rc = read_counts(root, &counts, scope, err) || read_live(root, res->n_out, counts.failed, own, scope, err) ||
              add_sketches_from(root, res, totals, scope, err) || check_sketch_totals(res, totals, own, scope, err) ||
-             read_paths(root, res, scope, err);
+             read_paths(root, res, scope, err) || read_trajectory_rows(root, res, counts.failed, scope, err);
     if (!rc)
         add_counts_into(res, &counts, own);
     if (own != live)

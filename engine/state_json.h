@@ -48,8 +48,8 @@ int nh_json_get_failures(const cJSON *obj, const char *key, const char *field, n
                          long first, long end, const nh_state_scope *scope, nh_error *err);
 /* The domain of n accumulators (count, mean, m2, absmax): a whole count in [0, the scope's trajectories]
  * (an event observer's: [0, event_count_max]); where it is 0 the rest 0; else a finite mean, m2 >= 0,
- * absmax >= |mean|. The cells are n_out x `observers` (0: all of the fitted observer, the fit groups). */
-int nh_state_check_accums(const nh_accum *acc, size_t n, int observers, const char *field,
+ * absmax >= |mean|. The cells are n_out x the rows of `table` (NULL: all of the fitted observer, the fit groups). */
+int nh_state_check_accums(const nh_accum *acc, size_t n, const nh_observer_table *table, const char *field,
                           const nh_state_scope *scope, nh_error *err);
 
 /* The configuration as stored and compared: summary.json's, without the thread count. */

@@ -8,7 +8,9 @@
 /* What column j of a table is: the output time, the live count, statistic `column` of observer `observer`, the
  * fitted variance scaled, the value of observer `observer` on sample path `path`, or quantile `level` of the
  * sketch layout's observer `sketch`. */
-typedef enum column_kind { COLUMN_TIME, COLUMN_LIVE, COLUMN_STAT, COLUMN_SCALED, COLUMN_PATH, COLUMN_QUANTILE } column_kind;
+typedef enum column_kind {
+    COLUMN_TIME, COLUMN_LIVE, COLUMN_STAT, COLUMN_SCALED, COLUMN_PATH, COLUMN_QUANTILE, COLUMN_TRAJECTORY
+} column_kind;
 typedef struct column_ref {
     column_kind kind;
     int observer, column, sketch, level;
@@ -26,9 +28,9 @@ static int timeseries_column(const nh_run_result *res, int j, column_ref *ref)
     if (j < 2)
         return *ref = (column_ref){.kind = j == 0 ? COLUMN_TIME : COLUMN_LIVE}, j >= 0;
     int at = 2;
-    for (int i = 0; i < nh_observer_count(); ++i)
+    for (int i = 0; i < res->n_observers; ++i)
         if (recorded(res, i)) {
-            const int n = nh_observer_at(i)->n_columns;
+            const int n = nh_observer_at(res->observers, i)->n_columns;
             if (j < at + n)
                 return *ref = (column_ref){.kind = COLUMN_STAT, .observer = i, .column = j - at}, 1;
             at += n;
@@ -44,8 +46,8 @@ static int paths_column(const nh_run_result *res, int j, column_ref *ref)
     if (j == 0)
         return *ref = (column_ref){.kind = COLUMN_TIME}, 1;
     int per_path = 0, in_path[NH_MAX_OBSERVERS];
-    for (int o = 0; o < nh_observer_count(); ++o)
-        if (recorded(res, o) && !nh_observer_at(o)->event)
+    for (int o = 0; o < res->n_observers; ++o)
+        if (recorded(res, o) && !nh_observer_at(res->observers, o)->event)
             in_path[per_path++] = o;
     const long path = (j - 1) / per_path;
     *ref = (column_ref){.kind = COLUMN_PATH, .observer = in_path[(j - 1) % per_path], .path = path};
@@ -62,12 +64,20 @@ static int quantiles_column(const nh_run_result *res, int j, column_ref *ref)
     return k >= 0 && ref->sketch < res->sketch_layout.n;
 }
 
+/* Column j of the trajectory rows: the fixed columns, then the reductions. */
+static int trajectories_column(const nh_run_result *res, int j, column_ref *ref)
+{
+    *ref = (column_ref){.kind = COLUMN_TRAJECTORY, .column = j};
+    return res->n_reductions > 0 && j >= 0 && j < nh_run_trajectory_width(res);
+}
+
 static int resolve(const nh_run_result *res, nh_run_table table, int j, column_ref *ref)
 {
     switch (table) {
     case NH_RUN_TABLE_TIMESERIES: return timeseries_column(res, j, ref);
     case NH_RUN_TABLE_QUANTILES: return quantiles_column(res, j, ref);
     case NH_RUN_TABLE_PATHS: return paths_column(res, j, ref);
+    case NH_RUN_TABLE_TRAJECTORIES: return trajectories_column(res, j, ref);
     }
     return 0;
 }
@@ -85,6 +95,8 @@ long nh_run_table_rows(const nh_run_result *res, nh_run_table table)
 {
     if (table == NH_RUN_TABLE_QUANTILES)
         return res->sketch_layout.rows;
+    if (table == NH_RUN_TABLE_TRAJECTORIES)
+        return res->n_reductions > 0 ? res->trajectories_done - res->rows_first : 0;
     return table == NH_RUN_TABLE_PATHS && res->n_paths == 0 ? 0 : res->n_out;
 }
 
@@ -93,7 +105,9 @@ int nh_run_table_column_name(const nh_run_result *res, nh_run_table table, int c
     column_ref r;
     if (!resolve(res, table, column, &r))
         return NH_ERR_INPUT;
-    const nh_observer *o = nh_observer_at(r.kind == COLUMN_QUANTILE ? res->sketch_layout.observer[r.sketch] : r.observer);
+    static const char *const fixed[NH_TRAJECTORY_FIXED_COLUMNS] = {"trajectory", "failed", "failure_time",
+                                                                    "failure_status"};
+    const nh_observer *o = nh_observer_at(res->observers, r.kind == COLUMN_QUANTILE ? res->sketch_layout.observer[r.sketch] : r.observer);
     switch (r.kind) {
     case COLUMN_TIME: snprintf(buf, len, "t"); break;
     case COLUMN_LIVE: snprintf(buf, len, "n_live"); break;
@@ -101,6 +115,10 @@ int nh_run_table_column_name(const nh_run_result *res, nh_run_table table, int c
     case COLUMN_SCALED: snprintf(buf, len, "%s_var_scaled", o->name); break;
     case COLUMN_PATH: snprintf(buf, len, "%s_%ld", o->name, r.path); break;
     case COLUMN_QUANTILE: snprintf(buf, len, "%s_%s", o->quantile_prefix, nh_quantile_suffixes[r.level]); break;
+    case COLUMN_TRAJECTORY:
+        snprintf(buf, len, "%s", r.column < NH_TRAJECTORY_FIXED_COLUMNS ? fixed[r.column]
+                                 : res->reductions[r.column - NH_TRAJECTORY_FIXED_COLUMNS].name);
+        break;
     }
     return NH_OK;
 }
@@ -127,10 +145,11 @@ static double value_at(const nh_run_result *res, const column_ref *r, long row, 
     case COLUMN_TIME: return res->time[row * stride];
     case COLUMN_LIVE: return (double)res->live[row];
     case COLUMN_STAT:
-        return statistic(nh_run_accum(res, row, r->observer), nh_observer_at(r->observer)->columns[r->column].kind);
+        return statistic(nh_run_accum(res, row, r->observer), nh_observer_at(res->observers, r->observer)->columns[r->column].kind);
     case COLUMN_SCALED: return nh_accum_variance(nh_run_accum(res, row, r->observer)) / res->variance_scale;
     case COLUMN_PATH: return nh_run_path(res, r->path, row, r->observer);
     case COLUMN_QUANTILE: return nh_sketch_quantile(nh_run_sketch(res, row, r->sketch), nh_quantile_levels[r->level]);
+    case COLUMN_TRAJECTORY: return nh_run_trajectory_row(res, res->rows_first + row)[r->column];
     }
     return NAN;
 }

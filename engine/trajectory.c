@@ -28,7 +28,7 @@ static long output_row(const nh_run_config *cfg, long k, long n_steps)
  * poisoning the statistics. */
 static int record_sample(worker *w, long index, long k, const double *values)
 {
-    const int nobs = nh_observer_count();
+    const int nobs = nh_observer_count(w->observers);
     if (!nh_all_finite(nobs, values))
         return NH_STEP_NONFINITE;
     memcpy(w->rec->values + k * nobs, values, (size_t)nobs * sizeof *values);
@@ -36,7 +36,7 @@ static int record_sample(worker *w, long index, long k, const double *values)
     if (index < w->n_paths) {
         double *row = &w->paths[(index * w->n_out + k) * nobs];
         for (int i = 0; i < nobs; ++i)
-            row[i] = nh_observer_at(i)->event || !(w->observer_mask & (1u << i)) ? NAN : values[i];
+            row[i] = nh_observer_at(w->observers, i)->event || !(w->observer_mask & (1u << i)) ? NAN : values[i];
     }
     return NH_OK;
 }
@@ -121,7 +121,10 @@ static int reference_error(const nh_run_config *cfg, worker *w, long k, const do
 static int observe_at(const nh_run_config *cfg, worker *w, long k, const double *q, const double *v,
                       const nh_initial_values *init, double *values)
 {
-    nh_observe(cfg->system, q, v, init, values);
+    const int n = cfg->system->n;
+    nh_observe(w->observers, cfg->system, q, v, init, values);
+    memcpy(w->rec->final_state, q, (size_t)n * sizeof *q);
+    memcpy(w->rec->final_state + n, v, (size_t)n * sizeof *v);
     return w->reference ? reference_error(cfg, w, k, q, v, values) : NH_OK;
 }
 
@@ -360,10 +363,10 @@ int nh_lanes_advance(const nh_run_config *cfg, worker *w, long n_steps, int *fin
     return count;
 }
 
-static int record_alloc(trajectory_record *rec, long n_out)
+static int record_alloc(trajectory_record *rec, long n_out, int n_observers)
 {
     memset(rec, 0, sizeof *rec);
-    rec->values = malloc((size_t)n_out * (size_t)nh_observer_count() * sizeof *rec->values);
+    rec->values = malloc((size_t)n_out * (size_t)n_observers * sizeof *rec->values);
     return rec->values ? NH_OK : NH_ERR_NOMEM;
 }
 
@@ -375,10 +378,10 @@ static void record_free(trajectory_record *rec)
     free(rec->crossings);
 }
 
-trajectory_record *nh_record_new(long n_out)
+trajectory_record *nh_record_new(long n_out, int n_observers)
 {
     trajectory_record *rec = malloc(sizeof *rec);
-    if (rec && record_alloc(rec, n_out)) {
+    if (rec && record_alloc(rec, n_out, n_observers)) {
         free(rec);
         return NULL;
     }
@@ -395,6 +398,7 @@ int nh_worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, nh_e
 {
     memset(w, 0, sizeof *w);
     w->observer_mask = res->observer_mask;
+    w->observers = res->observers;
     w->paths = res->paths;
     w->n_paths = res->n_paths;
     w->n_out = res->n_out;
@@ -402,7 +406,7 @@ int nh_worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, nh_e
     if (!w->stepper)
         return NH_ERR_SOLVER;
     w->n_lanes = 1;
-    const int lanes = nh_run_lanes(cfg, res->observer_mask);
+    const int lanes = nh_run_lanes(cfg, res);
     if (lanes > 1) {
         if (!(w->lanes = nh_lane_stepper_create(w->stepper, lanes, NH_LANE_ISA_AUTO, err)))
             return err->msg[0] ? NH_ERR_NOMEM : nh_fail(err, NH_ERR_NOMEM, "no lane kernel for %d lanes", lanes);

@@ -23,13 +23,15 @@ int nh_method_is_builtin(const nh_method_type *type)
     return 0;
 }
 
-enum { MAX_ENTRIES = 128, MAX_PLUGINS = 64 };
+enum { MAX_ENTRIES = 128, MAX_PLUGINS = 64, MAX_OBSERVER_TYPES = 32 };
 
 struct nh_registry {
     const nh_system_type *systems[MAX_ENTRIES];
     int n_systems;
     const nh_method_type *methods[MAX_ENTRIES];
     int n_methods;
+    const nh_observer_type *observers[MAX_OBSERVER_TYPES];
+    int n_observers;
     nh_plugin_info plugins[MAX_PLUGINS];   /* paths malloc'ed, freed with the registry */
     int n_plugins;
 };
@@ -224,6 +226,29 @@ int nh_registry_add_method(nh_registry *reg, const nh_method_type *type, nh_erro
         return nh_fail(err, NH_ERR_INPUT, "too many methods (at most %d)", MAX_ENTRIES);
     reg->methods[reg->n_methods++] = type;
     return NH_OK;
+}
+
+int nh_registry_add_observer(nh_registry *reg, const nh_observer_type *type, nh_error *err)
+{
+    if (nh_observer_type_check(type, err))
+        return NH_ERR_INPUT;
+    for (int i = 0; i < reg->n_observers; ++i)
+        if (!strcmp(reg->observers[i]->name, type->name))
+            return nh_fail(err, NH_ERR_INPUT, "an observer named '%s' is already registered", type->name);
+    if (reg->n_observers == MAX_OBSERVER_TYPES)
+        return nh_fail(err, NH_ERR_INPUT, "too many observers (at most %d)", MAX_OBSERVER_TYPES);
+    reg->observers[reg->n_observers++] = type;
+    return NH_OK;
+}
+
+int nh_registry_observer_count(const nh_registry *reg)
+{
+    return reg ? reg->n_observers : 0;
+}
+
+const nh_observer_type *nh_registry_observer_at(const nh_registry *reg, int i)
+{
+    return reg && i >= 0 && i < reg->n_observers ? reg->observers[i] : NULL;
 }
 
 int nh_registry_system_count(const nh_registry *reg)

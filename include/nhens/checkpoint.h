@@ -18,7 +18,7 @@ extern "C" {
 #endif
 #pragma GCC visibility push(default)
 
-enum { NH_CHECKPOINT_VERSION = 6, NH_CHECKPOINT_MAX_ARGS = 128 };
+enum { NH_CHECKPOINT_VERSION = 7, NH_CHECKPOINT_MAX_ARGS = 128 };
 
 typedef struct nh_checkpoint nh_checkpoint;
 

@@ -85,6 +85,8 @@ typedef struct nh_run_config {
     double section;             /* driver section angle for the latitude; NAN (or 0 with !have_section): xi(0) */
     int have_section;
     const char *observe;        /* comma-separated observer names to record; NULL: all that apply */
+    const nh_registry *registry; /* the plugins' observers it holds are recorded too (NULL: the built-in ones) */
+    const char *reduce;         /* per-trajectory reductions (nh_reductions_parse); NULL or "": none */
     long paths;                 /* record every observed value of the first `paths` trajectories (0..NH_MAX_PATHS) */
     void (*progress)(long done, long total, void *ctx);
     void *progress_ctx;
@@ -99,6 +101,38 @@ typedef struct nh_run_config {
     void (*merged)(const nh_run_result *partial, long next_block, void *ctx);
     void *hook_ctx;             /* passed to interrupted and merged */
 } nh_run_config;
+
+/* Per-trajectory reductions: a row per trajectory (DIR/trajectories.csv) of its index, whether and when it
+ * failed and with what status, then a column per reduction, each read at the output rows (the values the
+ * statistics read): the final state q_1..q_n, v_1..v_n at T (NAN for a failed trajectory; angles and ignorable
+ * coordinates as the run keeps them, within [-2 pi, 2 pi]), the maximum or minimum of an observer (or of its
+ * absolute value) over the rows the trajectory reached, and the first output time at which a condition on an
+ * observer holds (NAN when it never does). */
+typedef enum nh_reduction_kind {
+    NH_REDUCE_FINAL_Q, NH_REDUCE_FINAL_V, NH_REDUCE_MAX, NH_REDUCE_MIN, NH_REDUCE_FIRST
+} nh_reduction_kind;
+typedef enum nh_reduction_test { NH_TEST_BELOW, NH_TEST_AT_MOST, NH_TEST_ABOVE, NH_TEST_AT_LEAST } nh_reduction_test;
+typedef struct nh_reduction {
+    nh_reduction_kind kind;
+    int index;                  /* the entry of the state (q_1..q_n, v_1..v_n: FINAL_Q i, FINAL_V n + i), or the
+                                   observer's row (the others) */
+    int absolute;               /* of |value| */
+    nh_reduction_test test;     /* FIRST: value < threshold, <=, >, >= */
+    double threshold;
+    char name[80];              /* the column's name: q_1, max:dH, first:|dH|>1e-3 */
+} nh_reduction;
+/* Columns of a trajectory row before its reductions: trajectory, failed, failure_time, failure_status. */
+enum { NH_TRAJECTORY_FIXED_COLUMNS = 4, NH_MAX_REDUCTIONS = 256 };
+/* The comma-separated terms of `text` (final, max:OBS, min:OBS, first:OBS<X, first:OBS<=X, first:OBS>X,
+ * first:OBS>=X; OBS an observer of the table recorded in `mask` (no event observer), |OBS| its absolute value,
+ * a plugin observer's name all its components) into out (at most NH_MAX_REDUCTIONS columns); the message
+ * names the bad term and the allowed forms. */
+int nh_reductions_parse(const nh_observer_table *t, unsigned mask, int n, const char *text, nh_reduction *out,
+                        int *n_out, nh_error *err);
+
+/* The observers of reg's plugins after the built-in ones (reg NULL: the built-ins), as a run records them
+ * (nh_observer_table_create); NULL with err when a name clashes or there are too many. */
+nh_observer_table *nh_registry_observer_table(const nh_registry *reg, nh_error *err);
 
 typedef struct nh_failure {
     long trajectory;
@@ -133,12 +167,21 @@ typedef struct nh_sketch_layout {
 
 struct nh_run_result {
     long n_steps, n_out;
+    nh_observer_table *observers;   /* the run's (the built-ins' and cfg->registry's plugin observers), owned */
+    int n_observers;                /* nh_observer_count(observers): the stride of acc and paths */
+    nh_reduction *reductions;       /* the columns of the trajectory rows (n_reductions; NULL when none) */
+    int n_reductions;
+    /* A row of NH_TRAJECTORY_FIXED_COLUMNS + n_reductions doubles per trajectory of the result's chunks, from
+     * trajectory rows_first on (rows_count of them; those before trajectories_done are results); NULL when no
+     * reduction is requested. */
+    double *trajectory_rows;
+    long rows_first, rows_count;
     double *time;           /* n_out */
     long *live;             /* n_out */
-    nh_accum *acc;          /* n_out x nh_observer_count() */
+    nh_accum *acc;          /* n_out x n_observers */
     nh_accum *groups;       /* NH_FIT_GROUPS x n_out: the fitted observer per jackknife group (fit errors; see
                                nh_run_fit_groups_by_trajectory) */
-    double *paths;          /* paths x n_out x nh_observer_count(): the values of trajectory i at output k
+    double *paths;          /* paths x n_out x n_observers: the values of trajectory i at output k
                                (NAN after it failed, for event observers, and for trajectories not done) */
     long n_paths;
     nh_sketch_layout sketch_layout;
@@ -184,11 +227,11 @@ long nh_run_default_every(const nh_run_config *cfg);
 void nh_run_config_use_preset(nh_run_config *cfg, const nh_preset *preset);
 
 /* The lanes a run's threads use: cfg->lanes (0: nh_lanes_default()) when a lane kernel serves its method and
- * system (nh_lane_kernel_exists) and it does not record the global error (observer_mask), whose CVODE reference
+ * system (nh_lane_kernel_exists) and it does not record the global error (res->observer_mask), whose CVODE reference
  * follows one trajectory at a time, halved while the lanes' trajectory records (every output row's values)
  * would exceed 256 MiB per thread; else 1. A run that records the latitude steps its lanes one step at a time,
  * each followed by the section crossing test. */
-int nh_run_lanes(const nh_run_config *cfg, unsigned observer_mask);
+int nh_run_lanes(const nh_run_config *cfg, const nh_run_result *res);
 
 /* Checks every field and the method/system pairing; the message names the bad value. */
 int nh_run_validate(const nh_run_config *cfg, nh_error *err);
@@ -232,6 +275,16 @@ void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from);
 void nh_run_result_finish(const nh_run_config *cfg, nh_run_result *res);
 void nh_run_result_free(nh_run_result *res);
 
+/* Doubles per trajectory row, and the row of trajectory i (rows_first <= i < rows_first + rows_count). */
+static inline int nh_run_trajectory_width(const nh_run_result *res)
+{
+    return NH_TRAJECTORY_FIXED_COLUMNS + res->n_reductions;
+}
+static inline const double *nh_run_trajectory_row(const nh_run_result *res, long i)
+{
+    return res->trajectory_rows + (i - res->rows_first) * nh_run_trajectory_width(res);
+}
+
 /* Thread-nanoseconds per step of the method (method_seconds / completed_steps; NAN before any step). */
 double nh_run_ns_per_step(const nh_run_result *res);
 
@@ -241,7 +294,7 @@ double nh_run_observer_max(const nh_run_result *res, int obs);
 /* Value of observer `obs` on sample path i at output index k (i < res->n_paths). */
 static inline double nh_run_path(const nh_run_result *res, long i, long k, int obs)
 {
-    return res->paths[(i * res->n_out + k) * nh_observer_count() + obs];
+    return res->paths[(i * res->n_out + k) * res->n_observers + obs];
 }
 
 /* Sketch of the layout's observer j at sketch row `row` (output index row * stride). */
@@ -253,7 +306,7 @@ static inline const nh_sketch *nh_run_sketch(const nh_run_result *res, long row,
 /* Accumulator of observer `obs` at output index k. */
 static inline const nh_accum *nh_run_accum(const nh_run_result *res, long k, int obs)
 {
-    return &res->acc[k * nh_observer_count() + obs];
+    return &res->acc[k * res->n_observers + obs];
 }
 
 #pragma GCC visibility pop

@@ -17,6 +17,7 @@
 #include "nhens/linalg.h"
 #include "nhens/method.h"
 #include "nhens/method_type.h"
+#include "nhens/observer.h"
 #include "nhens/options.h"
 #include "nhens/output.h"
 #include "nhens/params.h"

@@ -15,7 +15,11 @@ extern "C" {
  * %.17g, so a value read back from the file is this double): timeseries.csv (t, n_live, the observers'
  * statistics, the fitted variance scaled), quantiles.csv (t at the sketch rows, then the quantiles) and
  * paths.csv (t, then O_i per sample path i and recorded observer O; no columns without sample paths). */
-typedef enum nh_run_table { NH_RUN_TABLE_TIMESERIES, NH_RUN_TABLE_QUANTILES, NH_RUN_TABLE_PATHS } nh_run_table;
+typedef enum nh_run_table {
+    NH_RUN_TABLE_TIMESERIES, NH_RUN_TABLE_QUANTILES, NH_RUN_TABLE_PATHS,
+    NH_RUN_TABLE_TRAJECTORIES /* a row per trajectory of the merged prefix: trajectory, failed, failure_time,
+                                 failure_status, then the reductions (no rows without reductions) */
+} nh_run_table;
 int nh_run_table_columns(const nh_run_result *res, nh_run_table table);
 long nh_run_table_rows(const nh_run_result *res, nh_run_table table);
 /* The name of column j (0 <= j < nh_run_table_columns) into buf; 0, or NH_ERR_INPUT for no such column. */
@@ -27,6 +31,8 @@ int nh_write_timeseries(const char *dir, const nh_run_result *res, nh_error *err
 /* DIR/paths.csv: t, then O_i for every sample path i and recorded observer O (values of one trajectory,
  * nan after it failed); written only for runs with res->n_paths > 0. */
 int nh_write_paths(const char *dir, const nh_run_result *res, nh_error *err);
+/* DIR/trajectories.csv: the trajectory rows (NH_RUN_TABLE_TRAJECTORIES) of a run with reductions. */
+int nh_write_trajectories(const char *dir, const nh_run_result *res, nh_error *err);
 /* DIR/quantiles.csv: t, then PREFIX_q05, PREFIX_q50, PREFIX_q95 of every sketched observer (dH and the
  * constraint residual) at up to NH_SKETCH_MAX_ROWS output times: the ensemble's median and 5-95 % band,
  * from mergeable sketches (exact to a factor 10^(1/8) in |value|; nan where no trajectory was live). */

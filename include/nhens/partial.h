@@ -18,7 +18,7 @@ extern "C" {
 #endif
 #pragma GCC visibility push(default)
 
-enum { NH_PARTIAL_VERSION = 4, NH_PARTIAL_MAX_ARGS = 128 };
+enum { NH_PARTIAL_VERSION = 5, NH_PARTIAL_MAX_ARGS = 128 };
 
 typedef struct nh_partial nh_partial;
 

@@ -1,4 +1,4 @@
-/* The registry: which systems and methods a program can use. It starts with the built-in ones and
+/* The registry: which systems, methods and plugin observers a program can use. It starts with the built-in ones and
  * grows by nh_registry_add_* (a plugin's entry point calls these; see plugin.h). Names are unique:
  * adding a second "quartic" is refused. The registry owns nothing it is given: descriptors are
  * const and must outlive it (a plugin's stay loaded for the life of the process).
@@ -7,6 +7,7 @@
 #define NHENS_REGISTRY_H
 
 #include "nhens/method.h"
+#include "nhens/observer.h"
 #include "nhens/system.h"
 
 #ifdef __cplusplus
@@ -20,6 +21,9 @@ void nh_registry_free(nh_registry *reg);
 
 int nh_registry_add_system(nh_registry *reg, const nh_system_type *type, nh_error *err);
 int nh_registry_add_method(nh_registry *reg, const nh_method_type *type, nh_error *err);
+/* A plugin's observer (nhens/observer.h), checked by nh_observer_type_check; its name must differ from the other
+ * plugins' observers (a run refuses one named like a built-in observer or its components, nhens/stats.h). */
+int nh_registry_add_observer(nh_registry *reg, const nh_observer_type *type, nh_error *err);
 
 int nh_registry_system_count(const nh_registry *reg);
 const nh_system_type *nh_registry_system_at(const nh_registry *reg, int i);
@@ -30,6 +34,10 @@ const nh_system_type *nh_registry_find_system_checked(const nh_registry *reg, co
 int nh_registry_method_count(const nh_registry *reg);
 const nh_method_type *nh_registry_method_at(const nh_registry *reg, int i);
 const nh_method_type *nh_registry_find_method(const nh_registry *reg, const char *name);
+
+/* The plugins' observers, in the order they were added. */
+int nh_registry_observer_count(const nh_registry *reg);
+const nh_observer_type *nh_registry_observer_at(const nh_registry *reg, int i);
 
 /* The plugins loaded into the registry (nh_registry_load_plugin, plugin.h), in load order: what a run's
  * summary.json records as its provenance. */

@@ -20,7 +20,7 @@ enum { NH_RUN_MAX_PARAMS = 16 };
 
 /* The values of the options (strings point into the parsed argv); seen: a bit per table index given. */
 typedef struct nh_run_options {
-    const char *system, *method, *preset, *out, *solver, *observe, *checkpoint, *resume, *blocks, *initial;
+    const char *system, *method, *preset, *out, *solver, *observe, *checkpoint, *resume, *blocks, *initial, *reduce;
     const char *params[NH_RUN_MAX_PARAMS];
     int n_params, quiet, dry_run, project;
     double h, T, energy, fit_start, section, smooth, checkpoint_every, perturb, burn_in;

@@ -4,6 +4,7 @@
 #ifndef NHENS_STATS_H
 #define NHENS_STATS_H
 
+#include "nhens/observer.h"
 #include "nhens/system.h"
 
 #ifdef __cplusplus
@@ -55,12 +56,6 @@ unsigned long nh_sketch_total(const nh_sketch *s);
 /* The level-quantile (0 <= level <= 1) of the counted values; NAN when the sketch is empty. */
 double nh_sketch_quantile(const nh_sketch *s, double level);
 
-/* What a trajectory carries from t = 0 to every observer. */
-typedef struct nh_initial_values {
-    double energy;
-    double driver_energy;   /* 0 for systems without a driver */
-} nh_initial_values;
-
 typedef enum nh_stat_kind { NH_STAT_MEAN, NH_STAT_VARIANCE, NH_STAT_ABSMAX, NH_STAT_RMS, NH_STAT_COUNT } nh_stat_kind;
 
 typedef struct nh_column {
@@ -68,8 +63,9 @@ typedef struct nh_column {
     nh_stat_kind kind;
 } nh_column;
 
-/* An observer maps a state to one number; its columns say which statistics are written. The table in
- * stats/observers.c is the only place that names observers: everything else looks them up by name
+/* An observer maps a state to one number; its columns say which statistics are written. A run's observers are
+ * a table (nh_observer_table): the built-in rows of stats/observers.c, the only place that names observers,
+ * then a row per component of each plugin observer (nhens/observer.h). Everything else looks them up by name
  * (user selections) or by role (the fitted and the event observer) and writes what the table says. */
 typedef struct nh_observer {
     const char *name;
@@ -88,6 +84,9 @@ typedef struct nh_observer {
     int versus_reference;                 /* measured against a CVODE reference integrated alongside each
                                              trajectory by the driver (value is NULL); costly, so recorded only
                                              when selected by name, never by "all" */
+    const nh_observer_type *plugin;       /* a plugin observer's component `component` (value and applies NULL:
+                                             the plugin's own compute all its components at once); NULL built in */
+    int component;
 } nh_observer;
 
 /* The quantile levels written for every sketched observer, and their column suffixes. */
@@ -95,10 +94,22 @@ enum { NH_QUANTILE_LEVELS = 3 };
 extern const double nh_quantile_levels[NH_QUANTILE_LEVELS];
 extern const char *const nh_quantile_suffixes[NH_QUANTILE_LEVELS];
 
-enum { NH_MAX_OBSERVERS = 16 };
+/* Rows of a table: observed values per state (the masks below have a bit per row). */
+enum { NH_MAX_OBSERVERS = 32 };
 
-/* Index of the observer named `name`, or -1. */
-int nh_observer_index(const char *name);
+/* A run's observers. The built-in rows come first, in the same order in every table, so the roles below and a
+ * built-in's index do not depend on the table. */
+typedef struct nh_observer_table nh_observer_table;
+/* The built-in observers alone (a constant, never freed). */
+const nh_observer_table *nh_observer_table_builtin(void);
+/* The built-in observers, then a row per component of each of the n_types plugin observers (checked by
+ * nh_observer_type_check; a component name taken by another row or column is refused, as are more than
+ * NH_MAX_OBSERVERS rows). NULL with err set when refused or out of memory; free with nh_observer_table_free. */
+nh_observer_table *nh_observer_table_create(const nh_observer_type *const *types, int n_types, nh_error *err);
+void nh_observer_table_free(nh_observer_table *t);
+
+/* Index of the observer named `name` in t, or -1. */
+int nh_observer_index(const nh_observer_table *t, const char *name);
 /* Index of the observer the variance law is fitted to (there is exactly one). */
 int nh_observer_fitted(void);
 /* Index of the event (Poincare-section) observer, or -1 if the table has none. */
@@ -111,22 +122,25 @@ double nh_global_error(int n, const double *q, const double *v, const double *q_
 #define NH_REFERENCE_TOLERANCE 1e-13
 
 /* Bit i set when observer i applies to the system; only those are sampled and written. */
-unsigned nh_observer_mask(const nh_system *s);
+unsigned nh_observer_mask(const nh_observer_table *t, const nh_system *s);
 /* Mask of the comma-separated observer names in `list`; "all" (alone, NULL, or as an item: "all,error")
- * stands for every observer but those measured against a reference. The fitted observer is always
- * included. An unknown name is refused with the list of known ones. */
-int nh_observer_select(const char *list, unsigned *mask, nh_error *err);
+ * stands for every observer but those measured against a reference, and a plugin observer's name for all its
+ * components (p for p_1, p_2, p_3). The fitted observer is always included. An unknown name is refused with
+ * the list of known ones. */
+int nh_observer_select(const nh_observer_table *t, const char *list, unsigned *mask, nh_error *err);
 
-int nh_observer_count(void);
-const nh_observer *nh_observer_at(int i);
+int nh_observer_count(const nh_observer_table *t);
+/* A core observer: built in and applying to every system (summaries print these first, on one line). */
+int nh_observer_core(const nh_observer *o);
+const nh_observer *nh_observer_at(const nh_observer_table *t, int i);
 void nh_initial_values_compute(const nh_system *s, const double *q, const double *v, nh_initial_values *init);
-/* values[i] for every observer i. */
-void nh_observe(const nh_system *s, const double *q, const double *v, const nh_initial_values *init,
-                double *values);
+/* values[i] for every observer i of t. */
+void nh_observe(const nh_observer_table *t, const nh_system *s, const double *q, const double *v,
+                const nh_initial_values *init, double *values);
 /* Axis label of a timeseries column ("Var(H(t) − H(0))" for dH_var); -1 for a name that is not a column. */
-int nh_column_label(const char *column, char *buf, size_t len);
+int nh_column_label(const nh_observer_table *t, const char *column, char *buf, size_t len);
 /* Total number of timeseries columns after t and n_live. */
-int nh_observer_column_count(void);
+int nh_observer_column_count(const nh_observer_table *t);
 
 /* Least-squares fit Var(t) ~ a + C t over the output times in [t_start, t_end] that have a variance (a NAN
  * variance, fewer than two live trajectories, is missing data and left out), the log-log slope p of Var

@@ -15,7 +15,7 @@ import numpy as np
 from nhens import _library
 from nhens._files import Run
 
-NH_RUN_TABLE_TIMESERIES, NH_RUN_TABLE_QUANTILES, NH_RUN_TABLE_PATHS = 0, 1, 2
+NH_RUN_TABLE_TIMESERIES, NH_RUN_TABLE_QUANTILES, NH_RUN_TABLE_PATHS, NH_RUN_TABLE_TRAJECTORIES = 0, 1, 2, 3
 _POLL_SECONDS = 0.1
 _LOG_PROGRESS_SECONDS = 5.0
 
@@ -47,7 +47,7 @@ def _text(value):
     return str(value)
 
 
-def _arguments(system, method, options, params, observers):
+def _arguments(system, method, options, params, observers, reduce=None):
     args = [f"--system={_text(system)}", f"--method={_text(method)}"]
     for name, value in (params or {}).items():
         args.append(f"--param={_text(name)}={_text(value)}")
@@ -57,6 +57,9 @@ def _arguments(system, method, options, params, observers):
     if observers is not None:
         names = observers if isinstance(observers, str) else ",".join(_text(o) for o in observers)
         args.append(f"--observe={names}")
+    if reduce is not None:
+        terms = reduce if isinstance(reduce, str) else ",".join(_text(r) for r in reduce)
+        args.append(f"--reduce={terms}")
     return args
 
 
@@ -199,19 +202,21 @@ def _command(plugins, args, out):
 
 def run(system, method, *, h, T, energy=None, preset=None, ensemble=None, seed=None, threads=None, every=None,
         paths=None, params=None, observers=None, solver=None, fit_start=None, section=None, perturb=None,
-        burn_in=None, plugins=(), out=None, progress=None, library=None):
+        burn_in=None, reduce=None, plugins=(), out=None, progress=None, library=None):
     """One ensemble study, as `nhens run` computes it, in this process; returns a Run whose tables are numpy
     arrays (timeseries and quantiles: {column: 1-D array}; paths: {observer: trajectories x times}; summary: the
-    dict of summary.json; trajectories: None, the slot of the per-trajectory table).
+    dict of summary.json; trajectories: with reduce=, the per-trajectory table {column: 1-D array, one entry per
+    trajectory}: trajectory, failed, failure_time, failure_status and a column per reduction, else None).
 
     Every option is `nhens run`'s, with its defaults when None (ensemble: the shell preset's, 1 for a state,
     else 100; seed 1; threads: the cores; every: about 1000 output rows). system: a name, or the path of a
     plugin that adds one system (a generated symbolic system); plugins: paths of plugins whose systems and
-    methods the names may use; params: {"n": 2}; observers: names or "all,error"; method: "dla:alpha=0.4".
+    methods the names may use; params: {"n": 2}; observers: names or "all,error"; method: "dla:alpha=0.4";
+    reduce: terms or a list of them, as --reduce takes them: "final", "max:dH", "min:|p|", "first:dH>1e-3".
     Bad input raises NhensError with the program's message. Ctrl-C stops the run and returns the finished
     trajectories' statistics (run.complete is False). progress: None (a line on stderr when it is a
     terminal), True, False, or a callable(done, total). Nothing is written unless out= names a folder, which
-    then receives the program's files (timeseries.csv, summary.json, quantiles.csv, paths.csv)."""
+    then receives the program's files (timeseries.csv, summary.json, quantiles.csv, paths.csv, trajectories.csv)."""
     lib = library if library is not None else default_library()
     registry = _Registry(lib, plugins)
     job = None
@@ -220,7 +225,7 @@ def run(system, method, *, h, T, energy=None, preset=None, ensemble=None, seed=N
         options = {"h": h, "T": T, "energy": energy, "preset": preset, "ensemble": ensemble, "seed": seed,
                    "threads": threads, "every": every, "paths": paths, "solver": solver, "fit-start": fit_start,
                    "section": section, "perturb": perturb, "burn-in": burn_in}
-        args = _arguments(system, method, options, params, observers)
+        args = _arguments(system, method, options, params, observers, reduce)
         argv = (ctypes.c_char_p * (len(args) + 1))(b"run", *(_encode(a, "option") for a in args))
         err = ctypes.create_string_buffer(_library.ERROR_SIZE)
         job = lib.nh_job_create(registry.handle, len(args) + 1, argv, err)
@@ -240,7 +245,8 @@ def run(system, method, *, h, T, energy=None, preset=None, ensemble=None, seed=N
             lib.nh_job_text_free(text)
         run_result = Run(summary, _table(lib, result, NH_RUN_TABLE_TIMESERIES),
                          _table(lib, result, NH_RUN_TABLE_QUANTILES), _table(lib, result, NH_RUN_TABLE_PATHS),
-                         folder=os.fspath(out) if out is not None else None)
+                         folder=os.fspath(out) if out is not None else None,
+                         trajectories=_table(lib, result, NH_RUN_TABLE_TRAJECTORIES) if reduce else None)
         run_result.interrupted = interrupted
         return run_result
     finally:

@@ -18,6 +18,7 @@ from conftest import PYTHON_DIR, plugin, run_program
 
 CONTACT = plugin("NHENS_SYSTEM_PLUGIN_PATH", "examples/contact_eps.so")
 WRONG_ABI = plugin("NHENS_WRONG_ABI_PLUGIN_PATH", "tests/wrong_abi.so")
+MOMENTUM = plugin("NHENS_OBSERVER_PLUGIN_PATH", "examples/momentum.so")
 QUARTIC = dict(params={"n": 2}, h=0.1, T=20, energy=3.2575, ensemble=40, seed=9, every=2, paths=3)
 QUARTIC_ARGS = ["--system", "quartic", "--param", "n=2", "--method", "dla01", "--h", "0.1", "--T", "20", "--energy",
                 "3.2575", "--ensemble", "40", "--seed", "9", "--every", "2", "--paths", "3", "--quiet"]
@@ -211,3 +212,28 @@ def test_a_run_writes_no_file(tmp_path):
     assert writes == []
     assert os.listdir(cwd) == []
     assert "trajectories 16/16" in done.stderr  # progress=True: a line on stderr
+
+
+def test_reductions_are_the_programs_trajectories_csv(tmp_path):
+    """reduce= gives trajectories.csv's columns as arrays, one entry per trajectory, bit for bit the program's;
+    a plugin observer (examples/momentum_observer.c) reduces like a built-in one; no reduce, no table."""
+    reduce = "final,max:|p|,min:dH,first:|dH|>1e-4"
+    out = tmp_path / "knife"
+    done = run_program(["--plugin", MOMENTUM, "run", "--system", "knife", "--preset", "modin2020-fig4", "--perturb",
+                        "0.05", "--ensemble", "19", "--method", "dla01", "--h", "0.05", "--T", "5", "--reduce", reduce,
+                        "--quiet", "--out", str(out)])
+    assert done.returncode == 0, done.stderr
+    run = nhens.run("knife", "dla01", preset="modin2020-fig4", perturb=0.05, ensemble=19, h=0.05, T=5,
+                    reduce=reduce.split(","), plugins=[MOMENTUM], progress=False)
+    table = run.trajectories
+    assert list(table)[:4] == ["trajectory", "failed", "failure_time", "failure_status"]
+    assert {"q_3", "v_1", "max:|p_2|", "min:dH", "first:|dH|>1e-4"} <= set(table)
+    assert_bitwise(csv_columns(out / "trajectories.csv"), table, "trajectories")
+    assert np.array_equal(table["trajectory"], np.arange(19)) and not table["failed"].any()
+    # the knife's mass is the unit: p = v, so |final v_i| is at most max |p_i| over the rows
+    for i in (1, 2, 3):
+        assert np.all(np.abs(table[f"v_{i}"]) <= table[f"max:|p_{i}|"])
+    assert run.summary["reduce"] == reduce
+    assert nhens.run("knife", "dla01", preset="modin2020-fig4", h=0.05, T=1, progress=False).trajectories is None
+    with pytest.raises(nhens.NhensError, match="--reduce term 'max:nothing': 'nothing' is no observer"):
+        nhens.run("knife", "dla01", preset="modin2020-fig4", h=0.05, T=1, reduce="max:nothing", progress=False)

@@ -314,8 +314,8 @@ Test(cli, list_shows_every_system_and_method)
                       t->name, t->params[k].name, block);
         strcat(strcat(names[1], t->name), "\n");
     }
-    for (int i = 0; i < nh_observer_count(); ++i) {
-        const nh_observer *o = nh_observer_at(i);
+    for (int i = 0; i < nh_observer_count(nh_observer_table_builtin()); ++i) {
+        const nh_observer *o = nh_observer_at(nh_observer_table_builtin(), i);
         char line[2048];
         char prefix[64];
         snprintf(prefix, sizeof prefix, "  %s ", o->name);

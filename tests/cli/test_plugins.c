@@ -246,3 +246,75 @@ Test(cli, report_cache_recomputes_after_a_plugin_rebuild_and_says_why)
               err_text);
     remove_tree(dir);
 }
+
+#define OBSERVER_PLUGIN "--plugin " NHENS_OBSERVER_PLUGIN_PATH " "
+
+/* The first line of `file` holds `column` as a whole field. */
+static int has_column(const char *file, const char *column)
+{
+    size_t size;
+    char *text = slurp(file, &size), pattern[128];
+    cr_assert(text != NULL, "%s", file);
+    *strchr(text, '\n') = '\0';
+    snprintf(pattern, sizeof pattern, ",%s,", column);
+    char *line = malloc(strlen(text) + 3);
+    sprintf(line, ",%s,", text);
+    const int found = strstr(line, pattern) != NULL;
+    free(line);
+    free(text);
+    return found;
+}
+
+/* examples/momentum_observer.c: p = M(q) v (3 components, systems of n = 3) and T / H(0) in nhens list, the time
+ * series, the quantiles, the sample paths, the trajectory rows and a report's figure; --observe p selects its
+ * components; on the knife edge (unit mass) p_3 = v_3, so the final v_3 is p_3's value at T. */
+Test(cli, observer_plugin_gets_statistics_quantiles_paths_reductions_and_figures)
+{
+    char dir[256], out[16384];
+    snprintf(dir, sizeof dir, "/tmp/nhens-observer-%d", (int)getpid());
+    remove_tree(dir);
+    cr_assert(eq(int, mkdir(dir, 0700), 0));
+    cr_assert(eq(int, chdir(dir), 0));
+    cr_assert(eq(int, nhens_output(OBSERVER_PLUGIN "list", out, sizeof out), 0), "%s", err_text);
+    cr_assert(strstr(out, "(plugin observer, 3 values)") && strstr(out, "p_3_absmax"), "%s", out);
+    const char *run = OBSERVER_PLUGIN "run --system knife --preset modin2020-fig4 --perturb 0.05 --ensemble 24 "
+                      "--method dla01 --h 0.05 --T 5 --every 10 --paths 2 --quiet --out r "
+                      "--reduce 'final,max:|p|,first:kinetic_share<0.5,min:p_3'";
+    cr_assert(eq(int, nhens(run), 0), "%s", err_text);
+    cr_assert(has_column("r/timeseries.csv", "p_1_mean") && has_column("r/timeseries.csv", "kinetic_share_var"));
+    cr_assert(has_column("r/quantiles.csv", "p_2_q50") && has_column("r/paths.csv", "p_3_1"));
+    cr_assert(has_column("r/trajectories.csv", "max:|p_2|") && has_column("r/trajectories.csv", "min:p_3") &&
+              has_column("r/trajectories.csv", "first:kinetic_share<0.5"));
+    /* |min over the rows of p_3| <= max |p_3| over the rows, trajectory by trajectory (columns 10 = v_3, 13, 15) */
+    size_t size;
+    char *rows = slurp("r/trajectories.csv", &size), *line = strchr(rows, '\n') + 1;
+    int checked = 0;
+    for (; *line; line = strchr(line, '\n') + 1, ++checked) {
+        double f[16];
+        cr_assert(eq(int, sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &f[0], &f[1], &f[2],
+                                 &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9], &f[10], &f[11], &f[12], &f[13], &f[14]),
+                     15), "%s", line);
+        cr_assert(fabs(f[14]) <= f[12] && f[14] <= f[9], "min p_3 %g, max |p_3| %g, final v_3 %g", f[14], f[12], f[9]);
+    }
+    free(rows);
+    cr_assert(eq(int, checked, 24));
+    cr_assert(eq(int, nhens(OBSERVER_PLUGIN "run --system knife --preset modin2020-fig4 --method dla01 --h 0.05 --T 1 "
+                            "--observe p --quiet --out s"), 0), "%s", err_text);
+    cr_assert(has_column("s/timeseries.csv", "p_2_var") && !has_column("s/timeseries.csv", "kinetic_share_mean") &&
+              !has_column("s/timeseries.csv", "constraint_max"), "only p and the fitted dH");
+    /* p needs n = 3: the quartic (n = 7) does not record it, and a reduction of it says so */
+    cr_assert(eq(int, nhens(OBSERVER_PLUGIN "run --system quartic --energy 3 --method dla01 --h 0.1 --T 1 --quiet "
+                            "--out q --reduce max:p_1"), 2));
+    cr_assert(strstr(err_text, "observer 'p_1' is not recorded in this run") != NULL, "%s", err_text);
+    FILE *f = fopen("exp.ini", "w");
+    fprintf(f, "[experiment]\nplugin = %s\ntitle = momentum\nsystem = knife\npreset = modin2020-fig4\nperturb = 0.05\n"
+            "h = 0.05\nT = 5\nensemble = 16\nmethods = dla01\npaths = 2\n\n[panel a]\ntitle = a\n"
+            "plot = p_1_mean; p_2_band; p_3_path\n", NHENS_OBSERVER_PLUGIN_PATH);
+    fclose(f);
+    cr_assert(eq(int, nhens("report exp.ini --allow-plugins --out rep --quiet --threads 2"), 0), "%s", err_text);
+    struct stat st;
+    cr_assert(stat("rep/a.png", &st) == 0 && st.st_size > 1000, "the panel's figure");
+    cr_assert(has_column("rep/a/01-dla01/quantiles.csv", "p_2_q95"), "the band's data");
+    cr_assert(eq(int, nhens("report exp.ini --out rep2 --quiet"), 2), "plugins need --allow-plugins");
+    remove_tree(dir);
+}

@@ -23,10 +23,10 @@ static int study(const nh_registry *reg, nh_error *err)
     nh_run_result res;
     if ((rc = nh_run_ensemble(&cfg, &res, err)))
         return rc;
-    const int dh = nh_observer_index("dH");
+    const int dh = nh_observer_index(res.observers, "dH");
     const double worst = nh_run_observer_max(&res, dh);
     printf("consumer: %ld trajectories x %ld steps, %ld failed, max |%s| = %.3e, %ld nonlinear solves\n",
-           cfg.ensemble, res.n_steps, res.failed, nh_observer_at(dh)->name, worst, res.solver.solves);
+           cfg.ensemble, res.n_steps, res.failed, nh_observer_at(res.observers, dh)->name, worst, res.solver.solves);
     rc = res.failed == 0 && worst < 1e-12 && res.solver.solves > 0 ? NH_OK : NH_ERR_SOLVER;
     nh_run_result_free(&res);
     return rc;

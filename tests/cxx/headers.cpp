@@ -45,7 +45,7 @@ int main()
         std::fprintf(stderr, "quartic: %s\n", err.msg);
         return 1;
     }
-    std::printf("nhens %s from C++: %d observers\n", NH_VERSION, nh_observer_count());
+    std::printf("nhens %s from C++: %d observers\n", NH_VERSION, nh_observer_count(nh_observer_table_builtin()));
     nh_registry_free(reg);
     return 0;
 }

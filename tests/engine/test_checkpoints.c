@@ -23,7 +23,8 @@ static void sized_shard_config(nh_system *s, nh_run_config *cfg, long ensemble, 
 {
     make_system(s, "quartic", "n=2", NULL);
     *cfg = (nh_run_config){.system = s, .h = 0.1, .T = 6, .every = 3, .ensemble = ensemble, .seed = 77, .threads = 2,
-                           .energy = 3.2575, .fit_window_start = 0.5, .paths = 3, .shard = shard, .shards = shards};
+                           .energy = 3.2575, .fit_window_start = 0.5, .paths = 3, .shard = shard, .shards = shards,
+                           .reduce = "final,max:dH,min:constraint,first:|dH|>1e-4"}; /* trajectory rows carried too */
     make_method(&cfg->method, "dla01");
 }
 
@@ -60,13 +61,19 @@ static void merge_shard_of(shard_config_fn config, nh_run_result *whole, long i,
 
 static void assert_same_statistics(const nh_run_result *a, const nh_run_result *b)
 {
-    const size_t cells = (size_t)a->n_out * (size_t)nh_observer_count();
+    const size_t cells = (size_t)a->n_out * (size_t)nh_observer_count(nh_observer_table_builtin());
     cr_assert(eq(int, memcmp(a->acc, b->acc, cells * sizeof *a->acc), 0), "accumulators differ bitwise");
     cr_assert(eq(int, memcmp(a->groups, b->groups, (size_t)a->n_out * NH_FIT_GROUPS * sizeof *a->groups), 0));
     cr_assert(eq(int, memcmp(a->live, b->live, (size_t)a->n_out * sizeof *a->live), 0));
     const size_t sketches = (size_t)(a->sketch_layout.rows * a->sketch_layout.n);
     cr_assert(eq(int, memcmp(a->sketch, b->sketch, sketches * sizeof *a->sketch), 0));
     cr_assert(eq(int, memcmp(a->paths, b->paths, (size_t)a->n_paths * cells * sizeof *a->paths), 0));
+    const long rows = a->trajectories_done - a->rows_first;
+    cr_assert(eq(int, a->n_reductions, b->n_reductions));
+    cr_assert(a->n_reductions == 0 || (a->trajectory_rows && b->trajectory_rows), "trajectory rows kept");
+    cr_assert(eq(int, a->n_reductions ? memcmp(a->trajectory_rows, b->trajectory_rows,
+                                               (size_t)rows * (size_t)nh_run_trajectory_width(a) * sizeof(double))
+                                      : 0, 0), "trajectory rows differ bitwise");
     cr_assert(eq(long, a->completed_steps, b->completed_steps));
     cr_assert(eq(long, a->failed, b->failed));
     cr_assert(eq(long, a->trajectories_done, b->trajectories_done));

@@ -131,7 +131,7 @@ static void failing_run(const char *method)
     cr_assert(eq(long, res.live[res.n_out - 1], 24L - res.failed));
     for (long k = 1; k < res.n_out; ++k) {
         cr_assert(res.live[k] <= res.live[k - 1], "n_live never grows");
-        for (int o = 0; o < nh_observer_count(); ++o) {
+        for (int o = 0; o < nh_observer_count(nh_observer_table_builtin()); ++o) {
             const nh_accum *a = nh_run_accum(&res, k, o);
             cr_assert(isfinite(a->mean) && isfinite(a->m2) && isfinite(a->absmax), "no NaN reaches the statistics");
         }
@@ -280,7 +280,7 @@ static long check_shared_block(nh_run_config cfg, const char *what)
     run_one_block(cfg, 3, &three, &starts_three);
     cr_assert(eq(int, starts_three.count, NH_BLOCK_SIZE), "%s: %d trajectory starts", what, starts_three.count);
     cr_assert(distinct_threads(&starts_three) >= 2, "%s: one thread ran the whole block", what);
-    const size_t cells = (size_t)one.n_out * (size_t)nh_observer_count();
+    const size_t cells = (size_t)one.n_out * (size_t)nh_observer_count(nh_observer_table_builtin());
     cr_assert(memcmp(one.acc, three.acc, cells * sizeof *one.acc) == 0, "%s: statistics differ", what);
     cr_assert(memcmp(one.live, three.live, (size_t)one.n_out * sizeof *one.live) == 0, "%s: n_live differs", what);
     cr_assert(eq(long, one.failed, three.failed), "%s", what);
@@ -382,7 +382,7 @@ static char *timeseries_text(const nh_run_result *res, const char *name)
 
 static void assert_same_run(const nh_run_result *alone, const nh_run_result *together, const char *what)
 {
-    const size_t cells = (size_t)alone->n_out * (size_t)nh_observer_count();
+    const size_t cells = (size_t)alone->n_out * (size_t)nh_observer_count(nh_observer_table_builtin());
     cr_assert(memcmp(alone->acc, together->acc, cells * sizeof *alone->acc) == 0, "%s: accumulators differ", what);
     cr_assert(memcmp(alone->groups, together->groups, (size_t)alone->n_out * NH_FIT_GROUPS * sizeof *alone->groups) == 0,
               "%s: fit groups differ", what);
@@ -595,7 +595,7 @@ Test(ensemble, null_descriptors_are_refused_as_null)
 /* Every statistic, count and failure of two results, bit for bit. */
 static void assert_same_statistics(const nh_run_result *a, const nh_run_result *b, const char *what)
 {
-    const size_t cells = (size_t)a->n_out * (size_t)nh_observer_count();
+    const size_t cells = (size_t)a->n_out * (size_t)a->n_observers;
     cr_assert(eq(long, a->n_out, b->n_out), "%s", what);
     cr_assert(memcmp(a->acc, b->acc, cells * sizeof *a->acc) == 0, "%s: statistics differ", what);
     cr_assert(memcmp(a->live, b->live, (size_t)a->n_out * sizeof *a->live) == 0, "%s: n_live differs", what);
@@ -633,7 +633,7 @@ static int compare_lanes(nh_run_config cfg, const char *what)
         snprintf(label, sizeof label, "%s, %d lanes, %d threads", what, lanes[i], cfg.threads);
         cr_assert(eq(int, nh_run_ensemble(&cfg, &many, &err), NH_OK), "%s: %s", label, err.msg);
         assert_same_statistics(&one, &many, label);
-        batched |= nh_run_lanes(&cfg, many.observer_mask) > 1;
+        batched |= nh_run_lanes(&cfg, &many) > 1;
         nh_run_result_free(&many);
     }
     nh_run_result_free(&one);

@@ -98,7 +98,7 @@ Test(initial_states, burn_in_continues_the_trajectory_that_t0_would_have_started
     cr_assert(eq(int, nh_run_ensemble(&cfg, &plain, &err), NH_OK), "%s", err.msg);
     cfg.T = 3, cfg.burn_in = 2;
     cr_assert(eq(int, nh_run_ensemble(&cfg, &burnt, &err), NH_OK), "%s", err.msg);
-    const int dh = nh_observer_index("dH");
+    const int dh = nh_observer_index(nh_observer_table_builtin(), "dH");
     for (long k = 0; k < burnt.n_out; ++k) {
         const double expected = nh_run_accum(&plain, k + 2, dh)->mean - nh_run_accum(&plain, 2, dh)->mean;
         cr_assert(fabs(nh_run_accum(&burnt, k, dh)->mean - expected) < 4e-15, "k = %ld: %g vs %g", k,

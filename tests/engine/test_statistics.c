@@ -31,7 +31,7 @@ Test(ensemble, statistics_at_t0_are_exact)
 
 static double max_observed(const nh_run_result *res, const char *observer)
 {
-    int o = nh_observer_index(observer);
+    int o = nh_observer_index(nh_observer_table_builtin(), observer);
     return o < 0 ? NAN : nh_run_observer_max(res, o);
 }
 
@@ -123,7 +123,7 @@ static void latitude_drift(const char *method, const char *eps, double *first, d
     nh_run_result res;
     nh_error err;
     cr_assert(eq(int, nh_run_ensemble(&cfg, &res, &err), NH_OK), "%s", err.msg);
-    const int lat = nh_observer_index("latitude");
+    const int lat = nh_observer_index(nh_observer_table_builtin(), "latitude");
     double values[400];
     int count = 0;
     for (long k = 0; k < res.n_out && count < 400; ++k)
@@ -179,7 +179,7 @@ Test(latitude, another_section_is_a_parameter)
     cr_assert(eq(int, nh_run_ensemble(&cfg, &res, &err), NH_OK));
     double crossings = 0;
     for (long k = 0; k < res.n_out; ++k)
-        crossings += nh_run_accum(&res, k, nh_observer_index("latitude"))->count;
+        crossings += nh_run_accum(&res, k, nh_observer_index(nh_observer_table_builtin(), "latitude"))->count;
     /* T = 50 and P = 2.0: 24 or 25 crossings */
     cr_assert(crossings >= 24 && crossings <= 25, "crossings %g", crossings);
     nh_run_result_free(&res);

@@ -189,15 +189,53 @@ static const nh_method_type STILL = {
 #endif
     .step = still_step};
 
+/* An observer of the plane: its position, with one hostile field per observer case. */
+static void position(const nh_observer_type *self, const nh_system *s, const double *q, const double *v,
+                     const nh_initial_values *init, double *out)
+{
+    (void)self, (void)s, (void)v, (void)init;
+    out[0] = q[0], out[1] = q[1];
+}
+
+static const nh_observer_type POSITION = {
+#if defined(HOSTILE_CASE_OBSERVER_BAD_NAME)
+    .name = "x;rm",
+#elif defined(HOSTILE_CASE_OBSERVER_BUILTIN_NAME)
+    .name = "dH",
+#else
+    .name = "position",
+#endif
+#if !defined(HOSTILE_CASE_OBSERVER_NO_HELP)
+    .help = "the plane's position (x, y)",
+#endif
+#if defined(HOSTILE_CASE_OBSERVER_DIM_ZERO)
+    .dim = 0,
+#elif defined(HOSTILE_CASE_OBSERVER_DIM_HUGE)
+    .dim = 17,
+#else
+    .dim = 2,
+#endif
+#if !defined(HOSTILE_CASE_OBSERVER_NULL_VALUE)
+    .value = position,
+#endif
+};
+
 static int register_all(nh_registry *reg, nh_error *err)
 {
+    (void)position; /* unused where the observer has no value function */
 #if defined(HOSTILE_CASE_SILENT_FAILURE)
     (void)reg, (void)err;
-    (void)PLANE, (void)STILL, (void)two_hundred, (void)inner_order_plus_two;
+    (void)PLANE, (void)STILL, (void)POSITION, (void)two_hundred, (void)inner_order_plus_two;
     return NH_ERR_INPUT; /* and no message */
 #else
     (void)two_hundred, (void)inner_order_plus_two;
     int rc = nh_registry_add_system(reg, &PLANE, err);
+    if (!rc)
+        rc = nh_registry_add_observer(reg, &POSITION, err);
+#if defined(HOSTILE_CASE_OBSERVER_DUPLICATE)
+    if (!rc)
+        rc = nh_registry_add_observer(reg, &POSITION, err);
+#endif
     return rc ? rc : nh_registry_add_method(reg, &STILL, err);
 #endif
 }

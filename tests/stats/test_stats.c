@@ -405,27 +405,27 @@ Test(observers, are_selected_by_name_and_role)
     unsigned mask;
     nh_error err;
     const int fitted = nh_observer_fitted(), event = nh_observer_event();
-    cr_assert(fitted >= 0 && nh_observer_at(fitted)->fitted);
-    cr_assert(event >= 0 && nh_observer_at(event)->event && event != fitted);
+    cr_assert(fitted >= 0 && nh_observer_at(nh_observer_table_builtin(), fitted)->fitted);
+    cr_assert(event >= 0 && nh_observer_at(nh_observer_table_builtin(), event)->event && event != fitted);
     const int reference = nh_observer_reference();
-    cr_assert(reference >= 0 && nh_observer_at(reference)->versus_reference && !nh_observer_at(reference)->value);
-    cr_assert(eq(int, nh_observer_select(NULL, &mask, &err), NH_OK));
-    cr_assert(eq(u32, mask, ((1u << nh_observer_count()) - 1u) & ~(1u << reference)), "all: but the costly global error");
-    cr_assert(eq(int, nh_observer_select("all,error", &mask, &err), NH_OK));
-    cr_assert(eq(u32, mask, (1u << nh_observer_count()) - 1u), "all plus the global error by name");
-    cr_assert(eq(int, nh_observer_select("constraint", &mask, &err), NH_OK));
-    cr_assert(eq(u32, mask, (1u << nh_observer_index("constraint")) | (1u << fitted)), "the fitted one is always on");
-    cr_assert(eq(int, nh_observer_select("constraint,latitude", &mask, &err), NH_OK));
-    cr_assert(eq(u32, mask, (1u << nh_observer_index("constraint")) | (1u << event) | (1u << fitted)));
-    cr_assert(eq(int, nh_observer_select("constraint,", &mask, &err), NH_OK));
-    cr_assert(eq(int, nh_observer_select("constrain", &mask, &err), NH_ERR_INPUT), "no prefix matches");
+    cr_assert(reference >= 0 && nh_observer_at(nh_observer_table_builtin(), reference)->versus_reference && !nh_observer_at(nh_observer_table_builtin(), reference)->value);
+    cr_assert(eq(int, nh_observer_select(nh_observer_table_builtin(), NULL, &mask, &err), NH_OK));
+    cr_assert(eq(u32, mask, ((1u << nh_observer_count(nh_observer_table_builtin())) - 1u) & ~(1u << reference)), "all: but the costly global error");
+    cr_assert(eq(int, nh_observer_select(nh_observer_table_builtin(), "all,error", &mask, &err), NH_OK));
+    cr_assert(eq(u32, mask, (1u << nh_observer_count(nh_observer_table_builtin())) - 1u), "all plus the global error by name");
+    cr_assert(eq(int, nh_observer_select(nh_observer_table_builtin(), "constraint", &mask, &err), NH_OK));
+    cr_assert(eq(u32, mask, (1u << nh_observer_index(nh_observer_table_builtin(), "constraint")) | (1u << fitted)), "the fitted one is always on");
+    cr_assert(eq(int, nh_observer_select(nh_observer_table_builtin(), "constraint,latitude", &mask, &err), NH_OK));
+    cr_assert(eq(u32, mask, (1u << nh_observer_index(nh_observer_table_builtin(), "constraint")) | (1u << event) | (1u << fitted)));
+    cr_assert(eq(int, nh_observer_select(nh_observer_table_builtin(), "constraint,", &mask, &err), NH_OK));
+    cr_assert(eq(int, nh_observer_select(nh_observer_table_builtin(), "constrain", &mask, &err), NH_ERR_INPUT), "no prefix matches");
     cr_assert(strstr(err.msg, "unknown observer 'constrain' (did you mean 'constraint'?); known observers: all, ") !=
               NULL, "a prefix is suggested, not taken: %s", err.msg);
-    cr_assert(eq(int, nh_observer_select("dH,,x", &mask, &err), NH_ERR_INPUT));
-    for (int i = 0; i < nh_observer_count(); ++i) {
-        const nh_observer *o = nh_observer_at(i);
+    cr_assert(eq(int, nh_observer_select(nh_observer_table_builtin(), "dH,,x", &mask, &err), NH_ERR_INPUT));
+    for (int i = 0; i < nh_observer_count(nh_observer_table_builtin()); ++i) {
+        const nh_observer *o = nh_observer_at(nh_observer_table_builtin(), i);
         cr_assert(o->label && o->extreme_key && o->n_columns >= 1, "%s", o->name);
-        cr_assert(eq(int, nh_observer_index(o->name), i));
+        cr_assert(eq(int, nh_observer_index(nh_observer_table_builtin(), o->name), i));
     }
 }
 
