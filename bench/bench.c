@@ -50,6 +50,15 @@ static double now_seconds(void)
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+/* The process's CPU time: the lockstep rows' clock. They run on one thread, and on a shared machine the
+ * wall clock also counts the time the process waits for a core (docs/decisions/0021-lanes.md). */
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
 static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -349,7 +358,7 @@ static const char *observers_of_lanes(char *buf, size_t size)
  * given): the lanes it used. */
 static double ensemble_seconds_of(const bench_settings *b, const char *system, const char *param, double energy,
                                   const char *method, int threads, int lanes, long n, double T, long every,
-                                  const char *observe, int *lanes_used)
+                                  const char *observe, int *lanes_used, double (*clock)(void))
 {
     nh_system s;
     nh_method_spec m;
@@ -360,12 +369,12 @@ static double ensemble_seconds_of(const bench_settings *b, const char *system, c
                          .fit_window_start = 0.5, .observe = observe};
     nh_run_result res;
     nh_error err;
-    double t0 = now_seconds();
+    double t0 = clock();
     if (nh_run_ensemble(&cfg, &res, &err)) {
         fprintf(stderr, "bench: %s\n", err.msg);
         return -1;
     }
-    double dt = now_seconds() - t0;
+    double dt = clock() - t0;
     if (lanes_used)
         *lanes_used = nh_run_lanes(&cfg, res.observer_mask);
     nh_run_result_free(&res);
@@ -375,7 +384,7 @@ static double ensemble_seconds_of(const bench_settings *b, const char *system, c
 /* The quartic n = 3 at H = 3.06 with the default lanes (the scaling runs). */
 static double ensemble_seconds(const bench_settings *b, const char *method, int threads, long n, double T, long every)
 {
-    return ensemble_seconds_of(b, "quartic", "n=3", 3.06, method, threads, 0, n, T, every, NULL, NULL);
+    return ensemble_seconds_of(b, "quartic", "n=3", 3.06, method, threads, 0, n, T, every, NULL, NULL, now_seconds);
 }
 
 /* The machine's own two-thread ceiling at the moment of a scaling run: `items` copies of the bare loop
@@ -526,10 +535,10 @@ static double time_scalar_trajectories(const bare_loop *loop, int dim, const dou
 {
     memcpy(q, q0, (size_t)(dim * LOCKSTEP_TRAJECTORIES) * sizeof *q);
     memcpy(v, v0, (size_t)(dim * LOCKSTEP_TRAJECTORIES) * sizeof *v);
-    const double t0 = now_seconds();
+    const double t0 = cpu_seconds();
     for (int j = 0; j < LOCKSTEP_TRAJECTORIES; ++j)
         loop->run(q + j * dim, v + j * dim, 0.1, steps);
-    return (now_seconds() - t0) / ((double)steps * LOCKSTEP_TRAJECTORIES) * 1e9;
+    return (cpu_seconds() - t0) / ((double)steps * LOCKSTEP_TRAJECTORIES) * 1e9;
 }
 
 /* The same with `run`, batches of `lanes` trajectories copied into and out of structure-of-arrays form
@@ -538,7 +547,7 @@ static double time_lockstep_trajectories(void (*run)(double *, double *, double,
                                          const double *q0, const double *v0, double *q, double *v, long steps)
 {
     double qs[LOCKSTEP_STATE], vs[LOCKSTEP_STATE];
-    const double t0 = now_seconds();
+    const double t0 = cpu_seconds();
     for (int first = 0; first < LOCKSTEP_TRAJECTORIES; first += lanes) {
         for (int l = 0; l < lanes; ++l)
             for (int i = 0; i < dim; ++i) {
@@ -552,7 +561,7 @@ static double time_lockstep_trajectories(void (*run)(double *, double *, double,
                 v[(first + l) * dim + i] = vs[i * lanes + l];
             }
     }
-    return (now_seconds() - t0) / ((double)steps * LOCKSTEP_TRAJECTORIES) * 1e9;
+    return (cpu_seconds() - t0) / ((double)steps * LOCKSTEP_TRAJECTORIES) * 1e9;
 }
 
 /* The first trajectory whose final state differs in any bit, or -1. */
@@ -566,30 +575,71 @@ static int first_differing_trajectory(int dim, const double *q, const double *v,
     return -1;
 }
 
-/* One repeat's times, ns per trajectory-step: scalar, each lane count, nhens' ensemble with its default lanes
- * and with one lane. */
+/* One repeat's times, ns per trajectory-step: scalar, each lane count (and the same loops for SSE2), nhens'
+ * lane stepper alone, nhens' ensemble with its default lanes and with one lane. */
 typedef struct lockstep_times {
-    double scalar, lockstep[LOCKSTEP_WIDTHS], nhens, nhens_one_lane;
+    double scalar, lockstep[LOCKSTEP_WIDTHS], lockstep_sse2[LOCKSTEP_WIDTHS], stepper, nhens, nhens_one_lane;
     int lanes;                  /* the lanes nhens' ensemble used */
 } lockstep_times;
 
-/* One repeat of the six, interleaved; -1 (with a message) when a lockstep loop's final states are not the
+/* ns per trajectory-step of nhens' lane stepper alone (nhens/lanes.h, the default lanes and instruction set):
+ * the trajectories started by the scalar stepper, loaded into lanes, advanced `steps` steps in one call and read
+ * back, with nothing observed; -1 when it cannot be made. What separates it from the lockstep loop is its
+ * kernel's formulas (generic in the system), what separates the ensemble from it is the engine's work. */
+static double time_lane_stepper(const bench_settings *b, const lockstep_system *sys, const char *method,
+                                const double *q0, const double *v0, long steps)
+{
+    nh_system s;
+    nh_method_spec m;
+    nh_error err;
+    if (make(b, &s, sys->name, sys->param, &m, method))
+        return -1;
+    nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
+    const int lanes = nh_lanes_default() < LOCKSTEP_TRAJECTORIES ? nh_lanes_default() : LOCKSTEP_TRAJECTORIES;
+    nh_lane_stepper *ls = st ? nh_lane_stepper_create(st, lanes, NH_LANE_ISA_AUTO, &err) : NULL;
+    double seconds = -1;
+    if (ls) {
+        int status[NH_MAX_LANES];
+        const double t0 = cpu_seconds();
+        for (int first = 0; first < LOCKSTEP_TRAJECTORIES; first += lanes) {
+            for (int l = 0; l < lanes; ++l) {
+                double q[NH_MAX_DIM], v[NH_MAX_DIM], carried[NH_MAX_UNKNOWNS];
+                memcpy(q, q0 + (first + l) * sys->dim, (size_t)sys->dim * sizeof *q);
+                memcpy(v, v0 + (first + l) * sys->dim, (size_t)sys->dim * sizeof *v);
+                nh_stepper_start(st, q, v, carried);
+                nh_lane_stepper_load(ls, l, st, q, v, carried);
+            }
+            nh_lane_stepper_advance(ls, 0.1, steps, status);
+        }
+        seconds = cpu_seconds() - t0;
+    }
+    nh_lane_stepper_free(ls);
+    nh_stepper_free(st);
+    return seconds < 0 ? -1 : seconds / ((double)steps * LOCKSTEP_TRAJECTORIES) * 1e9;
+}
+
+/* One repeat of the eleven, interleaved (process CPU time); -1 (with a message) when a lockstep loop's final states are not the
  * scalar loop's bit for bit or nhens' ensemble fails, else 0. */
 static int lockstep_repeat(const bench_settings *b, const lockstep_system *sys, const lockstep_loop *lock,
-                           const double *q0, const double *v0, long steps, lockstep_times *t)
+                           const lockstep_loop *lock_sse2, const double *q0, const double *v0, long steps,
+                           lockstep_times *t)
 {
     double q_ref[LOCKSTEP_STATE], v_ref[LOCKSTEP_STATE], q[LOCKSTEP_STATE], v[LOCKSTEP_STATE];
     t->scalar = time_scalar_trajectories(sys->scalar_loop(lock->method), sys->dim, q0, v0, q_ref, v_ref, steps);
-    for (int w = 0; w < LOCKSTEP_WIDTHS; ++w) {
-        t->lockstep[w] = time_lockstep_trajectories(lock->run[w], lockstep_lanes(w), sys->dim, q0, v0, q, v, steps);
-        const int j = first_differing_trajectory(sys->dim, q, v, q_ref, v_ref);
-        if (j >= 0) {
-            fprintf(stderr, "nhens_bench: the lockstep loop of %s on the %s with %d lanes differs from its scalar loop "
-                            "in the final state of trajectory %d after %ld steps (they must be equal bit for bit)\n",
-                    lock->method, sys->name, lockstep_lanes(w), j, steps);
-            return -1;
+    for (int sse2 = 0; sse2 < 2; ++sse2)
+        for (int w = 0; w < LOCKSTEP_WIDTHS; ++w) {
+            const lockstep_loop *loop = sse2 ? lock_sse2 : lock;
+            *(sse2 ? &t->lockstep_sse2[w] : &t->lockstep[w]) =
+                time_lockstep_trajectories(loop->run[w], lockstep_lanes(w), sys->dim, q0, v0, q, v, steps);
+            const int j = first_differing_trajectory(sys->dim, q, v, q_ref, v_ref);
+            if (j >= 0) {
+                fprintf(stderr, "nhens_bench: the lockstep loop of %s on the %s with %d lanes%s differs from its scalar "
+                                "loop in the final state of trajectory %d after %ld steps (they must be equal bit for bit)\n",
+                        lock->method, sys->name, lockstep_lanes(w), sse2 ? " (SSE2)" : "", j, steps);
+                return -1;
+            }
         }
-    }
+    t->stepper = time_lane_stepper(b, sys, lock->method, q0, v0, steps);
     const double trajectory_steps = (double)steps * LOCKSTEP_TRAJECTORIES;
     char observe[512];
     observers_of_lanes(observe, sizeof observe);
@@ -597,7 +647,7 @@ static int lockstep_repeat(const bench_settings *b, const lockstep_system *sys, 
         int used;
         const double seconds = ensemble_seconds_of(b, sys->name, sys->param, sys->energy, lock->method, 1,
                                                    one_lane ? 1 : 0, LOCKSTEP_TRAJECTORIES, (double)steps * 0.1,
-                                                   LOCKSTEP_EVERY, observe, &used);
+                                                   LOCKSTEP_EVERY, observe, &used, cpu_seconds);
         if (!one_lane)
             t->lanes = used;
         if (seconds < 0)
@@ -612,7 +662,7 @@ static int lockstep_repeat(const bench_settings *b, const lockstep_system *sys, 
  * scalar loop and for nhens with one lane. */
 static void add_lockstep_figures(cJSON *o, const lockstep_system *sys, const lockstep_times *t, int repeats)
 {
-    double x[16], ratio[16], speedup[16], one_lane[16], lane_gain[16];
+    double x[16], ratio[16], speedup[16], one_lane[16], lane_gain[16], stepper[16];
     char key[64];
     for (int r = 0; r < repeats; ++r)
         x[r] = t[r].scalar;
@@ -627,6 +677,17 @@ static void add_lockstep_figures(cJSON *o, const lockstep_system *sys, const loc
         snprintf(key, sizeof key, "nhens_over_lockstep_%d", lockstep_lanes(w));
         cJSON_AddNumberToObject(o, key, median(ratio, repeats));
     }
+    for (int r = 0; r < repeats; ++r) {
+        x[r] = t[r].lockstep_sse2[0];
+        for (int w = 1; w < LOCKSTEP_WIDTHS; ++w)
+            x[r] = fmin(x[r], t[r].lockstep_sse2[w]);
+        ratio[r] = t[r].nhens / x[r];
+    }
+    cJSON_AddNumberToObject(o, "fastest_sse2_lockstep_ns_per_trajectory_step", median(x, repeats));
+    cJSON_AddNumberToObject(o, "nhens_over_sse2_lockstep", median(ratio, repeats));
+    for (int r = 0; r < repeats; ++r)
+        x[r] = t[r].stepper;
+    cJSON_AddNumberToObject(o, "lane_stepper_ns_per_trajectory_step", median(x, repeats));
     for (int r = 0; r < repeats; ++r)
         x[r] = t[r].nhens;
     cJSON_AddNumberToObject(o, "nhens_ensemble_ns_per_trajectory_step", median(x, repeats));
@@ -641,7 +702,9 @@ static void add_lockstep_figures(cJSON *o, const lockstep_system *sys, const loc
         speedup[r] = t[r].scalar / fastest;
         one_lane[r] = t[r].nhens_one_lane / fastest;
         lane_gain[r] = t[r].nhens_one_lane / t[r].nhens;
+        stepper[r] = t[r].stepper / fastest;
     }
+    cJSON_AddNumberToObject(o, "lane_stepper_over_lockstep", median(stepper, repeats));
     cJSON_AddNumberToObject(o, "scalar_over_lockstep", median(speedup, repeats));
     cJSON_AddNumberToObject(o, "one_lane_over_lockstep", median(one_lane, repeats));
     cJSON_AddNumberToObject(o, "one_lane_over_lanes", median(lane_gain, repeats));
@@ -677,7 +740,8 @@ static double scalar_loop_difference(const bench_settings *b, const nh_system *s
 
 /* One method's lockstep row; NULL after a message when a lockstep loop is not bit for bit its scalar loop
  * (or nhens' ensemble fails): the ceiling of formulas that give other bits is no ceiling. */
-static cJSON *bench_lockstep_method(const bench_settings *b, const lockstep_system *sys, const lockstep_loop *lock)
+static cJSON *bench_lockstep_method(const bench_settings *b, const lockstep_system *sys, const lockstep_loop *lock,
+                                    const lockstep_loop *lock_sse2)
 {
     double q0[LOCKSTEP_STATE], v0[LOCKSTEP_STATE];
     lockstep_times t[16];
@@ -686,7 +750,7 @@ static cJSON *bench_lockstep_method(const bench_settings *b, const lockstep_syst
     if (lockstep_system_make(b, sys, lock->method, &s) || lockstep_start(&s, sys->energy, q0, v0))
         return NULL;
     for (int r = 0; r < b->repeats; ++r)
-        if (lockstep_repeat(b, sys, lock, q0, v0, steps, &t[r]))
+        if (lockstep_repeat(b, sys, lock, lock_sse2, q0, v0, steps, &t[r]))
             return NULL;
     char observe[512];
     cJSON *o = cJSON_CreateObject();
@@ -713,9 +777,10 @@ static cJSON *bench_lockstep_for(const lockstep_system *sys, const char *method,
 {
     int count;
     const lockstep_loop *loops = lockstep_loops(sys->name, NH_LANE_ISA_AUTO, &count);
-    for (int k = 0; loops && k < count; ++k)
+    const lockstep_loop *sse2 = lockstep_loops(sys->name, NH_LANE_ISA_SSE2, &count);
+    for (int k = 0; loops && sse2 && k < count; ++k)
         if (strcmp(loops[k].method, method) == 0)
-            return bench_lockstep_method(b, sys, &loops[k]);
+            return bench_lockstep_method(b, sys, &loops[k], &sse2[k]);
     return NULL;
 }
 
@@ -822,11 +887,14 @@ static cJSON *collect_ratios(const cJSON *quartic, const cJSON *compositions,
 
 /* The ratios the run reports but --check does not guard, as "kind:method", the kind suffixed with the system's
  * (_cvt) as its guarded lockstep ratio is: the scalar loop over the lockstep loop of the same formulas (the
- * compiler's gain from lanes, nothing of nhens'; docs/decisions/0019) and nhens with one lane over nhens with its
- * lanes (what lanes give nhens; docs/decisions/0021-lanes.md). */
+ * compiler's gain from lanes, nothing of nhens'; docs/decisions/0019), nhens with one lane over nhens with its
+ * lanes (what lanes give nhens), nhens' lane stepper alone over the lockstep loop (its kernel's share of the
+ * guarded ratio) and nhens over the lockstep loop compiled for SSE2 (the ceiling of docs/decisions/0019;
+ * docs/decisions/0021-lanes.md). */
 static cJSON *collect_reported(cJSON *const lockstep[LOCKSTEP_SYSTEM_COUNT])
 {
-    static const char *const kinds[] = {"scalar_over_lockstep", "one_lane_over_lanes"};
+    static const char *const kinds[] = {"scalar_over_lockstep", "one_lane_over_lanes", "lane_stepper_over_lockstep",
+                                        "nhens_over_sse2_lockstep"};
     cJSON *r = cJSON_CreateObject();
     char key[160];
     for (size_t kind = 0; kind < sizeof kinds / sizeof kinds[0]; ++kind)
