@@ -161,7 +161,7 @@ def tables(doc):
         raise SystemExit('table.py: not a nhens_bench JSON file (no "ratios" object)')
     out = []
     for key, title in RUNS:
-        if isinstance(doc.get(key), list):
+        if isinstance(doc.get(key), list) and doc[key]:
             out += ["", f"**ns per step on the {title}, h = {doc.get('h', 0.1)}, one thread; "
                         f"{doc.get('statistic', 'median of repeats')} ({doc.get('repeats', '?')})**", ""]
             out += method_table(doc[key])

@@ -19,8 +19,15 @@ out["about"] += "; each ratio the median of three --quick runs (scripts/bench-ba
 for part in ("ratios", "reported"):
     out[part] = {key: statistics.median(run[part][key] for run in runs if key in run[part])
                  for key in runs[0][part]}
+def cjson(value, depth=0):
+    """JSON in cJSON_Print's layout (tabs, a tab after each colon), as nhens_bench --write-baseline writes it."""
+    pad = "\t" * (depth + 1)
+    if isinstance(value, dict):
+        items = [f"{pad}{json.dumps(k)}:\t{cjson(v, depth + 1)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + "\t" * depth + "}"
+    return json.dumps(value)
 with open(sys.argv[2], "w") as f:
-    f.write(json.dumps(out, indent="\t") + "\n")
+    f.write(cjson(out) + "\n")
 PY
 mv bench/baseline.json.tmp bench/baseline.json
 echo "bench/baseline.json refreshed (medians of three quick runs)"
