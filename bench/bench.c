@@ -6,13 +6,16 @@
  * linearly implicit method over a bare C loop of its own formulas on the quartic, from bare_loops.c, and
  * over the same formulas through the system's interface; KINSOL over the built-in Newton; a composition
  * over its stages of the inner method; 2 threads over 1);
- * --check compares them with a committed baseline and fails when one is worse by more than 2x. Beside
+ * --check compares them with a committed baseline and fails when one is worse by more than 2x (a lockstep
+ * ratio: more than max(its target, 1.25x its baseline)). Beside
  * each two-thread speed-up, the speed-up of copies of DLA^{0,1}'s bare loop measured interleaved with it:
  * the machine's ceiling at that moment.
- * Reported, not guarded: the lockstep ceiling of each explicit method on the quartic (lockstep_loops.c,
- * structure-of-arrays, 8, 16 and 32 trajectories in lockstep) against its scalar loop and nhens' ensemble
- * path, side by side; a lockstep loop whose final states are not its scalar loop's bit for bit fails the run.
- * usage: nhens_bench [--quick] [--check BASELINE.json] [--write-baseline FILE] */
+ * The lockstep rows: each explicit method's lockstep ceiling on the quartic and the CVT (lockstep_loops.h,
+ * structure-of-arrays, 8, 16 and 32 trajectories in lockstep, compiled for the lane kernels' instruction set)
+ * against its scalar loop, nhens' lane stepper and nhens' ensemble with its lanes and with one, side by side in
+ * process CPU time; nhens over the lockstep loop is guarded with a target (ratio_bound), the rest reported. A
+ * lockstep loop whose final states are not its scalar loop's bit for bit fails the run.
+ * usage: nhens_bench [--quick] [--only lockstep] [--check BASELINE.json] [--write-baseline FILE] */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -1153,9 +1156,9 @@ static const char USAGE[] =
 
 static const char HELP[] =
     "Times every method on the quartic (n = 3, H = 3.06) and the CVT (eps = 0.1, H = 6) with both solvers,\n"
-    "the bare and interface loops, the compositions, 1- and 2-thread ensembles, the lockstep loops against\n"
-    "nhens' ensemble, and peak memory, and prints one JSON document on stdout (medians of interleaved\n"
-    "repeats; docs/guide/scaling.md, \"Benchmarks\").\n"
+    "the bare and interface loops, the compositions, 1- and 2-thread ensembles, the lockstep loops of the\n"
+    "quartic and the CVT against nhens' lanes, and peak memory, and prints one JSON document on stdout\n"
+    "(medians of interleaved repeats; docs/PERFORMANCE.md).\n"
     "  --quick                 fewer steps and repeats (under a minute)\n"
     "  --only lockstep         only the lockstep rows (quartic and CVT); --check then checks only their ratios\n"
     "  --check BASELINE.json   compare the run's ratios with the baseline's; exit 1 when one regresses by\n"
