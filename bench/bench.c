@@ -6,13 +6,16 @@
  * linearly implicit method over a bare C loop of its own formulas on the quartic, from bare_loops.c, and
  * over the same formulas through the system's interface; KINSOL over the built-in Newton; a composition
  * over its stages of the inner method; 2 threads over 1);
- * --check compares them with a committed baseline and fails when one is worse by more than 2x. Beside
+ * --check compares them with a committed baseline and fails when one is worse by more than 2x (a lockstep
+ * ratio: more than max(its target, 1.25x its baseline)). Beside
  * each two-thread speed-up, the speed-up of copies of DLA^{0,1}'s bare loop measured interleaved with it:
  * the machine's ceiling at that moment.
- * Reported, not guarded: the lockstep ceiling of each explicit method on the quartic (lockstep_loops.c,
- * structure-of-arrays, 8, 16 and 32 trajectories in lockstep) against its scalar loop and nhens' ensemble
- * path, side by side; a lockstep loop whose final states are not its scalar loop's bit for bit fails the run.
- * usage: nhens_bench [--quick] [--check BASELINE.json] [--write-baseline FILE] */
+ * The lockstep rows: each explicit method's lockstep ceiling on the quartic and the CVT (lockstep_loops.h,
+ * structure-of-arrays, 8, 16 and 32 trajectories in lockstep, compiled for the lane kernels' instruction set)
+ * against its scalar loop, nhens' lane stepper and nhens' ensemble with its lanes and with one, side by side in
+ * process CPU time; nhens over the lockstep loop is guarded with a target (ratio_bound), the rest reported. A
+ * lockstep loop whose final states are not its scalar loop's bit for bit fails the run.
+ * usage: nhens_bench [--quick] [--only lockstep] [--check BASELINE.json] [--write-baseline FILE] */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -32,6 +35,8 @@ extern char **environ;
 #include "nhens/registry.h"
 
 #include "bare_loops.h"
+#include "cvt_formulas.h"
+#include "cvt_loops.h"
 #include "lockstep_loops.h"
 
 typedef struct bench_settings {
@@ -46,6 +51,16 @@ static double now_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* The process's CPU time: the clock of every one-thread timing (methods, loops, lockstep rows). On a shared
+ * machine the wall clock also counts the time the process waits for a core (docs/decisions/0021-lanes.md); the
+ * scaling runs, whose threads run at once, use the wall clock. */
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
@@ -90,11 +105,11 @@ static double time_trajectory(nh_stepper *st, const nh_system *s, double energy,
     start_state(s, energy, q, v);
     nh_stepper_start(st, q, v, carried);
     const long before = nh_stepper_solver_stats(st).iterations;
-    double t0 = now_seconds();
+    double t0 = cpu_seconds();
     for (long k = 0; k < steps; ++k)
         if (nh_stepper_step(st, 0.1, q, v, carried))
             break;
-    const double ns = (now_seconds() - t0) / steps * 1e9;
+    const double ns = (cpu_seconds() - t0) / steps * 1e9;
     *iterations = (double)(nh_stepper_solver_stats(st).iterations - before) / steps;
     return ns;
 }
@@ -115,9 +130,9 @@ static double time_bare_loop(const bare_loop *loop, int kind, const nh_system *q
 {
     double q[NH_MAX_DIM], v[NH_MAX_DIM];
     start_state(quartic, 3.06, q, v);
-    double t0 = now_seconds();
+    double t0 = cpu_seconds();
     run_loop(loop, kind, quartic, q, v, steps);
-    const double ns = (now_seconds() - t0) / steps * 1e9;
+    const double ns = (cpu_seconds() - t0) / steps * 1e9;
     volatile double sink = q[0] + v[0]; /* the result is used: the loop cannot be optimised away */
     (void)sink;
     return ns;
@@ -330,24 +345,51 @@ static cJSON *bench_methods(const char *system, const char *param, double energy
     return arr;
 }
 
-static double ensemble_seconds(const bench_settings *b, const char *method, int threads, long n, double T, long every)
+/* Every observer's name but the latitude's and the global error's, comma-separated: what a run records when it
+ * steps in lanes (nh_run_lanes: the two are recorded after every step, and a run recording them uses one lane). */
+static const char *observers_of_lanes(char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < nh_observer_count(); ++i)
+        if (i != nh_observer_event() && i != nh_observer_reference() && used < size)
+            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? "," : "", nh_observer_at(i)->name);
+    return buf;
+}
+
+/* Seconds of an ensemble of `method` on `system` (param, energy) as nhens runs it: n trajectories of seed 1,
+ * h = 0.1, T, output every `every` steps, `threads` threads, `lanes` lanes (0: the default, nh_lanes_default),
+ * recording `observe` (NULL: every observer that applies); -1 after a message when it fails. *lanes_used (if
+ * given): the lanes it used. */
+static double ensemble_seconds_of(const bench_settings *b, const char *system, const char *param, double energy,
+                                  const char *method, int threads, int lanes, long n, double T, long every,
+                                  const char *observe, int *lanes_used, double (*clock)(void))
 {
     nh_system s;
     nh_method_spec m;
-    if (make(b, &s, "quartic", "n=3", &m, method))
+    if (make(b, &s, system, param, &m, method))
         return -1;
     nh_run_config cfg = {.system = &s, .method = m, .solver = NH_SOLVER_NEWTON, .h = 0.1, .T = T, .every = every,
-                         .ensemble = n, .seed = 1, .threads = threads, .energy = 3.06, .fit_window_start = 0.5};
+                         .ensemble = n, .seed = 1, .threads = threads, .lanes = lanes, .energy = energy,
+                         .fit_window_start = 0.5, .observe = observe};
     nh_run_result res;
     nh_error err;
-    double t0 = now_seconds();
+    double t0 = clock();
     if (nh_run_ensemble(&cfg, &res, &err)) {
         fprintf(stderr, "bench: %s\n", err.msg);
         return -1;
     }
-    double dt = now_seconds() - t0;
+    double dt = clock() - t0;
+    if (lanes_used)
+        *lanes_used = nh_run_lanes(&cfg, res.observer_mask);
     nh_run_result_free(&res);
     return dt;
+}
+
+/* The quartic n = 3 at H = 3.06 with the default lanes (the scaling runs). */
+static double ensemble_seconds(const bench_settings *b, const char *method, int threads, long n, double T, long every)
+{
+    return ensemble_seconds_of(b, "quartic", "n=3", 3.06, method, threads, 0, n, T, every, NULL, NULL, now_seconds);
 }
 
 /* The machine's own two-thread ceiling at the moment of a scaling run: `items` copies of the bare loop
@@ -425,107 +467,220 @@ static cJSON *bench_scaling(const char *method, const bench_settings *b)
     return o;
 }
 
-/* The lockstep ceiling: LOCKSTEP_MAX_LANES trajectories of the quartic n = 3 (trajectories 0.. of seed 1
- * on H = 3.06, as nhens' ensembles draw them), each advanced `steps` steps by the scalar bare loop, by the
- * lockstep loop of each lane count, and by nhens' ensemble path with one thread, the four interleaved in
- * every repeat. States are stored trajectory after trajectory (trajectory j at [j * BARE_DIM]). */
+
+/* The lockstep ceiling of a system: LOCKSTEP_MAX_LANES trajectories (trajectories 0.. of seed 1 on the system's
+ * energy, as nhens' ensembles draw them), each advanced `steps` steps by the system's scalar bare loop, by the
+ * lockstep loop of each lane count (compiled for the instruction set of nhens' lane kernels), and by nhens'
+ * ensemble path with one thread, with its default lanes and with one lane (--lanes 1), the six interleaved in
+ * every repeat. States are stored trajectory after trajectory (trajectory j at [j * dim]). */
 enum { LOCKSTEP_TRAJECTORIES = LOCKSTEP_MAX_LANES, LOCKSTEP_STATE = BARE_DIM * LOCKSTEP_TRAJECTORIES };
 /* nhens' ensemble records every 50th step: the full bench's 50 000 steps give the default study's
  * about 1000 output rows, and the quick bench observes as densely. */
 enum { LOCKSTEP_EVERY = 50 };
+/* At least this many repeats: the guarded ratios' bound is 1.25x their baseline (ratio_bound) */
+enum { LOCKSTEP_REPEATS = 5 };
 
-static int lockstep_start(const nh_system *quartic, double *q, double *v)
+/* A system of the lockstep rows: its bench row's parameters, its scalar loops, the section and ratio names. */
+typedef struct lockstep_system {
+    const char *name, *param;
+    double energy;
+    int dim;
+    const char *section, *ratio;               /* "lockstep_quartic", "over_lockstep" */
+    const bare_loop *(*scalar_loop)(const char *method);
+} lockstep_system;
+
+static const lockstep_system LOCKSTEP_SYSTEMS[] = {
+    {"quartic", "n=3", 3.06, BARE_DIM, "lockstep_quartic", "over_lockstep", bare_loop_for},
+    {"cvt", "eps=0.1", 6.0, CVT_DIM, "lockstep_cvt", "over_lockstep_cvt", cvt_bare_loop_for},
+};
+enum { LOCKSTEP_SYSTEM_COUNT = sizeof LOCKSTEP_SYSTEMS / sizeof LOCKSTEP_SYSTEMS[0] };
+
+/* The system whose lockstep ratio is `ratio`, or NULL. */
+static const lockstep_system *lockstep_system_of_ratio(const char *ratio, size_t length)
 {
+    for (int k = 0; k < LOCKSTEP_SYSTEM_COUNT; ++k)
+        if (strlen(LOCKSTEP_SYSTEMS[k].ratio) == length && strncmp(LOCKSTEP_SYSTEMS[k].ratio, ratio, length) == 0)
+            return &LOCKSTEP_SYSTEMS[k];
+    return NULL;
+}
+
+/* The system as nhens builds it, checked against what the loops assume (dimension, eps, unit mass). */
+static int lockstep_system_make(const bench_settings *b, const lockstep_system *sys, const char *method, nh_system *s)
+{
+    nh_method_spec m;
+    if (make(b, s, sys->name, sys->param, &m, method))
+        return 1;
+    int same = s->n == sys->dim && s->m == 1;
+    for (int i = 0; same && i < s->n; ++i)
+        same = s->inv_mass[i] == 1.0;
+    if (same && strcmp(sys->name, "cvt") == 0)
+        same = s->params.value[0] == CVT_LOOP_EPS;
+    if (!same)
+        fprintf(stderr, "nhens_bench: the %s (%s) is not the system of its bench loops\n", sys->name, sys->param);
+    return !same;
+}
+
+static int lockstep_start(const nh_system *s, double energy, double *q, double *v)
+{
+    const int n = s->n;
     for (int j = 0; j < LOCKSTEP_TRAJECTORIES; ++j) {
         double qj[NH_MAX_DIM], vj[NH_MAX_DIM];
         nh_pcg32 rng;
         nh_pcg32_for_trajectory(&rng, 1, (uint64_t)j);
-        if (quartic->n != BARE_DIM || nh_energy_shell_sample(quartic, 3.06, &rng, qj, vj))
+        if (nh_energy_shell_sample(s, energy, &rng, qj, vj))
             return 1;
-        memcpy(q + j * BARE_DIM, qj, BARE_DIM * sizeof *q);
-        memcpy(v + j * BARE_DIM, vj, BARE_DIM * sizeof *v);
+        memcpy(q + j * n, qj, (size_t)n * sizeof *q);
+        memcpy(v + j * n, vj, (size_t)n * sizeof *v);
     }
     return 0;
 }
 
 /* ns per trajectory-step of the scalar loop from (q0, v0), one trajectory after another; final states
  * in (q, v). */
-static double time_scalar_trajectories(const bare_loop *loop, const double *q0, const double *v0, double *q,
+static double time_scalar_trajectories(const bare_loop *loop, int dim, const double *q0, const double *v0, double *q,
                                        double *v, long steps)
 {
-    memcpy(q, q0, LOCKSTEP_STATE * sizeof *q);
-    memcpy(v, v0, LOCKSTEP_STATE * sizeof *v);
-    const double t0 = now_seconds();
+    memcpy(q, q0, (size_t)(dim * LOCKSTEP_TRAJECTORIES) * sizeof *q);
+    memcpy(v, v0, (size_t)(dim * LOCKSTEP_TRAJECTORIES) * sizeof *v);
+    const double t0 = cpu_seconds();
     for (int j = 0; j < LOCKSTEP_TRAJECTORIES; ++j)
-        loop->run(q + j * BARE_DIM, v + j * BARE_DIM, 0.1, steps);
-    return (now_seconds() - t0) / ((double)steps * LOCKSTEP_TRAJECTORIES) * 1e9;
+        loop->run(q + j * dim, v + j * dim, 0.1, steps);
+    return (cpu_seconds() - t0) / ((double)steps * LOCKSTEP_TRAJECTORIES) * 1e9;
 }
 
 /* The same with `run`, batches of `lanes` trajectories copied into and out of structure-of-arrays form
- * (inside the timing: a batched engine pays it too). */
-static double time_lockstep_trajectories(void (*run)(double *, double *, double, long), int lanes, const double *q0,
-                                         const double *v0, double *q, double *v, long steps)
+ * (inside the timing: a batched engine pays it too); the fastest of LOCKSTEP_TRIES runs, as a ceiling is (a
+ * quick row's loop runs for about a millisecond, which one interruption can double). */
+enum { LOCKSTEP_TRIES = 3 };
+static double lockstep_seconds(void (*run)(double *, double *, double, long), int lanes, int dim, const double *q0,
+                               const double *v0, double *q, double *v, long steps)
 {
     double qs[LOCKSTEP_STATE], vs[LOCKSTEP_STATE];
-    const double t0 = now_seconds();
+    const double t0 = cpu_seconds();
     for (int first = 0; first < LOCKSTEP_TRAJECTORIES; first += lanes) {
         for (int l = 0; l < lanes; ++l)
-            for (int i = 0; i < BARE_DIM; ++i) {
-                qs[i * lanes + l] = q0[(first + l) * BARE_DIM + i];
-                vs[i * lanes + l] = v0[(first + l) * BARE_DIM + i];
+            for (int i = 0; i < dim; ++i) {
+                qs[i * lanes + l] = q0[(first + l) * dim + i];
+                vs[i * lanes + l] = v0[(first + l) * dim + i];
             }
         run(qs, vs, 0.1, steps);
         for (int l = 0; l < lanes; ++l)
-            for (int i = 0; i < BARE_DIM; ++i) {
-                q[(first + l) * BARE_DIM + i] = qs[i * lanes + l];
-                v[(first + l) * BARE_DIM + i] = vs[i * lanes + l];
+            for (int i = 0; i < dim; ++i) {
+                q[(first + l) * dim + i] = qs[i * lanes + l];
+                v[(first + l) * dim + i] = vs[i * lanes + l];
             }
     }
-    return (now_seconds() - t0) / ((double)steps * LOCKSTEP_TRAJECTORIES) * 1e9;
+    return cpu_seconds() - t0;
+}
+
+static double time_lockstep_trajectories(void (*run)(double *, double *, double, long), int lanes, int dim,
+                                         const double *q0, const double *v0, double *q, double *v, long steps)
+{
+    double fastest = INFINITY;
+    for (int attempt = 0; attempt < LOCKSTEP_TRIES; ++attempt)
+        fastest = fmin(fastest, lockstep_seconds(run, lanes, dim, q0, v0, q, v, steps));
+    return fastest / ((double)steps * LOCKSTEP_TRAJECTORIES) * 1e9;
 }
 
 /* The first trajectory whose final state differs in any bit, or -1. */
-static int first_differing_trajectory(const double *q, const double *v, const double *q_ref, const double *v_ref)
+static int first_differing_trajectory(int dim, const double *q, const double *v, const double *q_ref,
+                                      const double *v_ref)
 {
     for (int j = 0; j < LOCKSTEP_TRAJECTORIES; ++j)
-        if (memcmp(q + j * BARE_DIM, q_ref + j * BARE_DIM, BARE_DIM * sizeof *q) ||
-            memcmp(v + j * BARE_DIM, v_ref + j * BARE_DIM, BARE_DIM * sizeof *v))
+        if (memcmp(q + j * dim, q_ref + j * dim, (size_t)dim * sizeof *q) ||
+            memcmp(v + j * dim, v_ref + j * dim, (size_t)dim * sizeof *v))
             return j;
     return -1;
 }
 
-/* One repeat's times, ns per trajectory-step: scalar, each lane count, nhens' ensemble. */
+/* One repeat's times, ns per trajectory-step: scalar, each lane count (and the same loops for SSE2), nhens'
+ * lane stepper alone, nhens' ensemble with its default lanes and with one lane. */
 typedef struct lockstep_times {
-    double scalar, lockstep[LOCKSTEP_WIDTHS], nhens;
+    double scalar, lockstep[LOCKSTEP_WIDTHS], lockstep_sse2[LOCKSTEP_WIDTHS], stepper, nhens, nhens_one_lane;
+    int lanes;                  /* the lanes nhens' ensemble used */
 } lockstep_times;
 
-/* One repeat of the four, interleaved; -1 (with a message) when a lockstep loop's final states are not the
- * scalar loop's bit for bit or nhens' ensemble fails, else 0. */
-static int lockstep_repeat(const bench_settings *b, const lockstep_loop *lock, const double *q0, const double *v0,
-                           long steps, long every, lockstep_times *t)
+/* ns per trajectory-step of nhens' lane stepper alone (nhens/lanes.h, the default lanes and instruction set):
+ * the trajectories started by the scalar stepper, loaded into lanes, advanced `steps` steps in one call and read
+ * back, with nothing observed; -1 when it cannot be made. What separates it from the lockstep loop is its
+ * kernel's formulas (generic in the system), what separates the ensemble from it is the engine's work. */
+static double time_lane_stepper(const bench_settings *b, const lockstep_system *sys, const char *method,
+                                const double *q0, const double *v0, long steps)
 {
-    double q_ref[LOCKSTEP_STATE], v_ref[LOCKSTEP_STATE], q[LOCKSTEP_STATE], v[LOCKSTEP_STATE];
-    t->scalar = time_scalar_trajectories(bare_loop_for(lock->method), q0, v0, q_ref, v_ref, steps);
-    for (int w = 0; w < LOCKSTEP_WIDTHS; ++w) {
-        t->lockstep[w] = time_lockstep_trajectories(lock->run[w], lockstep_lanes(w), q0, v0, q, v, steps);
-        const int j = first_differing_trajectory(q, v, q_ref, v_ref);
-        if (j >= 0) {
-            fprintf(stderr, "nhens_bench: the lockstep loop of %s with %d lanes differs from its scalar loop in the "
-                            "final state of trajectory %d after %ld steps (they must be equal bit for bit)\n",
-                    lock->method, lockstep_lanes(w), j, steps);
-            return -1;
+    nh_system s;
+    nh_method_spec m;
+    nh_error err;
+    if (make(b, &s, sys->name, sys->param, &m, method))
+        return -1;
+    nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
+    const int lanes = nh_lanes_default() < LOCKSTEP_TRAJECTORIES ? nh_lanes_default() : LOCKSTEP_TRAJECTORIES;
+    nh_lane_stepper *ls = st ? nh_lane_stepper_create(st, lanes, NH_LANE_ISA_AUTO, &err) : NULL;
+    double seconds = -1;
+    if (ls) {
+        int status[NH_MAX_LANES];
+        const double t0 = cpu_seconds();
+        for (int first = 0; first < LOCKSTEP_TRAJECTORIES; first += lanes) {
+            for (int l = 0; l < lanes; ++l) {
+                double q[NH_MAX_DIM], v[NH_MAX_DIM], carried[NH_MAX_UNKNOWNS];
+                memcpy(q, q0 + (first + l) * sys->dim, (size_t)sys->dim * sizeof *q);
+                memcpy(v, v0 + (first + l) * sys->dim, (size_t)sys->dim * sizeof *v);
+                nh_stepper_start(st, q, v, carried);
+                nh_lane_stepper_load(ls, l, st, q, v, carried);
+            }
+            nh_lane_stepper_advance(ls, 0.1, steps, status);
         }
+        seconds = cpu_seconds() - t0;
     }
-    const double seconds = ensemble_seconds(b, lock->method, 1, LOCKSTEP_TRAJECTORIES, (double)steps * 0.1, every);
-    t->nhens = seconds / ((double)steps * LOCKSTEP_TRAJECTORIES) * 1e9;
-    return seconds < 0 ? -1 : 0;
+    nh_lane_stepper_free(ls);
+    nh_stepper_free(st);
+    return seconds < 0 ? -1 : seconds / ((double)steps * LOCKSTEP_TRAJECTORIES) * 1e9;
 }
 
-/* The row's medians and its ratios: over_lockstep is the median over repeats of nhens over the fastest
- * lane count of the same repeat (side by side), and likewise for each lane count and for the scalar loop. */
-static void add_lockstep_figures(cJSON *o, const lockstep_times *t, int repeats)
+/* One repeat of the eleven, interleaved (process CPU time); -1 (with a message) when a lockstep loop's final states are not the
+ * scalar loop's bit for bit or nhens' ensemble fails, else 0. */
+static int lockstep_repeat(const bench_settings *b, const lockstep_system *sys, const lockstep_loop *lock,
+                           const lockstep_loop *lock_sse2, const double *q0, const double *v0, long steps,
+                           lockstep_times *t)
 {
-    double x[16], ratio[16];
+    double q_ref[LOCKSTEP_STATE], v_ref[LOCKSTEP_STATE], q[LOCKSTEP_STATE], v[LOCKSTEP_STATE];
+    t->scalar = time_scalar_trajectories(sys->scalar_loop(lock->method), sys->dim, q0, v0, q_ref, v_ref, steps);
+    for (int sse2 = 0; sse2 < 2; ++sse2)
+        for (int w = 0; w < LOCKSTEP_WIDTHS; ++w) {
+            const lockstep_loop *loop = sse2 ? lock_sse2 : lock;
+            *(sse2 ? &t->lockstep_sse2[w] : &t->lockstep[w]) =
+                time_lockstep_trajectories(loop->run[w], lockstep_lanes(w), sys->dim, q0, v0, q, v, steps);
+            const int j = first_differing_trajectory(sys->dim, q, v, q_ref, v_ref);
+            if (j >= 0) {
+                fprintf(stderr, "nhens_bench: the lockstep loop of %s on the %s with %d lanes%s differs from its scalar "
+                                "loop in the final state of trajectory %d after %ld steps (they must be equal bit for bit)\n",
+                        lock->method, sys->name, lockstep_lanes(w), sse2 ? " (SSE2)" : "", j, steps);
+                return -1;
+            }
+        }
+    t->stepper = time_lane_stepper(b, sys, lock->method, q0, v0, steps);
+    const double trajectory_steps = (double)steps * LOCKSTEP_TRAJECTORIES;
+    char observe[512];
+    observers_of_lanes(observe, sizeof observe);
+    for (int one_lane = 0; one_lane < 2; ++one_lane) {
+        int used;
+        const double seconds = ensemble_seconds_of(b, sys->name, sys->param, sys->energy, lock->method, 1,
+                                                   one_lane ? 1 : 0, LOCKSTEP_TRAJECTORIES, (double)steps * 0.1,
+                                                   LOCKSTEP_EVERY, observe, &used, cpu_seconds);
+        if (!one_lane)
+            t->lanes = used;
+        if (seconds < 0)
+            return -1;
+        *(one_lane ? &t->nhens_one_lane : &t->nhens) = seconds / trajectory_steps * 1e9;
+    }
+    return 0;
+}
+
+/* The row's medians and its ratios: the system's ratio (over_lockstep...) is the median over repeats of nhens
+ * over the fastest lane count of the same repeat (side by side), and likewise for each lane count, for the
+ * scalar loop and for nhens with one lane. */
+static void add_lockstep_figures(cJSON *o, const lockstep_system *sys, const lockstep_times *t, int repeats)
+{
+    double x[16], ratio[16], speedup[16], one_lane[16], lane_gain[16], stepper[16];
     char key[64];
     for (int r = 0; r < repeats; ++r)
         x[r] = t[r].scalar;
@@ -540,66 +695,124 @@ static void add_lockstep_figures(cJSON *o, const lockstep_times *t, int repeats)
         snprintf(key, sizeof key, "nhens_over_lockstep_%d", lockstep_lanes(w));
         cJSON_AddNumberToObject(o, key, median(ratio, repeats));
     }
+    for (int r = 0; r < repeats; ++r) {
+        x[r] = t[r].lockstep_sse2[0];
+        for (int w = 1; w < LOCKSTEP_WIDTHS; ++w)
+            x[r] = fmin(x[r], t[r].lockstep_sse2[w]);
+        ratio[r] = t[r].nhens / x[r];
+    }
+    cJSON_AddNumberToObject(o, "fastest_sse2_lockstep_ns_per_trajectory_step", median(x, repeats));
+    cJSON_AddNumberToObject(o, "nhens_over_sse2_lockstep", median(ratio, repeats));
+    for (int r = 0; r < repeats; ++r)
+        x[r] = t[r].stepper;
+    cJSON_AddNumberToObject(o, "lane_stepper_ns_per_trajectory_step", median(x, repeats));
     for (int r = 0; r < repeats; ++r)
         x[r] = t[r].nhens;
     cJSON_AddNumberToObject(o, "nhens_ensemble_ns_per_trajectory_step", median(x, repeats));
-    double speedup[16];
+    for (int r = 0; r < repeats; ++r)
+        x[r] = t[r].nhens_one_lane;
+    cJSON_AddNumberToObject(o, "nhens_one_lane_ns_per_trajectory_step", median(x, repeats));
     for (int r = 0; r < repeats; ++r) {
         double fastest = t[r].lockstep[0];
         for (int w = 1; w < LOCKSTEP_WIDTHS; ++w)
             fastest = fmin(fastest, t[r].lockstep[w]);
         ratio[r] = t[r].nhens / fastest;
         speedup[r] = t[r].scalar / fastest;
+        one_lane[r] = t[r].nhens_one_lane / fastest;
+        lane_gain[r] = t[r].nhens_one_lane / t[r].nhens;
+        stepper[r] = t[r].stepper / fastest;
     }
+    cJSON_AddNumberToObject(o, "lane_stepper_over_lockstep", median(stepper, repeats));
     cJSON_AddNumberToObject(o, "scalar_over_lockstep", median(speedup, repeats));
-    cJSON_AddNumberToObject(o, "over_lockstep", median(ratio, repeats));
+    cJSON_AddNumberToObject(o, "one_lane_over_lockstep", median(one_lane, repeats));
+    cJSON_AddNumberToObject(o, "one_lane_over_lanes", median(lane_gain, repeats));
+    cJSON_AddNumberToObject(o, sys->ratio, median(ratio, repeats));
+}
+
+/* The largest difference of q and v between nhens' stepper (recentred after every step, as the engine does)
+ * and the system's scalar loop after 100 steps from trajectory 0: the same formulas, so round-off only. */
+static double scalar_loop_difference(const bench_settings *b, const nh_system *s, const char *method,
+                                     const bare_loop *loop, const double *q0, const double *v0)
+{
+    nh_method_spec m;
+    nh_error err;
+    double q[NH_MAX_DIM], v[NH_MAX_DIM], qb[NH_MAX_DIM], vb[NH_MAX_DIM], carried[NH_MAX_UNKNOWNS], diff = 0;
+    nh_stepper *st = nh_method_spec_parse(b->reg, &m, method, &err) ? NULL : nh_stepper_create(&m, s, NH_SOLVER_NEWTON, &err);
+    if (!st)
+        return NAN;
+    memcpy(q, q0, (size_t)s->n * sizeof *q);
+    memcpy(v, v0, (size_t)s->n * sizeof *v);
+    memcpy(qb, q0, (size_t)s->n * sizeof *q);
+    memcpy(vb, v0, (size_t)s->n * sizeof *v);
+    nh_stepper_start(st, q, v, carried);
+    for (long k = 0; k < 100; ++k) {
+        nh_stepper_step(st, 0.1, q, v, carried);
+        nh_stepper_recentre(st, q);
+    }
+    nh_stepper_free(st);
+    loop->run(qb, vb, 0.1, 100);
+    for (int i = 0; i < s->n; ++i)
+        diff = fmax(diff, fmax(fabs(q[i] - qb[i]), fabs(v[i] - vb[i])));
+    return diff;
 }
 
 /* One method's lockstep row; NULL after a message when a lockstep loop is not bit for bit its scalar loop
  * (or nhens' ensemble fails): the ceiling of formulas that give other bits is no ceiling. */
-static cJSON *bench_lockstep_method(const bench_settings *b, const lockstep_loop *lock, const nh_system *quartic)
+static cJSON *bench_lockstep_method(const bench_settings *b, const lockstep_system *sys, const lockstep_loop *lock,
+                                    const lockstep_loop *lock_sse2)
 {
     double q0[LOCKSTEP_STATE], v0[LOCKSTEP_STATE];
     lockstep_times t[16];
-    const long steps = b->steps_lockstep, every = LOCKSTEP_EVERY;
-    if (lockstep_start(quartic, q0, v0))
+    nh_system s;
+    const long steps = b->steps_lockstep;
+    const int repeats = b->repeats > LOCKSTEP_REPEATS ? b->repeats : LOCKSTEP_REPEATS;
+    if (lockstep_system_make(b, sys, lock->method, &s) || lockstep_start(&s, sys->energy, q0, v0))
         return NULL;
-    for (int r = 0; r < b->repeats; ++r)
-        if (lockstep_repeat(b, lock, q0, v0, steps, every, &t[r]))
+    for (int r = 0; r < repeats; ++r)
+        if (lockstep_repeat(b, sys, lock, lock_sse2, q0, v0, steps, &t[r]))
             return NULL;
+    char observe[512];
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "method", lock->method);
+    cJSON_AddStringToObject(o, "system", sys->name);
+    cJSON_AddStringToObject(o, "param", sys->param);
+    cJSON_AddNumberToObject(o, "energy", sys->energy);
+    cJSON_AddStringToObject(o, "isa", nh_lane_isa_name(nh_lane_isa_best()));
+    cJSON_AddNumberToObject(o, "nhens_lanes", t[0].lanes);
+    cJSON_AddStringToObject(o, "nhens_observes", observers_of_lanes(observe, sizeof observe));
     cJSON_AddNumberToObject(o, "trajectories", LOCKSTEP_TRAJECTORIES);
     cJSON_AddNumberToObject(o, "steps", (double)steps);
-    cJSON_AddNumberToObject(o, "nhens_every", (double)every);
+    cJSON_AddNumberToObject(o, "nhens_every", LOCKSTEP_EVERY);
     cJSON_AddBoolToObject(o, "lockstep_equals_scalar_bit_for_bit", 1);
-    add_lockstep_figures(o, t, b->repeats);
+    cJSON_AddNumberToObject(o, "scalar_max_difference_from_nhens_after_100_steps",
+                            scalar_loop_difference(b, &s, lock->method, sys->scalar_loop(lock->method), q0, v0));
+    cJSON_AddNumberToObject(o, "repeats", repeats);
+    add_lockstep_figures(o, sys, t, repeats);
     return o;
 }
 
-/* The lockstep row of `method`; NULL when it has no lockstep loop or its loop is not bit for bit its
- * scalar loop. */
-static cJSON *bench_lockstep_for(const char *method, const bench_settings *b)
+/* The lockstep row of `method` on `sys`; NULL when it has no lockstep loop or its loop is not bit for bit
+ * its scalar loop. */
+static cJSON *bench_lockstep_for(const lockstep_system *sys, const char *method, const bench_settings *b)
 {
-    nh_system quartic;
-    nh_method_spec m;
     int count;
-    const lockstep_loop *loops = lockstep_loops(&count);
-    for (int k = 0; k < count; ++k)
+    const lockstep_loop *loops = lockstep_loops(sys->name, NH_LANE_ISA_AUTO, &count);
+    const lockstep_loop *sse2 = lockstep_loops(sys->name, NH_LANE_ISA_SSE2, &count);
+    for (int k = 0; loops && sse2 && k < count; ++k)
         if (strcmp(loops[k].method, method) == 0)
-            return make(b, &quartic, "quartic", "n=3", &m, method) ? NULL : bench_lockstep_method(b, &loops[k], &quartic);
+            return bench_lockstep_method(b, sys, &loops[k], &sse2[k]);
     return NULL;
 }
 
-/* Every lockstep row; *identical is 0 when a loop's states were not its scalar loop's (its row is left out). */
-static cJSON *bench_lockstep(const bench_settings *b, int *identical)
+/* Every lockstep row of `sys`; *identical is 0 when a loop's states were not its scalar loop's (its row is
+ * left out). */
+static cJSON *bench_lockstep(const lockstep_system *sys, const bench_settings *b, int *identical)
 {
     int count;
-    const lockstep_loop *loops = lockstep_loops(&count);
+    const lockstep_loop *loops = lockstep_loops(sys->name, NH_LANE_ISA_AUTO, &count);
     cJSON *arr = cJSON_CreateArray();
-    *identical = 1;
-    for (int k = 0; k < count; ++k) {
-        cJSON *o = bench_lockstep_for(loops[k].method, b);
+    for (int k = 0; loops && k < count; ++k) {
+        cJSON *o = bench_lockstep_for(sys, loops[k].method, b);
         if (o)
             cJSON_AddItemToArray(arr, o);
         else
@@ -659,7 +872,7 @@ static void add_row_ratios(cJSON *r, const cJSON *rows)
     for (const cJSON *o = rows->child; o; o = o->next) {
         const char *name = cJSON_GetObjectItem(o, "method")->valuestring;
         for (const char *const *ratio = (const char *const[]){"kinsol_over_newton", "over_bare_loop", "over_interface_loop",
-                                                                        "over_stages", "over_lockstep", NULL};
+                                                                        "over_stages", NULL};
              *ratio; ++ratio) {
             const cJSON *value = cJSON_GetObjectItem(o, *ratio);
             snprintf(key, sizeof key, "%s:%s", *ratio, name);
@@ -673,14 +886,18 @@ static void add_row_ratios(cJSON *r, const cJSON *rows)
  * implicit methods on the quartic), KINSOL over Newton (implicit methods on the quartic), a composition
  * over its stages of the inner method, nhens' ensemble over the lockstep loop, and the two-thread
  * speed-ups. */
-static cJSON *collect_ratios(const cJSON *quartic, const cJSON *compositions, const cJSON *lockstep,
-                             const cJSON *scaling)
+static cJSON *collect_ratios(const cJSON *quartic, const cJSON *compositions,
+                             cJSON *const lockstep[LOCKSTEP_SYSTEM_COUNT], const cJSON *scaling)
 {
     cJSON *r = cJSON_CreateObject();
     char key[160];
     add_row_ratios(r, quartic);
     add_row_ratios(r, compositions);
-    add_row_ratios(r, lockstep);
+    for (int k = 0; k < LOCKSTEP_SYSTEM_COUNT; ++k)
+        for (const cJSON *o = lockstep[k]->child; o; o = o->next) {
+            snprintf(key, sizeof key, "%s:%s", LOCKSTEP_SYSTEMS[k].ratio, cJSON_GetObjectItem(o, "method")->valuestring);
+            cJSON_AddNumberToObject(r, key, cJSON_GetObjectItem(o, LOCKSTEP_SYSTEMS[k].ratio)->valuedouble);
+        }
     for (const cJSON *o = scaling->child; o; o = o->next) {
         snprintf(key, sizeof key, "speedup_2_threads:%s", cJSON_GetObjectItem(o, "method")->valuestring);
         cJSON_AddNumberToObject(r, key, cJSON_GetObjectItem(o, "speedup_2_threads")->valuedouble);
@@ -688,16 +905,26 @@ static cJSON *collect_ratios(const cJSON *quartic, const cJSON *compositions, co
     return r;
 }
 
-/* The ratios the run reports but --check does not guard, as "kind:method": the scalar loop over the
- * lockstep loop of the same formulas (the compiler's gain from lanes, nothing of nhens'; docs/decisions/0019). */
-static cJSON *collect_reported(const cJSON *lockstep)
+/* The ratios the run reports but --check does not guard, as "kind:method", the kind suffixed with the system's
+ * (_cvt) as its guarded lockstep ratio is: the scalar loop over the lockstep loop of the same formulas (the
+ * compiler's gain from lanes, nothing of nhens'; docs/decisions/0019), nhens with one lane over nhens with its
+ * lanes (what lanes give nhens), nhens' lane stepper alone over the lockstep loop (its kernel's share of the
+ * guarded ratio) and nhens over the lockstep loop compiled for SSE2 (the ceiling of docs/decisions/0019;
+ * docs/decisions/0021-lanes.md). */
+static cJSON *collect_reported(cJSON *const lockstep[LOCKSTEP_SYSTEM_COUNT])
 {
+    static const char *const kinds[] = {"scalar_over_lockstep", "one_lane_over_lanes", "lane_stepper_over_lockstep",
+                                        "nhens_over_sse2_lockstep"};
     cJSON *r = cJSON_CreateObject();
     char key[160];
-    for (const cJSON *o = lockstep->child; o; o = o->next) {
-        snprintf(key, sizeof key, "scalar_over_lockstep:%s", cJSON_GetObjectItem(o, "method")->valuestring);
-        cJSON_AddNumberToObject(r, key, cJSON_GetObjectItem(o, "scalar_over_lockstep")->valuedouble);
-    }
+    for (size_t kind = 0; kind < sizeof kinds / sizeof kinds[0]; ++kind)
+        for (int k = 0; k < LOCKSTEP_SYSTEM_COUNT; ++k) {
+            const char *suffix = LOCKSTEP_SYSTEMS[k].ratio + strlen("over_lockstep");
+            for (const cJSON *o = lockstep[k]->child; o; o = o->next) {
+                snprintf(key, sizeof key, "%s%s:%s", kinds[kind], suffix, cJSON_GetObjectItem(o, "method")->valuestring);
+                cJSON_AddNumberToObject(r, key, cJSON_GetObjectItem(o, kinds[kind])->valuedouble);
+            }
+        }
     return r;
 }
 
@@ -712,8 +939,9 @@ static cJSON *measure_for_ratio(const char *key, const char *method, const bench
 {
     if (is_speedup(key))
         return bench_scaling(method, b);
-    if (strncmp(key, "over_lockstep:", 14) == 0)
-        return bench_lockstep_for(method, b);
+    const lockstep_system *sys = lockstep_system_of_ratio(key, (size_t)(method - 1 - key));
+    if (sys)
+        return bench_lockstep_for(sys, method, b);
     if (strncmp(key, "over_stages:", 12) == 0) {
         for (size_t i = 0; i < sizeof COMPOSITIONS / sizeof COMPOSITIONS[0]; ++i)
             if (strcmp(COMPOSITIONS[i].method, method) == 0)
@@ -739,9 +967,38 @@ static double remeasure_ratio(const char *key, const bench_settings *b)
     return ratio;
 }
 
-static int regressed(int speedup, double got, double baseline)
+/* The guard's rule (docs/decisions/0021-lanes.md). A speed-up fails below half its baseline, a cost ratio above
+ * twice its baseline; a cost ratio with a target (the baseline's "targets": nhens over the lockstep loop, at
+ * most 1.5) fails above max(target, TARGET_MARGIN x baseline): met, the target is the bound, and a ratio that
+ * misses it may not grow by more than the margin, which is above the run-to-run spread of these ratios
+ * (medians of side-by-side repeats). */
+static const double TARGET_MARGIN = 1.25;
+
+static double ratio_bound(int speedup, double baseline, const cJSON *target)
 {
-    return !(speedup ? got >= 0.5 * baseline : got <= 2.0 * baseline);
+    if (speedup)
+        return 0.5 * baseline;
+    return cJSON_IsNumber(target) ? fmax(target->valuedouble, TARGET_MARGIN * baseline) : 2.0 * baseline;
+}
+
+static int regressed(int speedup, double got, double bound)
+{
+    return !(speedup ? got >= bound : got <= bound);
+}
+
+/* The targets --write-baseline writes (issue 51: nhens at most 1.5x the lockstep loop of dla01, lf, spark2 and
+ * rk4 on the quartic and the CVT). */
+static const double LOCKSTEP_TARGET = 1.5;
+
+static cJSON *lockstep_targets(const cJSON *ratios)
+{
+    cJSON *t = cJSON_CreateObject();
+    for (const cJSON *e = ratios->child; e; e = e->next) {
+        const char *colon = strchr(e->string, ':');
+        if (colon && lockstep_system_of_ratio(e->string, (size_t)(colon - e->string)))
+            cJSON_AddNumberToObject(t, e->string, LOCKSTEP_TARGET);
+    }
+    return t;
 }
 
 /* A bare loop (or its run through the interface) differing from its method by more than round-off is not
@@ -749,48 +1006,66 @@ static int regressed(int speedup, double got, double baseline)
  * loops differ by 0 to 1.1e-15 (round-off amplified over t = 10); a wrong term differs by about h^2 = 1e-2. */
 static const double BARE_LOOP_TOLERANCE = 1e-10;
 
-static void check_bare_loops(const cJSON *loops, cJSON *failures)
+static void check_difference(const char *what, const cJSON *row, const char *field, cJSON *failures)
+{
+    char line[256];
+    const double diff = cJSON_GetObjectItem(row, field)->valuedouble;
+    if (diff <= BARE_LOOP_TOLERANCE)
+        return;
+    snprintf(line, sizeof line, "%s of %s: differs from nhens by %.3g after 100 steps (allowed %.0e: round-off)", what,
+             cJSON_GetObjectItem(row, "method")->valuestring, diff, BARE_LOOP_TOLERANCE);
+    cJSON_AddItemToArray(failures, cJSON_CreateString(line));
+    fprintf(stderr, "nhens_bench: %s\n", line);
+}
+
+/* The quartic's bare loops and their runs through the interface, and each lockstep system's scalar loops. */
+static void check_bare_loops(const cJSON *root, cJSON *failures)
 {
     static const char *const field[LOOP_KINDS] = {"max_difference_from_nhens_after_100_steps",
                                                   "through_interface_max_difference_from_nhens_after_100_steps"};
     static const char *const name[LOOP_KINDS] = {"bare loop", "loop through the system's interface"};
-    char line[256];
+    const cJSON *loops = cJSON_GetObjectItem(root, "bare_loops");
     for (const cJSON *o = loops ? loops->child : NULL; o; o = o->next)
-        for (int kind = 0; kind < LOOP_KINDS; ++kind) {
-            const double diff = cJSON_GetObjectItem(o, field[kind])->valuedouble;
-            if (diff <= BARE_LOOP_TOLERANCE)
-                continue;
-            snprintf(line, sizeof line, "%s of %s: differs from nhens by %.3g after 100 steps (allowed %.0e: round-off)",
-                     name[kind], cJSON_GetObjectItem(o, "method")->valuestring, diff, BARE_LOOP_TOLERANCE);
-            cJSON_AddItemToArray(failures, cJSON_CreateString(line));
-            fprintf(stderr, "nhens_bench: %s\n", line);
-        }
+        for (int kind = 0; kind < LOOP_KINDS; ++kind)
+            check_difference(name[kind], o, field[kind], failures);
+    char what[64];
+    for (int k = 0; k < LOCKSTEP_SYSTEM_COUNT; ++k) {
+        snprintf(what, sizeof what, "scalar loop on the %s", LOCKSTEP_SYSTEMS[k].name);
+        const cJSON *rows = cJSON_GetObjectItem(root, LOCKSTEP_SYSTEMS[k].section);
+        for (const cJSON *o = rows ? rows->child : NULL; o; o = o->next)
+            check_difference(what, o, "scalar_max_difference_from_nhens_after_100_steps", failures);
+    }
 }
 
-/* Every ratio of the baseline against this run's: a cost ratio may grow, a speed-up shrink, by 2x at most.
- * A ratio past its bound is measured twice more on its own, and the verdict is the median of the three:
+/* Every ratio of the baseline against this run's, within its bound (ratio_bound). A ratio past its bound is measured twice more on its own, and the verdict is the median of the three:
  * one disturbed measurement (another process on a 2-core machine) does not fail the run, a real
  * regression, present in at least two of three, does. The bare loops are checked first (check_bare_loops). */
 enum { GUARD_MEASUREMENTS = 3 };
-static int check_ratios(const cJSON *ratios, const cJSON *expected, const char *baseline_path, const bench_settings *b,
-                        const cJSON *loops, cJSON *report)
+static int check_ratios(const cJSON *ratios, const cJSON *baseline, const char *baseline_path, const bench_settings *b,
+                        const cJSON *root, int only_lockstep, cJSON *report)
 {
+    const cJSON *expected = cJSON_GetObjectItem(baseline, "ratios"), *targets = cJSON_GetObjectItem(baseline, "targets");
     cJSON *failures = cJSON_AddArrayToObject(report, "failures");
-    check_bare_loops(loops, failures);
+    check_bare_loops(root, failures);
     cJSON_AddStringToObject(report, "baseline", baseline_path);
-    cJSON_AddStringToObject(report, "rule", "fails when a cost ratio exceeds 2x its baseline or a speed-up falls below half of it "
-                                            "in the median of three measurements (the second and third only when the first is past the bound)");
+    cJSON_AddStringToObject(report, "rule", "fails when a cost ratio exceeds 2x its baseline, or max(target, 1.25x baseline) when "
+                                            "the baseline gives it a target, or a speed-up falls below half of it, in the median of "
+                                            "three measurements (the second and third only when the first is past the bound)");
     cJSON *remeasured = cJSON_AddArrayToObject(report, "remeasured");
     for (const cJSON *e = expected ? expected->child : NULL; e; e = e->next) {
         const cJSON *got = cJSON_GetObjectItem(ratios, e->string);
         const int speedup = is_speedup(e->string);
-        char line[256];
+        const double bound = ratio_bound(speedup, e->valuedouble, cJSON_GetObjectItem(targets, e->string));
+        char line[320];
         if (speedup && sysconf(_SC_NPROCESSORS_ONLN) < 2)
             continue; /* one core: there is no speed-up to guard */
+        const char *colon = strchr(e->string, ':');
+        if (only_lockstep && !(colon && lockstep_system_of_ratio(e->string, (size_t)(colon - e->string))))
+            continue; /* --only lockstep: the other rows were not measured */
         if (!cJSON_IsNumber(got)) {
             snprintf(line, sizeof line, "%s: not measured by this run (a baseline names ratios that nhens_bench measures)",
                      e->string);
-        } else if (regressed(speedup, got->valuedouble, e->valuedouble)) {
+        } else if (regressed(speedup, got->valuedouble, bound)) {
             double values[GUARD_MEASUREMENTS] = {got->valuedouble};
             for (int k = 1; k < GUARD_MEASUREMENTS; ++k) {
                 values[k] = remeasure_ratio(e->string, b);
@@ -804,13 +1079,13 @@ static int check_ratios(const cJSON *ratios, const cJSON *expected, const char *
             double sorted[GUARD_MEASUREMENTS];
             memcpy(sorted, values, sizeof sorted);
             const double verdict = median(sorted, GUARD_MEASUREMENTS);
-            if (!regressed(speedup, verdict, e->valuedouble)) {
-                fprintf(stderr, "nhens_bench: %s: %.3g against a baseline of %.3g, within the bound when measured "
-                                "again (%.3g, %.3g)\n", e->string, got->valuedouble, e->valuedouble, values[1], values[2]);
+            if (!regressed(speedup, verdict, bound)) {
+                fprintf(stderr, "nhens_bench: %s: %.3g against a bound of %.3g (baseline %.3g), within it when measured "
+                                "again (%.3g, %.3g)\n", e->string, got->valuedouble, bound, e->valuedouble, values[1], values[2]);
                 continue;
             }
-            snprintf(line, sizeof line, "%s: %.3g (median of %.3g, %.3g, %.3g) against a baseline of %.3g", e->string,
-                     verdict, got->valuedouble, values[1], values[2], e->valuedouble);
+            snprintf(line, sizeof line, "%s: %.3g (median of %.3g, %.3g, %.3g) against a bound of %.3g (baseline %.3g)",
+                     e->string, verdict, got->valuedouble, values[1], values[2], bound, e->valuedouble);
         } else {
             continue;
         }
@@ -835,13 +1110,17 @@ static cJSON *load_baseline(const char *path)
     }
     cJSON *base = cJSON_Parse(text);
     free(text);
-    const cJSON *ratios = cJSON_GetObjectItem(base, "ratios");
-    int numbers = cJSON_IsObject(ratios);
+    const cJSON *ratios = cJSON_GetObjectItem(base, "ratios"), *targets = cJSON_GetObjectItem(base, "targets");
+    int numbers = cJSON_IsObject(ratios) && (!targets || cJSON_IsObject(targets));
     for (const cJSON *e = numbers ? ratios->child : NULL; e; e = e->next)
         numbers &= cJSON_IsNumber(e) && e->valuedouble > 0;
+    for (const cJSON *e = numbers && targets ? targets->child : NULL; e; e = e->next)   /* a target bounds a ratio */
+        numbers &= cJSON_IsNumber(e) && e->valuedouble > 0 && cJSON_IsNumber(cJSON_GetObjectItem(ratios, e->string)) &&
+                   !is_speedup(e->string);
     if (!numbers) {
         fprintf(stderr, "nhens_bench: %s is not a baseline: allowed is a JSON object whose \"ratios\" object maps "
-                        "names to positive numbers (written by --write-baseline)\n", path);
+                        "names to positive numbers and whose optional \"targets\" object maps some of those names "
+                        "(cost ratios, not speed-ups) to positive numbers (written by --write-baseline)\n", path);
         cJSON_Delete(base);
         return NULL;
     }
@@ -853,14 +1132,15 @@ static int print_text(FILE *f, const void *text)
     return fputs(text, f) < 0 || fputc('\n', f) == EOF;
 }
 
-/* The baseline file, whole or absent (nh_write_file): the guarded ratios, and the reported ones for the
- * record. */
+/* The baseline file, whole or absent (nh_write_file): the guarded ratios, their targets (lockstep_targets), and
+ * the reported ratios for the record. */
 static int write_baseline(const cJSON *ratios, const cJSON *reported, const char *path)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "about", "ratios guarded by nhens_bench --check and ratios reported, not guarded "
                                           "(written by --write-baseline)");
     cJSON_AddItemToObject(doc, "ratios", cJSON_Duplicate(ratios, 1));
+    cJSON_AddItemToObject(doc, "targets", lockstep_targets(ratios));
     cJSON_AddItemToObject(doc, "reported", cJSON_Duplicate(reported, 1));
     char *text = cJSON_Print(doc);
     nh_error err;
@@ -872,23 +1152,27 @@ static int write_baseline(const cJSON *ratios, const cJSON *reported, const char
     return bad;
 }
 
-static const char USAGE[] = "usage: nhens_bench [--quick] [--check BASELINE.json] [--write-baseline FILE]";
+static const char USAGE[] =
+    "usage: nhens_bench [--quick] [--only lockstep] [--check BASELINE.json] [--write-baseline FILE]";
 
 static const char HELP[] =
     "Times every method on the quartic (n = 3, H = 3.06) and the CVT (eps = 0.1, H = 6) with both solvers,\n"
-    "the bare and interface loops, the compositions, 1- and 2-thread ensembles, the lockstep loops against\n"
-    "nhens' ensemble, and peak memory, and prints one JSON document on stdout (medians of interleaved\n"
-    "repeats; docs/guide/scaling.md, \"Benchmarks\").\n"
+    "the bare and interface loops, the compositions, 1- and 2-thread ensembles, the lockstep loops of the\n"
+    "quartic and the CVT against nhens' lanes, and peak memory, and prints one JSON document on stdout\n"
+    "(medians of interleaved repeats; docs/PERFORMANCE.md).\n"
     "  --quick                 fewer steps and repeats (under a minute)\n"
+    "  --only lockstep         only the lockstep rows (quartic and CVT); --check then checks only their ratios\n"
     "  --check BASELINE.json   compare the run's ratios with the baseline's; exit 1 when one regresses by\n"
-    "                          more than 2x (exit 2 at once for a baseline that cannot be read)\n"
-    "  --write-baseline FILE   write the run's ratios as a baseline (whole or not at all)\n"
+    "                          more than 2x, or a lockstep ratio exceeds max(its target, 1.25x its baseline)\n"
+    "                          (exit 2 at once for a baseline that cannot be read)\n"
+    "  --write-baseline FILE   write the run's ratios and the lockstep targets (1.5) as a baseline (whole or\n"
+    "                          not at all)\n"
     "  --help                  this text\n"
     "Exit 1 also when a lockstep loop's final states differ in any bit from its scalar loop's.\n";
 
 int main(int argc, char **argv)
 {
-    int quick = 0;
+    int quick = 0, only_lockstep = 0;
     const char *check = NULL, *baseline_out = NULL;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -896,6 +1180,14 @@ int main(int argc, char **argv)
             return 0;
         } else if (!strcmp(argv[i], "--quick"))
             quick = 1;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+            if (strcmp(argv[++i], "lockstep") != 0) {
+                fprintf(stderr, "nhens_bench: --only '%s': allowed is 'lockstep' (the lockstep rows alone); %s\n", argv[i],
+                        USAGE);
+                return 2;
+            }
+            only_lockstep = 1;
+        }
         else if (!strcmp(argv[i], "--check") && i + 1 < argc)
             check = argv[++i];
         else if (!strcmp(argv[i], "--write-baseline") && i + 1 < argc)
@@ -923,33 +1215,44 @@ int main(int argc, char **argv)
     cJSON_AddStringToObject(root, "statistic", "median of repeats");
     cJSON_AddNumberToObject(root, "repeats", b.repeats);
     cJSON_AddNumberToObject(root, "h", 0.1);
-    cJSON_AddItemToObject(root, "bare_loops", bench_bare_loops(&b));
-    cJSON *quartic = bench_methods("quartic", "n=3", 3.06, &b);
-    cJSON_AddItemToObject(root, "quartic_n3_E3.06", quartic);
-    cJSON_AddItemToObject(root, "cvt_eps0.1_E6", bench_methods("cvt", "eps=0.1", 6.0, &b));
-    cJSON *compositions = bench_compositions(&b);
-    cJSON_AddItemToObject(root, "compositions_quartic", compositions);
-    cJSON *scaling = cJSON_AddArrayToObject(root, "ensemble_scaling_quartic");
-    cJSON_AddItemToArray(scaling, bench_scaling("dla01", &b));
-    cJSON_AddItemToArray(scaling, bench_scaling("dd", &b));
-    cJSON *mem = cJSON_AddObjectToObject(root, "peak_memory_kib");
-    cJSON_AddStringToObject(mem, "run", "quartic n=3, dla01, h=0.1, T=100, every=1 (1001 output times), 2 threads");
-    char nhens_path[4096];
-    nhens_next_to(argv[0], nhens_path, sizeof nhens_path);
-    cJSON_AddNumberToObject(mem, "N_100", (double)peak_memory_kib(nhens_path, 100, 100.0));
-    cJSON_AddNumberToObject(mem, "N_10000", (double)peak_memory_kib(nhens_path, 10000, 100.0));
-    int identical;
-    cJSON *lockstep = bench_lockstep(&b, &identical);
-    cJSON_AddItemToObject(root, "lockstep_quartic", lockstep);
+    cJSON *quartic, *compositions, *scaling;
+    if (only_lockstep) {
+        cJSON_AddStringToObject(root, "only", "lockstep");
+        quartic = cJSON_AddArrayToObject(root, "quartic_n3_E3.06");
+        compositions = cJSON_AddArrayToObject(root, "compositions_quartic");
+        scaling = cJSON_AddArrayToObject(root, "ensemble_scaling_quartic");
+    } else {
+        cJSON_AddItemToObject(root, "bare_loops", bench_bare_loops(&b));
+        quartic = bench_methods("quartic", "n=3", 3.06, &b);
+        cJSON_AddItemToObject(root, "quartic_n3_E3.06", quartic);
+        cJSON_AddItemToObject(root, "cvt_eps0.1_E6", bench_methods("cvt", "eps=0.1", 6.0, &b));
+        compositions = bench_compositions(&b);
+        cJSON_AddItemToObject(root, "compositions_quartic", compositions);
+        scaling = cJSON_AddArrayToObject(root, "ensemble_scaling_quartic");
+        cJSON_AddItemToArray(scaling, bench_scaling("dla01", &b));
+        cJSON_AddItemToArray(scaling, bench_scaling("dd", &b));
+        cJSON *mem = cJSON_AddObjectToObject(root, "peak_memory_kib");
+        cJSON_AddStringToObject(mem, "run", "quartic n=3, dla01, h=0.1, T=100, every=1 (1001 output times), 2 threads");
+        char nhens_path[4096];
+        nhens_next_to(argv[0], nhens_path, sizeof nhens_path);
+        cJSON_AddNumberToObject(mem, "N_100", (double)peak_memory_kib(nhens_path, 100, 100.0));
+        cJSON_AddNumberToObject(mem, "N_10000", (double)peak_memory_kib(nhens_path, 10000, 100.0));
+    }
+    int identical = 1;
+    cJSON *lockstep[LOCKSTEP_SYSTEM_COUNT];
+    for (int k = 0; k < LOCKSTEP_SYSTEM_COUNT; ++k) {
+        lockstep[k] = bench_lockstep(&LOCKSTEP_SYSTEMS[k], &b, &identical);
+        cJSON_AddItemToObject(root, LOCKSTEP_SYSTEMS[k].section, lockstep[k]);
+    }
     cJSON *ratios = collect_ratios(quartic, compositions, lockstep, scaling);
     cJSON_AddItemToObject(root, "ratios", ratios);
+    cJSON_AddItemToObject(root, "targets", lockstep_targets(ratios));
     cJSON *reported = collect_reported(lockstep);
     cJSON_AddItemToObject(root, "reported", reported);
     int status = identical ? 0 : 1;
     if (check) {
         cJSON *report = cJSON_AddObjectToObject(root, "check");
-        status |= check_ratios(ratios, cJSON_GetObjectItem(baseline, "ratios"), check, &b,
-                               cJSON_GetObjectItem(root, "bare_loops"), report);
+        status |= check_ratios(ratios, baseline, check, &b, root, only_lockstep, report);
         if (!identical) {
             cJSON_AddItemToArray(cJSON_GetObjectItem(report, "failures"),
                                  cJSON_CreateString("a lockstep row was not measured: its loop differs from its scalar loop or nhens' ensemble failed (stderr says which)"));

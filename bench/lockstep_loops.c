@@ -2,7 +2,7 @@
  * RK4 on the index-1 ODE for the quartic n = 3, each line the scalar loop's line of bare_loops.c with a loop
  * over lanes inside it. A zero the scalar loop multiplies is multiplied here too (w + 0 lambda is not w
  * when w = -0), so that no lane's bits depend on the batching. Each step is written once, for any L; the
- * functions at the end fix L = 8, 16 and 32. */
+ * functions at the end fix L = 8, 16 and 32. Compiled once per instruction set; the includer defines LOCKSTEP_SET. */
 #include "lockstep_loops.h"
 
 enum { K = 3, N = BARE_DIM, MAX_L = LOCKSTEP_MAX_LANES };
@@ -187,33 +187,4 @@ ALWAYS_INLINE void rk4_lanes(double *restrict q, double *restrict v, double h, l
     }
 }
 
-/* method_L: the method's lockstep loop with L lanes */
-#define LOCKSTEP_WIDTH(method, lanes)                                                                  \
-    static void method##_##lanes(double *q, double *v, double h, long steps)                           \
-    {                                                                                                  \
-        method##_lanes(q, v, h, steps, lanes);                                                         \
-    }
-#define LOCKSTEP_METHOD(method) LOCKSTEP_WIDTH(method, 8) LOCKSTEP_WIDTH(method, 16) LOCKSTEP_WIDTH(method, 32)
-
-LOCKSTEP_METHOD(dla01)
-LOCKSTEP_METHOD(lf)
-LOCKSTEP_METHOD(spark2)
-LOCKSTEP_METHOD(rk4)
-
-static const lockstep_loop LOOPS[] = {
-    {"dla01", {dla01_8, dla01_16, dla01_32}},
-    {"lf", {lf_8, lf_16, lf_32}},
-    {"spark2", {spark2_8, spark2_16, spark2_32}},
-    {"rk4", {rk4_8, rk4_16, rk4_32}},
-};
-
-int lockstep_lanes(int width)
-{
-    return 8 << width;
-}
-
-const lockstep_loop *lockstep_loops(int *count)
-{
-    *count = (int)(sizeof LOOPS / sizeof LOOPS[0]);
-    return LOOPS;
-}
+LOCKSTEP_METHODS_AND_SET(dla01, lf, spark2, rk4)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Markdown tables from a JSON file of nhens_bench: a baseline (bench/baseline.json, its "ratios" and
-"reported") or a whole run's output (then also the ns/step of every method on the quartic and the CVT, and
-the lockstep loops' ns per trajectory-step).
+"""Markdown tables from a JSON file of nhens_bench: a baseline (bench/baseline.json, its "ratios", "targets"
+and "reported") or a whole run's output (then also the ns/step of every method on the quartic and the CVT,
+and the lockstep loops' ns per trajectory-step on both).
 
 usage: table.py BENCH.json                 print the tables
        table.py --check DOC.md BENCH.json  exit 1 unless DOC.md's generated block is the tables of BENCH.json
@@ -21,13 +21,23 @@ RATIO_KINDS = [
     ("kinsol_over_newton", "KINSOL over the built-in Newton backend (same iterations)", "KINSOL ÷ Newton", False),
     ("over_stages", "Compositions over their stages of the inner method", "composition ÷ stages", False),
     ("over_lockstep", "nhens' ensemble over the lockstep loop of the same formulas (the fastest of 8, 16 and 32 "
-                      "lanes), quartic", "nhens ÷ lockstep", False),
+                      "lanes, on the vectors of nhens' lane kernels), quartic", "nhens ÷ lockstep", False),
+    ("over_lockstep_cvt", "The same on the CVT", "nhens ÷ lockstep", False),
     ("speedup_2_threads", "Ensembles of 200 trajectories: two threads over one", "speed-up", True),
 ]
-# Reported ratios, not guarded: (kind, column), shown in one table per method.
-REPORTED_KINDS = [("scalar_over_lockstep", "scalar loop ÷ lockstep")]
-LOCKSTEP_HEADING = ("The scalar loop over the lockstep loop of the same formulas (the compiler's gain from lanes), "
-                    "quartic: reported, not guarded")
+# Reported ratios, not guarded: (kind, column), shown in one table of (system, method) rows; a kind's system is
+# its suffix (none: the quartic, _cvt: the CVT), as in the guarded lockstep ratios.
+REPORTED_KINDS = [("scalar_over_lockstep", "scalar loop ÷ lockstep"),
+                  ("one_lane_over_lanes", "nhens --lanes 1 ÷ nhens"),
+                  ("lane_stepper_over_lockstep", "lane stepper ÷ lockstep"),
+                  ("nhens_over_sse2_lockstep", "nhens ÷ SSE2 lockstep")]
+SYSTEM_SUFFIXES = [("", "quartic"), ("_cvt", "CVT")]
+LOCKSTEP_HEADING = ("Lanes, reported and not guarded: the scalar loop over the lockstep loop (the compiler's gain "
+                    "from lanes), nhens with one lane over nhens with its lanes, nhens' lane stepper alone over the "
+                    "lockstep loop, nhens over the lockstep loop compiled for SSE2")
+# The guard's margin for a ratio with a target (nhens_bench's TARGET_MARGIN): it fails above max(target, margin x
+# baseline).
+TARGET_MARGIN = 1.25
 RUNS = [("quartic_n3_E3.06", "quartic (n = 3, H = 3.06)"), ("cvt_eps0.1_E6", "CVT (ε = 0.1, H = 6)")]
 
 
@@ -48,8 +58,10 @@ def split_ratios(ratios):
     return by_kind
 
 
-def bound(value, speedup):
-    return f"< {number(value / 2)}" if speedup else f"> {number(2 * value)}"
+def bound(value, speedup, target=None):
+    if speedup:
+        return f"< {number(value / 2)}"
+    return f"> {number(2 * value if target is None else max(target, TARGET_MARGIN * value))}"
 
 
 def explicit_table(by_kind):
@@ -64,14 +76,19 @@ def explicit_table(by_kind):
     return lines
 
 
-def ratio_table(values, column, speedup):
+def ratio_table(values, column, speedup, targets):
+    if targets:
+        lines = [f"| method | {column} | target | CI fails above |", "|---|---|---|---|"]
+        lines += [f"| `{m}` | {number(v)} | {number(targets[m]) if m in targets else '—'} | "
+                  f"{bound(v, speedup, targets.get(m))} |" for m, v in values.items()]
+        return lines
     lines = [f"| method | {column} | CI fails {'below' if speedup else 'above'} |", "|---|---|---|"]
     lines += [f"| `{m}` | {number(v)} | {bound(v, speedup)} |" for m, v in values.items()]
     return lines
 
 
-def ratio_tables(ratios):
-    by_kind = split_ratios(ratios)
+def ratio_tables(ratios, targets):
+    by_kind, target_by_kind = split_ratios(ratios), split_ratios(targets)
     known = {k for k, *_ in RATIO_KINDS} | {"over_interface_loop"}
     unknown = sorted(set(by_kind) - known)
     if unknown:
@@ -81,7 +98,8 @@ def ratio_tables(ratios):
         if kind not in by_kind and not (kind == "over_bare_loop" and "over_interface_loop" in by_kind):
             continue
         out += ["", f"**{heading}**", ""]
-        out += explicit_table(by_kind) if kind == "over_bare_loop" else ratio_table(by_kind[kind], column, speedup)
+        out += (explicit_table(by_kind) if kind == "over_bare_loop"
+                else ratio_table(by_kind[kind], column, speedup, target_by_kind.get(kind, {})))
     return out
 
 
@@ -100,31 +118,41 @@ def method_table(rows):
 
 def reported_table(reported):
     by_kind = split_ratios(reported)
-    unknown = sorted(set(by_kind) - {k for k, _ in REPORTED_KINDS})
+    known = {k + suffix for k, _ in REPORTED_KINDS for suffix, _ in SYSTEM_SUFFIXES}
+    unknown = sorted(set(by_kind) - known)
     if unknown:
         raise SystemExit(f"table.py: unknown reported kind(s) {', '.join(unknown)}: add them to REPORTED_KINDS")
-    methods = list(dict.fromkeys(m for kind in by_kind.values() for m in kind))
-    if not methods:
-        return []
-    lines = ["", f"**{LOCKSTEP_HEADING}**", "", "| method | " + " | ".join(c for _, c in REPORTED_KINDS) + " |",
-             "|---|" + "---|" * len(REPORTED_KINDS)]
-    for m in methods:
-        cells = [number(by_kind[k][m]) if m in by_kind.get(k, {}) else "—" for k, _ in REPORTED_KINDS]
-        lines.append(f"| `{m}` | " + " | ".join(cells) + " |")
-    return lines
+    lines = ["", f"**{LOCKSTEP_HEADING}**", "",
+             "| system | method | " + " | ".join(c for _, c in REPORTED_KINDS) + " |",
+             "|---|---|" + "---|" * len(REPORTED_KINDS)]
+    rows = 0
+    for suffix, system in SYSTEM_SUFFIXES:
+        kinds = [by_kind.get(k + suffix, {}) for k, _ in REPORTED_KINDS]
+        for m in dict.fromkeys(m for kind in kinds for m in kind):
+            cells = [number(kind[m]) if m in kind else "—" for kind in kinds]
+            lines.append(f"| {system} | `{m}` | " + " | ".join(cells) + " |")
+            rows += 1
+    return lines if rows else []
 
 
-def lockstep_table(rows):
+def lockstep_table(rows, ratio):
     lanes = [8, 16, 32]
     lines = ["| method | scalar loop | " + " | ".join(f"lockstep {n}" for n in lanes) +
-             " | nhens' ensemble | nhens ÷ lockstep | bit for bit |", "|---|" + "---|" * (len(lanes) + 4)]
+             " | lane stepper | nhens --lanes 1 | nhens | nhens ÷ lockstep | bit for bit |",
+             "|---|" + "---|" * (len(lanes) + 6)]
     for row in rows:
         cells = [number(row["scalar_bare_ns_per_trajectory_step"], 1)]
         cells += [number(row[f"lockstep_{n}_ns_per_trajectory_step"], 1) for n in lanes]
-        cells += [number(row["nhens_ensemble_ns_per_trajectory_step"], 1), number(row["over_lockstep"]),
+        cells += [number(row["lane_stepper_ns_per_trajectory_step"], 1),
+                  number(row["nhens_one_lane_ns_per_trajectory_step"], 1),
+                  number(row["nhens_ensemble_ns_per_trajectory_step"], 1), number(row[ratio]),
                   "yes" if row["lockstep_equals_scalar_bit_for_bit"] else "no"]
         lines.append(f"| `{row['method']}` | " + " | ".join(cells) + " |")
     return lines
+
+
+LOCKSTEP_RUNS = [("lockstep_quartic", "quartic (n = 3, H = 3.06)", "over_lockstep"),
+                 ("lockstep_cvt", "CVT (ε = 0.1, H = 6)", "over_lockstep_cvt")]
 
 
 def tables(doc):
@@ -133,16 +161,18 @@ def tables(doc):
         raise SystemExit('table.py: not a nhens_bench JSON file (no "ratios" object)')
     out = []
     for key, title in RUNS:
-        if isinstance(doc.get(key), list):
+        if isinstance(doc.get(key), list) and doc[key]:
             out += ["", f"**ns per step on the {title}, h = {doc.get('h', 0.1)}, one thread; "
                         f"{doc.get('statistic', 'median of repeats')} ({doc.get('repeats', '?')})**", ""]
             out += method_table(doc[key])
-    if isinstance(doc.get("lockstep_quartic"), list) and doc["lockstep_quartic"]:
-        out += ["", "**ns per trajectory-step on the quartic (n = 3, H = 3.06), one thread, "
-                    f"{doc['lockstep_quartic'][0]['trajectories']} trajectories: lockstep loops beside the scalar "
-                    "loop and nhens' ensemble**", ""]
-        out += lockstep_table(doc["lockstep_quartic"])
-    out += ratio_tables(doc["ratios"])
+    for key, title, ratio in LOCKSTEP_RUNS:
+        rows = doc.get(key)
+        if isinstance(rows, list) and rows:
+            out += ["", f"**ns per trajectory-step on the {title}, one thread, {rows[0]['trajectories']} trajectories "
+                        f"({rows[0].get('isa', '?')}, nhens with {rows[0].get('nhens_lanes', '?')} lanes): lockstep "
+                        "loops beside the scalar loop, nhens' lane stepper alone and nhens' ensemble**", ""]
+            out += lockstep_table(rows, ratio)
+    out += ratio_tables(doc["ratios"], doc.get("targets", {}))
     out += reported_table(doc.get("reported", {}))
     return out[1:] if out and out[0] == "" else out
 

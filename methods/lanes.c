@@ -107,13 +107,25 @@ static int width_index(int lanes)
 }
 
 /* The batch's arrays in one allocation: q, v, grad, a, turns, offset (n x L each), the scratch, carried (L) */
+/* Zeroed memory on a 64-byte boundary (a cache line, an AVX-512 vector): calloc's 16 bytes would let every vector
+ * load of a lane array straddle two cache lines in some runs and not in others (nhens_bench's lane stepper:
+ * 7 ns a trajectory-step or 11, by the allocation's address; docs/decisions/0021-lanes.md) */
+static void *zeroed_lines(size_t count, size_t size)
+{
+    const size_t bytes = (count * size + 63) / 64 * 64;
+    void *p = aligned_alloc(64, bytes);
+    if (p)
+        memset(p, 0, bytes);
+    return p;
+}
+
 static int batch_alloc(nh_lane_stepper *ls, int lanes)
 {
     const size_t cells = (size_t)ls->n * (size_t)lanes;
-    ls->memory = calloc((6 + NH_LANE_SCRATCH_ARRAYS) * cells + (size_t)lanes, sizeof(double));
+    ls->memory = zeroed_lines((6 + NH_LANE_SCRATCH_ARRAYS) * cells + (size_t)lanes, sizeof(double));
     nh_lane_batch *b = &ls->batch;
-    b->status = calloc((size_t)lanes, sizeof *b->status);
-    b->active = calloc((size_t)lanes, sizeof *b->active);
+    b->status = zeroed_lines((size_t)lanes, sizeof *b->status);
+    b->active = zeroed_lines((size_t)lanes, sizeof *b->active);
     if (!ls->memory || !b->status || !b->active)
         return 1;
     double *next = ls->memory;
