@@ -345,15 +345,17 @@ static cJSON *bench_methods(const char *system, const char *param, double energy
     return arr;
 }
 
-/* Every observer's name but the latitude's and the global error's, comma-separated: what a run records when it
- * steps in lanes (nh_run_lanes: the two are recorded after every step, and a run recording them uses one lane). */
+/* Every observer's name but the latitude's and the global error's, comma-separated: what the lockstep rows
+ * record (a run recording the latitude steps its lanes one step at a time, for the section crossing test, and
+ * one recording the global error uses one lane: nh_run_lanes). */
 static const char *observers_of_lanes(char *buf, size_t size)
 {
+    const nh_observer_table *t = nh_observer_table_builtin();
     size_t used = 0;
     buf[0] = '\0';
-    for (int i = 0; i < nh_observer_count(); ++i)
+    for (int i = 0; i < nh_observer_count(t); ++i)
         if (i != nh_observer_event() && i != nh_observer_reference() && used < size)
-            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? "," : "", nh_observer_at(i)->name);
+            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? "," : "", nh_observer_at(t, i)->name);
     return buf;
 }
 
@@ -381,7 +383,7 @@ static double ensemble_seconds_of(const bench_settings *b, const char *system, c
     }
     double dt = clock() - t0;
     if (lanes_used)
-        *lanes_used = nh_run_lanes(&cfg, res.observer_mask);
+        *lanes_used = nh_run_lanes(&cfg, &res);
     nh_run_result_free(&res);
     return dt;
 }
