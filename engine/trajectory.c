@@ -158,11 +158,12 @@ static void start_section(const nh_run_config *cfg, worker *w, const double *q, 
                           nh_section_tracker *section)
 {
     const int event = nh_observer_event();
+    section->active = 0;
+    if (event < 0 || !(w->observer_mask & (1u << event)))
+        return;   /* the latitude is not recorded: no monodromy to compute */
     const double section_start = omp_get_wtime();
     nh_section_start(section, cfg->system, q, v, cfg->have_section ? cfg->section : NAN);
-    section->active = section->active && event >= 0 && (w->observer_mask & (1u << event));
-    if (section->active)
-        w->rec->reference_seconds += omp_get_wtime() - section_start;
+    w->rec->reference_seconds += omp_get_wtime() - section_start;
 }
 
 /* The section crossing of step k (from (qa, va) to (q, v), in one frame) into the record, if any; 1 when the

@@ -356,7 +356,8 @@ LANE_INLINE void recentre_lanes(nh_lane_batch *b, int L)
         int beyond = 0;
         LANES beyond |= fabs(AT(b->q, i)) > 2.0 * M_PI;
         for (int l = 0; beyond && l < L; ++l)
-            if (b->active[l] && b->status[l] == NH_OK && nh_lane_recentre_coordinate(b, i, l) && b->keeps_point)
+            if (fabs(AT(b->q, i)) > 2.0 * M_PI && b->active[l] && b->status[l] == NH_OK &&
+                nh_lane_recentre_coordinate(b, i, l) && b->keeps_point)
                 nh_lane_keep_point(b, l);
     }
 }
