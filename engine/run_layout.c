@@ -81,7 +81,7 @@ int nh_run_lanes(const nh_run_config *cfg, unsigned observer_mask)
     const int lanes = cfg->lanes > 0 ? cfg->lanes : nh_lanes_default();
     const int event = nh_observer_event(), reference = nh_observer_reference();
     const unsigned per_step = (event >= 0 ? 1u << event : 0u) | (reference >= 0 ? 1u << reference : 0u);
-    if (lanes <= 1 || (observer_mask & per_step) || !nh_lane_kernel_exists(&cfg->method, cfg->system))
+    if (lanes <= 1 || (observer_mask & per_step) || !nh_lane_kernel_exists(&cfg->method, cfg->system, cfg->solver))
         return 1;
     return lanes;
 }

@@ -183,8 +183,8 @@ long nh_run_default_every(const nh_run_config *cfg);
  * (cfg->energy, with cfg->shell_preset kept for reports). NULL leaves the configuration unchanged. */
 void nh_run_config_use_preset(nh_run_config *cfg, const nh_preset *preset);
 
-/* The lanes a run's threads use: cfg->lanes (0: nh_lanes_default()) when a lane kernel serves its method and
- * system (nh_lane_kernel_exists) and it records neither the latitude nor the global error (observer_mask), whose
+/* The lanes a run's threads use: cfg->lanes (0: nh_lanes_default()) when a lane kernel serves its method,
+ * system and solver (nh_lane_kernel_exists: an implicit method's with the built-in Newton only) and it records neither the latitude nor the global error (observer_mask), whose
  * section crossings and reference solutions follow each step of one trajectory; else 1. */
 int nh_run_lanes(const nh_run_config *cfg, unsigned observer_mask);
 
