@@ -87,7 +87,7 @@ int nh_run_lanes(const nh_run_config *cfg, const nh_run_result *res)
     int lanes = cfg->lanes > 0 ? cfg->lanes : nh_lanes_default();
     const int reference = nh_observer_reference();
     if (lanes <= 1 || (reference >= 0 && (observer_mask & (1u << reference))) ||
-        !nh_lane_kernel_exists(&cfg->method, cfg->system))
+        !nh_lane_kernel_exists(&cfg->method, cfg->system, cfg->solver))
         return 1;
     const double record_bytes = (double)nh_run_output_rows(cfg) * res->n_observers * sizeof(double);
     while (lanes > 1 && 2.0 * lanes * record_bytes > LANE_RECORDS_BYTES)

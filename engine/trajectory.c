@@ -253,6 +253,7 @@ void nh_trajectory_run(const nh_run_config *cfg, worker *w, trajectory_record *r
 
 static void lane_finish(worker *w, int lane, int *finished, trajectory_record **records, int *count)
 {
+    nh_solver_stats_add(&w->lane[lane].rec->solver, nh_lane_stepper_solver_stats(w->lanes, lane), 1);
     nh_lane_stepper_retire(w->lanes, lane);
     finished[*count] = lane;
     records[(*count)++] = w->lane[lane].rec;
@@ -265,9 +266,12 @@ int nh_lane_start(const nh_run_config *cfg, worker *w, int lane, trajectory_reco
         return 0;
     lane_trajectory *t = &w->lane[lane];
     double q[NH_MAX_DIM], v[NH_MAX_DIM];
+    const nh_solver_stats before = nh_stepper_solver_stats(w->stepper);
     const double start = omp_get_wtime();
     const int runs = start_trajectory(cfg, w, index, q, v, &t->init) && n_steps > 0;
     rec->method_seconds = omp_get_wtime() - start;
+    rec->solver = nh_stepper_solver_stats(w->stepper);   /* the start's (burn-in's) work; the lane's joins it */
+    nh_solver_stats_add(&rec->solver, before, -1);
     if (!runs)
         return 0;
     start_section(cfg, w, q, v, &t->section);

@@ -333,6 +333,8 @@ LANE_INLINE void newmark0_lanes(nh_lane_batch *b, double h, int L)
     newmark_final_lanes(par, h, mpar[NEWMARK_BETA2], gamma0_force, a0, lam, u, q, v, b->status, scratch, L);
 }
 
+#include "lane_newton.h"
+
 /* ---- after each step: the failures (nh_stepper_step's test of a finite state), then the recentring ------- */
 LANE_INLINE int failed_lanes(nh_lane_batch *b, int L)
 {
@@ -389,6 +391,7 @@ LANE_ADVANCE_WIDTHS(lf)
 LANE_ADVANCE_WIDTHS(spark2)
 LANE_ADVANCE_WIDTHS(rk4)
 LANE_ADVANCE_WIDTHS(newmark0)
+LANE_ADVANCE_WIDTHS(dla)
 
 #define LANE_TABLE_ROW(method)                                                                                   \
     {method##_advance_4, method##_advance_8, method##_advance_16, method##_advance_32, method##_advance_any}
@@ -396,5 +399,5 @@ LANE_ADVANCE_WIDTHS(newmark0)
 const nh_lane_kernel_set LANE_SET = {
     .matches = ls_matches,
     .advance = {LANE_TABLE_ROW(dla01), LANE_TABLE_ROW(lf), LANE_TABLE_ROW(spark2), LANE_TABLE_ROW(rk4),
-                LANE_TABLE_ROW(newmark0)},
+                LANE_TABLE_ROW(newmark0), LANE_TABLE_ROW(dla)},
 };

@@ -49,6 +49,22 @@ LANE_INLINE_SYSTEM void ls_jacobian_velocity(const double *par, const double *re
     }
 }
 
+/* cvt_hessian: zeros, then diag(1, 1, -cos xi + 2 eps sin(2 xi)) (n x n x L) */
+LANE_INLINE_SYSTEM void ls_hessian(const double *par, const double *restrict q, double *restrict h, int L)
+{
+    const double eps = par[0];
+    double cos_xi[NH_MAX_LANES], sin_2xi[NH_MAX_LANES];
+    nh_cos_lanes(1.0, q + 2 * L, cos_xi, L);
+    nh_sin_lanes(2.0, q + 2 * L, sin_2xi, L);
+    for (int i = 0; i < 9; ++i)
+        LS_LANES LS_AT(h, i) = 0.0;
+    LS_LANES {
+        LS_AT(h, 0) = 1.0;
+        LS_AT(h, 4) = 1.0;
+        LS_AT(h, 8) = -cos_xi[l] + 2.0 * eps * sin_2xi[l];
+    }
+}
+
 static int ls_matches(const nh_system *sys)
 {
     return sys->type == &nh_system_cvt;

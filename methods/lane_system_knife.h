@@ -49,6 +49,15 @@ LANE_INLINE_SYSTEM void ls_jacobian_velocity(const double *par, const double *re
     }
 }
 
+/* knife_hessian: zero (n x n x L) */
+LANE_INLINE_SYSTEM void ls_hessian(const double *par, const double *restrict q, double *restrict h, int L)
+{
+    (void)par;
+    (void)q;
+    for (int i = 0; i < 9; ++i)
+        LS_LANES LS_AT(h, i) = 0.0;
+}
+
 static int ls_matches(const nh_system *sys)
 {
     return sys->type == &nh_system_knife;

@@ -56,6 +56,34 @@ LANE_INLINE_SYSTEM void ls_jacobian_velocity(const double *par, const double *re
         }
 }
 
+/* hessian_of: zeros, the unit diagonal, then the coupling's and each pair's terms added in hessian_of's order
+ * (n x n x L, entry (i, j) at (i n + j) L + l) */
+LANE_INLINE_SYSTEM void ls_hessian(const double *par, const double *restrict q, double *restrict h, int L)
+{
+    (void)par;
+    const int k = LANE_PAIRS, n = LS_N, z1 = 1 + k, z2 = 2 + k;
+    for (int i = 0; i < n * n; ++i)
+        LS_LANES LS_AT(h, i) = 0.0;
+    for (int i = 0; i < n; ++i)
+        LS_LANES LS_AT(h, i * n + i) = 1.0;
+    LS_LANES {
+        const double za = LS_AT(q, 1 + k), zb = LS_AT(q, 2 + k);
+        LS_AT(h, z1 * n + z1) += zb * zb;
+        LS_AT(h, z2 * n + z2) += za * za;
+        LS_AT(h, z1 * n + z2) += 2.0 * za * zb;
+        LS_AT(h, z2 * n + z1) += 2.0 * za * zb;
+    }
+    for (int i = 0; i < k; ++i)
+        LS_LANES {
+            const int wi = 1 + i, zi = 1 + k + i;
+            const double w = LS_AT(q, wi), z = LS_AT(q, zi);
+            LS_AT(h, wi * n + wi) += z * z;
+            LS_AT(h, zi * n + zi) += w * w;
+            LS_AT(h, wi * n + zi) += 2.0 * w * z;
+            LS_AT(h, zi * n + wi) += 2.0 * w * z;
+        }
+}
+
 static int ls_matches(const nh_system *sys)
 {
     return sys->type == &nh_system_quartic && sys->n == LS_N && sys->m == 1;

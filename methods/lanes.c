@@ -56,7 +56,23 @@ static int lane_method(const nh_method_spec *method)
         return NH_LANE_RK4;
     if (type == &nh_method_newmark && method->params.value[0] == 0.0)   /* beta = 0: the split step */
         return NH_LANE_NEWMARK0;
+    if (type == &nh_method_dla || type == &nh_method_idla)
+        return NH_LANE_DLA;
     return -1;
+}
+
+/* The lane method of a configured method solved by `solver`, or -1: the implicit kernels batch the built-in
+ * Newton only (KINSOL's line search and its own linear algebra have no lane form) */
+static int lane_method_with(const nh_method_spec *method, nh_solver_kind solver)
+{
+    const int lane = lane_method(method);
+    return lane == NH_LANE_DLA && solver != NH_SOLVER_NEWTON ? -1 : lane;
+}
+
+/* dla's alpha, idla's 1/2 */
+static double implicit_alpha(const nh_method_spec *method)
+{
+    return method->type == &nh_method_dla ? method->params.value[0] : 0.5;
 }
 
 static const nh_lane_kernel_set *const *sets_of(nh_lane_isa isa)
@@ -85,9 +101,9 @@ static const nh_lane_kernel_set *set_for(const nh_system *sys, nh_lane_isa isa)
     return NULL;
 }
 
-int nh_lane_kernel_exists(const nh_method_spec *method, const nh_system *sys)
+int nh_lane_kernel_exists(const nh_method_spec *method, const nh_system *sys, nh_solver_kind solver)
 {
-    return lane_method(method) >= 0 && set_for(sys, NH_LANE_ISA_SSE2) != NULL;
+    return lane_method_with(method, solver) >= 0 && set_for(sys, NH_LANE_ISA_SSE2) != NULL;
 }
 
 static int width_index(int lanes)
@@ -137,6 +153,24 @@ static int batch_alloc(nh_lane_stepper *ls, int lanes)
     return 0;
 }
 
+/* An implicit method's arrays: each lane's step history and solver work, the Newton's workspace and the scalar
+ * stepper of the steps the kernel leaves to it */
+static int implicit_alloc(nh_lane_stepper *ls, const nh_stepper *scalar, int lanes, nh_error *err)
+{
+    nh_lane_batch *b = &ls->batch;
+    const size_t dim = (size_t)ls->n + 1, count = (size_t)lanes;
+    b->history = calloc(NH_LANE_HISTORY * dim * count + count, sizeof(double));
+    b->history_count = calloc(count, sizeof *b->history_count);
+    b->newton = malloc((size_t)NH_LANE_NEWTON_DOUBLES(dim) * count * sizeof(double));
+    b->solver = calloc(count, sizeof *b->solver);
+    if (!b->history || !b->history_count || !b->newton || !b->solver)
+        return nh_fail(err, NH_ERR_NOMEM, "out of memory for %d lanes", lanes);
+    b->history_h = b->history + NH_LANE_HISTORY * dim * count;
+    b->implicit_alpha = implicit_alpha(&scalar->method);
+    b->fallback = nh_stepper_create(&scalar->method, scalar->sys, scalar->solver_kind, err);
+    return b->fallback ? NH_OK : NH_ERR_NOMEM;
+}
+
 nh_lane_stepper *nh_lane_stepper_create(const nh_stepper *scalar, int lanes, nh_lane_isa isa, nh_error *err)
 {
     const nh_system *sys = scalar->sys;
@@ -151,7 +185,7 @@ nh_lane_stepper *nh_lane_stepper_create(const nh_stepper *scalar, int lanes, nh_
                 nh_lane_isa_name(nh_lane_isa_best()));
         return NULL;
     }
-    const int method = lane_method(&scalar->method);
+    const int method = lane_method_with(&scalar->method, scalar->solver_kind);
     const nh_lane_kernel_set *set = method >= 0 ? set_for(sys, isa) : NULL;
     err->msg[0] = 0;
     if (!set)
@@ -160,6 +194,10 @@ nh_lane_stepper *nh_lane_stepper_create(const nh_stepper *scalar, int lanes, nh_
     if (!ls || (ls->n = sys->n, batch_alloc(ls, lanes))) {
         nh_lane_stepper_free(ls);
         nh_fail(err, NH_ERR_NOMEM, "out of memory for %d lanes", lanes);
+        return NULL;
+    }
+    if (method == NH_LANE_DLA && implicit_alloc(ls, scalar, lanes, err)) {
+        nh_lane_stepper_free(ls);
         return NULL;
     }
     nh_lane_batch *b = &ls->batch;
@@ -186,6 +224,11 @@ void nh_lane_stepper_free(nh_lane_stepper *ls)
     free(ls->memory);
     free(ls->batch.status);
     free(ls->batch.active);
+    free(ls->batch.history);
+    free(ls->batch.history_count);
+    free(ls->batch.newton);
+    free(ls->batch.solver);
+    nh_stepper_free(ls->batch.fallback);
     free(ls);
 }
 
@@ -214,6 +257,56 @@ void nh_lane_keep_point(nh_lane_batch *b, int l)
     }
 }
 
+/* Lane l's step history from a stepper's (what nh_stepper_history would find there: nothing unless its newest
+ * step returned (q, v)), or into one for a step at (q, v) */
+static void history_in(nh_lane_batch *b, int l, const nh_step_history *from, const double *q, const double *v)
+{
+    const int L = b->lanes, n = b->sys->n, dim = n + 1;
+    int valid = from->count > 0 && from->dim == dim;
+    for (int i = 0; valid && i < n; ++i)
+        valid = q[i] == from->q[i] && v[i] == from->v[i];
+    const int count = valid ? from->count : 0;
+    b->history_count[l] = count < NH_LANE_HISTORY ? count : NH_LANE_HISTORY;
+    b->history_h[l] = from->h;
+    for (int k = 0; k < b->history_count[l]; ++k)
+        for (int i = 0; i < dim; ++i)
+            b->history[(k * dim + i) * L + l] = from->solution[k * dim + i];
+}
+
+static void history_out(const nh_lane_batch *b, int l, nh_step_history *to, const double *q, const double *v)
+{
+    const int L = b->lanes, n = b->sys->n, dim = n + 1;
+    to->count = (int)b->history_count[l];
+    to->h = b->history_h[l];
+    for (int k = 0; k < to->count; ++k)
+        for (int i = 0; i < dim; ++i)
+            to->solution[k * dim + i] = b->history[(k * dim + i) * L + l];
+    memcpy(to->q, q, (size_t)n * sizeof *q);
+    memcpy(to->v, v, (size_t)n * sizeof *v);
+}
+
+int nh_lane_scalar_step(nh_lane_batch *b, int l, double h)
+{
+    nh_stepper *st = b->fallback;
+    const int L = b->lanes, n = b->sys->n;
+    double q[NH_MAX_DIM], v[NH_MAX_DIM];
+    for (int i = 0; i < n; ++i) {
+        q[i] = b->q[i * L + l];
+        v[i] = b->v[i * L + l];
+    }
+    history_out(b, l, &st->history, q, v);
+    const nh_solver_stats before = nh_solver_get_stats(st->solver);
+    const int rc = st->step(st, h, q, v, NULL);
+    nh_solver_stats_add(&b->solver[l], nh_solver_get_stats(st->solver), 1);
+    nh_solver_stats_add(&b->solver[l], before, -1);
+    for (int i = 0; i < n; ++i) {
+        b->q[i * L + l] = q[i];
+        b->v[i * L + l] = v[i];
+    }
+    history_in(b, l, &st->history, q, v);
+    return rc;
+}
+
 void nh_lane_stepper_load(nh_lane_stepper *ls, int lane, const nh_stepper *from, const double *q, const double *v,
                           const double *carried)
 {
@@ -228,6 +321,10 @@ void nh_lane_stepper_load(nh_lane_stepper *ls, int lane, const nh_stepper *from,
     for (int k = 0; k < ls->carried_dim; ++k)
         b->carried[k * L + lane] = carried[k];
     nh_lane_keep_point(b, lane);
+    if (b->fallback) {
+        history_in(b, lane, &from->history, q, v);
+        b->solver[lane] = (nh_solver_stats){0};
+    }
     b->status[lane] = NH_OK;
     b->active[lane] = 1;
 }
@@ -242,6 +339,11 @@ void nh_lane_stepper_state(const nh_lane_stepper *ls, int lane, double *q, doubl
     }
     for (int k = 0; carried && k < ls->carried_dim; ++k)
         carried[k] = b->carried[k * L + lane];
+}
+
+nh_solver_stats nh_lane_stepper_solver_stats(const nh_lane_stepper *ls, int lane)
+{
+    return ls->batch.solver ? ls->batch.solver[lane] : (nh_solver_stats){0};
 }
 
 void nh_lane_stepper_retire(nh_lane_stepper *ls, int lane)

@@ -29,7 +29,20 @@ typedef struct nh_lane_batch {
     int recentred_kinds;        /* any coordinate is an angle or ignorable */
     int defer_recentring;       /* the caller recentres after the step (nh_lane_stepper_step_unrecentred) */
     int keeps_point;            /* lf: grad V and A at q are kept, and computed again when q is recentred */
+    /* implicit methods (lane_newton.h) */
+    double implicit_alpha;      /* dla's alpha (idla: 1/2) */
+    double *history;            /* NH_LANE_HISTORY x (n + 1) x L: each lane's last solutions, newest first ... */
+    double *history_h;          /* L: ... made with this step ... */
+    lane_flag *history_count;   /* L: ... and how many (at most NH_LANE_HISTORY; nh_stepper_history's count) */
+    double *newton;             /* NH_LANE_NEWTON_DOUBLES(n + 1) x L: the batched Newton's arrays */
+    nh_solver_stats *solver;    /* L: each lane's solver work since its load */
+    nh_stepper *fallback;       /* the scalar stepper of the steps a kernel leaves to it (nh_lane_scalar_step) */
 } nh_lane_batch;
+
+/* The solutions an implicit lane method keeps: its guess's quadratic reads three (NH_QUADRATIC_POINTS). */
+enum { NH_LANE_HISTORY = 3 };
+/* The batched Newton's workspace per lane for `dim` unknowns (lane_newton.h takes its arrays from it) */
+#define NH_LANE_NEWTON_DOUBLES(dim) (20 * (dim) + 3 * (dim) * (dim))
 
 /* The n x L temporaries a step may take from the scratch (rk4: 13) */
 enum { NH_LANE_SCRATCH_ARRAYS = 16 };
@@ -38,7 +51,9 @@ enum { NH_LANE_SCRATCH_ARRAYS = 16 };
 typedef long (*nh_lane_advance_fn)(nh_lane_batch *b, double h, long steps);
 
 /* The lane methods, in the order of every kernel set's table. */
-enum nh_lane_method { NH_LANE_DLA01, NH_LANE_LF, NH_LANE_SPARK2, NH_LANE_RK4, NH_LANE_NEWMARK0, NH_LANE_METHODS };
+enum nh_lane_method {
+    NH_LANE_DLA01, NH_LANE_LF, NH_LANE_SPARK2, NH_LANE_RK4, NH_LANE_NEWMARK0, NH_LANE_DLA, NH_LANE_METHODS
+};
 /* The compiled lane counts: 4, 8, 16, 32 and any (read at run time). */
 enum { NH_LANE_WIDTHS = 5 };
 
@@ -55,6 +70,10 @@ extern const nh_lane_kernel_set *const nh_lane_sets_avx512[];
 /* The recentring of nh_stepper_recentre for lane l's coordinate i, which is beyond 2 pi (lanes.c); 1 when
  * it moved. */
 int nh_lane_recentre_coordinate(nh_lane_batch *b, int i, int l);
+/* One step of h of lane l by the scalar stepper b->fallback from the lane's state and step history (lanes.c):
+ * the steps a batched Newton leaves to it (a history too short for its guess, a solve that failed). The lane's
+ * state, history and solver work follow the step; returns its status. */
+int nh_lane_scalar_step(nh_lane_batch *b, int l, double h);
 /* lf's end point (grad V and A) of lane l from its q, through the system's callbacks (lanes.c) */
 void nh_lane_keep_point(nh_lane_batch *b, int l);
 

@@ -16,10 +16,6 @@ extern const nh_solver_backend nh_solver_backend_newton;
 
 /* The relative size of an update dx that led to x: max_i |dx_i| / max(|x_i|, 1). */
 double nh_solver_relative_step(int n, const double *dx, const double *x);
-/* A relative Newton step after which a full Newton solve cannot have converged (the next iterate's error,
- * O(step^2), is far above round-off): it will build its matrix at the new iterate, so a problem with
- * residual_and_jacobian gives it with the residual there. */
-#define NH_SOLVER_FAR_STEP 1e-3
 
 /* The shared acceptance rule after an update (see solver.h). */
 int nh_solver_accepts(const nh_nonlinear_problem *problem, double fnorm, double rel_step);

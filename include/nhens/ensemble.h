@@ -226,8 +226,8 @@ long nh_run_default_every(const nh_run_config *cfg);
  * (cfg->energy, with cfg->shell_preset kept for reports). NULL leaves the configuration unchanged. */
 void nh_run_config_use_preset(nh_run_config *cfg, const nh_preset *preset);
 
-/* The lanes a run's threads use: cfg->lanes (0: nh_lanes_default()) when a lane kernel serves its method and
- * system (nh_lane_kernel_exists) and it does not record the global error (res->observer_mask), whose CVODE reference
+/* The lanes a run's threads use: cfg->lanes (0: nh_lanes_default()) when a lane kernel serves its method,
+ * system and solver (nh_lane_kernel_exists: an implicit method's with the built-in Newton only) and it does not record the global error (res->observer_mask), whose CVODE reference
  * follows one trajectory at a time, halved while the lanes' trajectory records (every output row's values)
  * would exceed 256 MiB per thread; else 1. A run that records the latitude steps its lanes one step at a time,
  * each followed by the section crossing test. */

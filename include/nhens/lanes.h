@@ -8,9 +8,10 @@
  * with another trajectory without changing any other lane's bits.
  *
  * Kernels exist for the explicit and linearly implicit methods (dla01, lf, spark2, rk4 and newmark with
- * beta = 0) on the quartic (2 and 3 pairs), the CVT and the knife edge, each with unit mass; for any other pair
- * nh_lane_stepper_create returns NULL and the caller steps its trajectories one by one
- * (nh_stepper_step), which gives the same bits. */
+ * beta = 0) and for dla and idla solved by the built-in Newton (NH_SOLVER_NEWTON: its iterations batched over the
+ * lanes, each lane's the scalar solve's) on the quartic (2 and 3 pairs), the CVT and the knife edge, each with
+ * unit mass; for any other pair nh_lane_stepper_create returns NULL and the caller steps its trajectories one by
+ * one (nh_stepper_step), which gives the same bits. */
 #ifndef NHENS_LANES_H
 #define NHENS_LANES_H
 
@@ -36,9 +37,10 @@ int nh_lanes_default(void);
 
 typedef struct nh_lane_stepper nh_lane_stepper;
 
-/* Whether (method, system) has a lane kernel: the configured method (a newmark with beta = 0 only) on a system
- * whose kernel matches its type, size and unit mass. */
-int nh_lane_kernel_exists(const nh_method_spec *method, const nh_system *sys);
+/* Whether (method, system) solved by `solver` has a lane kernel: the configured method (a newmark with beta = 0
+ * only; an implicit method with NH_SOLVER_NEWTON only) on a system whose kernel matches its type, size and unit
+ * mass. */
+int nh_lane_kernel_exists(const nh_method_spec *method, const nh_system *sys, nh_solver_kind solver);
 /* `lanes` (1 .. NH_MAX_LANES) lanes of the method of `scalar` (a stepper of it, which starts each trajectory
  * before it is loaded: nh_stepper_start, and any burn-in) for isa (AUTO: nh_lane_isa_best()); NULL with
  * an empty err->msg when no kernel serves the pair (nh_lane_kernel_exists), NULL with a message when out of
@@ -54,6 +56,9 @@ void nh_lane_stepper_load(nh_lane_stepper *ls, int lane, const nh_stepper *from,
                           const double *carried);
 /* The lane's state (n doubles each; carried: nh_stepper_carried_dim doubles, or NULL). */
 void nh_lane_stepper_state(const nh_lane_stepper *ls, int lane, double *q, double *v, double *carried);
+/* The solver work (solves, iterations, failures) of the lane's trajectory since it was loaded: the scalar
+ * stepper's counts for the same steps. */
+nh_solver_stats nh_lane_stepper_solver_stats(const nh_lane_stepper *ls, int lane);
 /* The lane no longer counts: its failures are not reported and its state is not read until it is loaded again. */
 void nh_lane_stepper_retire(nh_lane_stepper *ls, int lane);
 int nh_lane_stepper_active(const nh_lane_stepper *ls, int lane);

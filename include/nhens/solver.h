@@ -35,6 +35,10 @@ extern "C" {
 #define NH_SOLVER_ROUNDOFF_STEP 8.9e-16 /* 4 DBL_EPSILON: a relative step of a few ulps */
 #define NH_SOLVER_FLOOR_STEP 1e-12    /* a floor above it would take a condition number over ~1e4 */
 #define NH_SOLVER_MAX_ITERS 20
+/* A relative Newton step after which a full Newton solve cannot have converged (the next iterate's error,
+ * O(step^2), is far above round-off): the built-in Newton builds its matrix at the new iterate, so a problem with
+ * residual_and_jacobian gives it with the residual there (and the lane kernels do as it does). */
+#define NH_SOLVER_FAR_STEP 1e-3
 
 typedef enum nh_solver_kind { NH_SOLVER_KINSOL = 0, NH_SOLVER_NEWTON = 1 } nh_solver_kind;
 

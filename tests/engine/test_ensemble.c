@@ -625,7 +625,7 @@ static int compare_lanes(nh_run_config cfg, const char *what)
     cr_assert(eq(int, nh_run_ensemble(&cfg, &one, &err), NH_OK), "%s: %s", what, err.msg);
     int batched = 0;
     /* without a kernel every lane count is one lane: one comparison (two threads) says so */
-    const size_t counts = nh_lane_kernel_exists(&cfg.method, cfg.system) ? sizeof lanes / sizeof lanes[0] : 2;
+    const size_t counts = nh_lane_kernel_exists(&cfg.method, cfg.system, cfg.solver) ? sizeof lanes / sizeof lanes[0] : 2;
     for (size_t i = counts == 2 ? 1 : 0; i < counts; ++i) {
         char label[160];
         cfg.lanes = lanes[i];
