@@ -22,7 +22,7 @@ extern "C" {
 #endif
 #pragma GCC visibility push(default)
 
-enum { NH_MAX_LANES = 64 };
+enum { NH_MAX_LANES = 32 };
 
 /* The instruction sets a lane kernel is compiled for; AUTO picks the widest the CPU has. */
 typedef enum nh_lane_isa { NH_LANE_ISA_AUTO = 0, NH_LANE_ISA_SSE2, NH_LANE_ISA_AVX2, NH_LANE_ISA_AVX512 } nh_lane_isa;
