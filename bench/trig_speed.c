@@ -22,13 +22,24 @@ typedef void loop_fn(const double *restrict x, double *restrict y);
         for (int l = 0; l < VALUES; ++l)                                                                           \
             y[l] = nh_sin_kernel(x[l]);                                                                            \
     }
+/* gcc and clang spell 512-bit vectors and an unvectorised loop differently */
+#ifdef __clang__
+#define AVX512_TARGET __attribute__((target("avx512f,fma")))
+#define SCALAR_LOOP_FUNCTION __attribute__((noinline))
+#define NO_VECTORISING _Pragma("clang loop vectorize(disable)")
+#else
+#define AVX512_TARGET __attribute__((target("avx512f,fma,prefer-vector-width=512")))
+#define SCALAR_LOOP_FUNCTION __attribute__((noinline, optimize("no-tree-vectorize")))
+#define NO_VECTORISING
+#endif
+
 KERNEL_LOOP(kernel_baseline, )
 KERNEL_LOOP(kernel_avx2, __attribute__((target("avx2,fma"))))
-KERNEL_LOOP(kernel_avx512, __attribute__((target("avx512f,fma,prefer-vector-width=512"))))
+KERNEL_LOOP(kernel_avx512, AVX512_TARGET)
 
-__attribute__((noinline, optimize("no-tree-vectorize"))) static void scalar_loop(const double *restrict x,
-                                                                                  double *restrict y)
+SCALAR_LOOP_FUNCTION static void scalar_loop(const double *restrict x, double *restrict y)
 {
+    NO_VECTORISING
     for (int l = 0; l < VALUES; ++l)
         y[l] = nh_sin(x[l]);
 }
