@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > MAX_INPUT)
         return 0;
-    const nh_option_table *tables[] = {&nh_cli_run_table, &nh_cli_order_table, &nh_cli_audit_table,
+    const nh_option_table *tables[] = {&nh_run_option_table, &nh_cli_order_table, &nh_cli_audit_table,
                                        &nh_cli_report_table, &nh_cli_check_table, &nh_cli_list_table};
     const int pick = data[0] % 7;
     char *text = malloc(size);
