@@ -169,27 +169,7 @@ ALWAYS_INLINE void index1_rhs_lanes(const double *restrict q, const double *rest
     }
 }
 
-ALWAYS_INLINE void rk4_lanes(double *restrict q, double *restrict v, double h, long steps, int L)
-{
-    for (long s = 0; s < steps; ++s) {
-        double kq[4][N * MAX_L], kv[4][N * MAX_L], qs[N * MAX_L], vs[N * MAX_L];
-        const double c[4] = {0.0, 0.5 * h, 0.5 * h, h};
-        for (int stage = 0; stage < 4; ++stage) {
-            for (int i = 0; i < N; ++i)
-                LANES {
-                    AT(qs, i) = stage ? AT(q, i) + c[stage] * AT(kq[stage - 1], i) : AT(q, i);
-                    AT(vs, i) = stage ? AT(v, i) + c[stage] * AT(kv[stage - 1], i) : AT(v, i);
-                    AT(kq[stage], i) = AT(vs, i);
-                }
-            index1_rhs_lanes(qs, vs, kv[stage], L);
-        }
-        for (int i = 0; i < N; ++i)
-            LANES {
-                AT(q, i) += h / 6.0 * (AT(kq[0], i) + 2.0 * AT(kq[1], i) + 2.0 * AT(kq[2], i) + AT(kq[3], i));
-                AT(v, i) += h / 6.0 * (AT(kv[0], i) + 2.0 * AT(kv[1], i) + 2.0 * AT(kv[2], i) + AT(kv[3], i));
-            }
-        recentre_lanes(q, L);
-    }
-}
+#define LOCKSTEP_AFTER_STEP(q, L) recentre_lanes(q, L)
+#include "lockstep_rk4.h"
 
 LOCKSTEP_METHODS_AND_SET(dla01, lf, spark2, rk4)
