@@ -35,3 +35,9 @@ presets = [
     shell("shell", "64 random states on H = 1", energy=1.0, ensemble=64),
 ]
 sampler = {x: normal(0, 1), y: normal(0, 1), theta: uniform(-pi, pi), phi_L: fixed(0), phi_R: fixed(0)}
+
+# quantities of the user's own, recorded like nhens' built-in observers (--observe, --reduce)
+observers = [
+    observer("distance", sqrt(x**2 + y**2), help="distance of the axle's midpoint from the spring's anchor"),
+    observer("wheel_speed", [velocity(phi_L), velocity(phi_R)], help="angular speeds of the left and right wheels"),
+]

@@ -87,7 +87,7 @@ def main(argv, paths):
         return 2
     source = emit.emit(system, derived, os.path.basename(args.description))
     log(f"nhens-symbolic: {system.name}: n = {system.n}, m = {system.m}, {len(system.params)} parameters, "
-        f"{len(system.presets)} presets; derived in {time.monotonic() - started:.1f} s")
+        f"{len(system.presets)} presets, {len(system.observers)} observers; derived in {time.monotonic() - started:.1f} s")
     for note in notes:
         log(f"  {note}")
     if os.path.exists(args.out) and not os.path.isdir(args.out):

@@ -13,6 +13,8 @@ with the user's rights, like a build script). It sets module-level names:
     presets                           list of state(...) and shell(...)
     sampler                           {coordinate: normal(mean, sd) | uniform(lo, hi) | fixed(value)}
     minimum_energy                    optional: the infimum of V over the sampler's support
+    observers                         optional: list of observer(name, value, help) of q, velocity(x)
+                                      and the parameters, recorded like the built-in observers
 
 Everything is checked before anything is written; a bad field raises DescriptionError naming it.
 """
@@ -24,6 +26,8 @@ import sympy as sp
 NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,48}$")
 PARAM_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,30}$")
 COORD_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,30}$")
+OBSERVER_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,23}$")   # nh_observer_name_ok (include/nhens/observer.h)
+MAX_OBSERVER_DIM, MAX_OBSERVERS = 16, 16
 KINDS = ("plain", "angle", "ignorable")
 MAX_DIM, MAX_CON, MAX_PARAMS, MAX_VARIABLE_MASS_DIM = 32, 4, 8, 12
 PRESET_CONSTRAINT_TOL = 1e-10   # what `nhens run --initial` accepts of |A(q) v|
@@ -37,6 +41,7 @@ class Coordinate:
     def __init__(self, name, kind, index):
         self.name, self.kind, self.index = name, kind, index
         self.symbol = sp.Symbol(name, real=True)
+        self.velocity = sp.Symbol(name + "'", real=True)   # no parameter or coordinate name has a quote
 
 
 class Parameter:
@@ -69,6 +74,12 @@ class Preset:
         return self.q is None
 
 
+class Observer:
+    def __init__(self, name, value, help_text):
+        self.name, self.value, self.help = name, value, help_text
+        self.exprs = []     # its components, checked by validate()
+
+
 class Builder:
     """The helpers a description calls; they record coordinates and parameters in order."""
 
@@ -98,6 +109,13 @@ class Builder:
                 raise DescriptionError(f"coordinates: kind of '{nm}' is '{kind}'; allowed: {', '.join(KINDS)}")
         syms = [c.symbol for c in self.coords]
         return syms[0] if len(syms) == 1 else tuple(syms)
+
+    def velocity(self, coordinate):
+        """velocity(x) -> the symbol of x' (for observers)"""
+        c = next((c for c in self.coords if c.symbol == coordinate), None)
+        if c is None:
+            raise DescriptionError(f"velocity: '{coordinate}' is not a coordinate (declare it with coordinates())")
+        return c.velocity
 
     def parameter(self, name, default, range=(-math.inf, math.inf), help=None, integer=False):
         field = f"parameter '{name}'"
@@ -136,6 +154,11 @@ def shell(name, description, energy, ensemble, params=None):
     return Preset(name, description, energy=energy, ensemble=ensemble, params=params)
 
 
+def observer(name, value, help):
+    """An observer: a quantity of q, the velocities and the parameters (a list for several components)."""
+    return Observer(name, value, help)
+
+
 def normal(mean, sd):
     return Distribution("normal", sp.sympify(mean), sp.sympify(sd))
 
@@ -152,8 +175,9 @@ class System:
     """A validated description: every field a SymPy object of the declared coordinates and parameters."""
 
     def __init__(self, name, summary, reference, coords, params, mass, potential, constraints, basis,
-                 presets, sampler, minimum_energy):
+                 presets, sampler, minimum_energy, observers):
         self.name, self.summary, self.reference = name, summary, reference
+        self.observers = observers
         self.coords, self.params = coords, params
         self.mass, self.potential, self.constraints = mass, potential, constraints
         self.basis, self.presets, self.sampler = basis, presets, sampler
@@ -186,7 +210,8 @@ def load(path):
     scope = {}
     exec("from sympy import *", scope)  # noqa: S102 - SymPy's names, as a description expects them
     scope.update(coordinates=builder.coordinates, parameter=builder.parameter, state=state, shell=shell,
-                 normal=normal, uniform=uniform, fixed=fixed, __file__=path, __name__="description")
+                 normal=normal, uniform=uniform, fixed=fixed, observer=observer,
+                 velocity=builder.velocity, __file__=path, __name__="description")
     try:
         code = compile(source, path, "exec")
         exec(code, scope)  # noqa: S102 - the description is the user's own Python code
@@ -292,8 +317,9 @@ def validate(scope, builder):
     minimum = scope.get("minimum_energy")
     if minimum is not None:
         minimum = _expr(minimum, "minimum_energy", allowed_p)
+    observers = _observers(scope.get("observers", []), allowed | {c.velocity for c in coords})
     return System(name, summary, reference, coords, params, mass, potential, constraints, basis, presets,
-                  sampler, minimum)
+                  sampler, minimum, observers)
 
 
 def _mass(value, n, allowed, allowed_q):
@@ -380,3 +406,29 @@ def _sampler(value, coords, allowed_p):
             d.b = _expr(d.b, field, allowed_p)
         out.append(d)
     return out
+
+
+def _observers(values, allowed):
+    if not isinstance(values, (list, tuple)):
+        raise DescriptionError("observers: must be a list of observer(name, value, help)")
+    if len(values) > MAX_OBSERVERS:
+        raise DescriptionError(f"observers: {len(values)} of them; at most {MAX_OBSERVERS}")
+    seen = set()
+    for o in values:
+        if not isinstance(o, Observer):
+            raise DescriptionError("observers: every entry is an observer(name, value, help)")
+        if not isinstance(o.name, str) or not OBSERVER_NAME_RE.match(o.name):
+            raise DescriptionError(f"observers: '{o.name}' is not an observer name (a letter, then letters, "
+                                   "digits or _; at most 24 characters)")
+        field = f"observer '{o.name}'"
+        if o.name in seen:
+            raise DescriptionError(f"{field}: the name appears twice")
+        seen.add(o.name)
+        if not isinstance(o.help, str) or not o.help.strip() or "\n" in o.help:
+            raise DescriptionError(f"{field}: give a one-line help text")
+        o.help = o.help.strip()
+        components = list(o.value) if isinstance(o.value, (list, tuple, sp.MatrixBase)) else [o.value]
+        if not 1 <= len(components) <= MAX_OBSERVER_DIM:
+            raise DescriptionError(f"{field}: {len(components)} components; allowed 1 to {MAX_OBSERVER_DIM}")
+        o.exprs = [_expr(e, field, allowed) for e in components]
+    return list(values)

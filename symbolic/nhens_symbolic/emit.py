@@ -62,6 +62,7 @@ class Emitter:
         self.s, self.d, self.source_name = system, derived, source_name
         self.prefix = "sym_" + "".join(ch if ch.isalnum() else "_" for ch in system.name)
         names = {c.symbol: "q_" + c.name for c in system.coords}
+        names.update({c.velocity: f"v[{c.index}]" for c in system.coords})
         names.update({p.symbol: "p_" + p.name for p in system.params})
         names.update({u: f"u[{i}]" for i, u in enumerate(derived.u)})
         names.update({lam: f"lam[{i}]" for i, lam in enumerate(derived.lam)})
@@ -157,6 +158,8 @@ class Emitter:
         self.minimum_energy()
         self.kinds()
         self.descriptor()
+        self.observers()
+        self.plugin_entry()
         return "\n".join(self.lines) + "\n"
 
     def header(self):
@@ -417,9 +420,49 @@ class Emitter:
             self.w(f"    {f},")
         self.w("};")
         self.w()
+
+    def observers(self):
+        """One value function per observer, the table, and `applies`: the observers serve this system only."""
+        s, p = self.s, self.prefix
+        if not s.observers:
+            return
+        args = [("s", {x.symbol for x in s.params}), ("q", {c.symbol for c in s.coords}),
+                ("v", {c.velocity for c in s.coords})]
+        for o in s.observers:
+            self.w(f"/* {_comment(o.name)} = {_comment(sp.sstr(o.exprs if len(o.exprs) > 1 else o.exprs[0]))} */")
+            self.w(f"static void {p}_observe_{o.name}(const nh_observer_type *self, const nh_system *s, "
+                   "const double *restrict q,")
+            self.w("    const double *restrict v, const nh_initial_values *init, double *restrict out)")
+            self.w("{")
+            free = set().union(*[e.free_symbols for e in o.exprs])
+            self.unused("self", "init", *[a for a, syms in args if not (free & syms)])
+            self.body(list(enumerate(o.exprs)), "out")
+            self.w("}")
+            self.w()
+        self.w(f"static int {p}_observes(const nh_observer_type *self, const nh_system *s)")
+        self.w("{")
+        self.w("    (void)self;")
+        self.w(f"    return s->type == &{p}_system;")
+        self.w("}")
+        self.w()
+        self.w(f"static const nh_observer_type {p}_observers[] = {{")
+        for o in s.observers:
+            self.w(f"    {{{_c_string(o.name)}, {_c_string(o.help)}, {len(o.exprs)}, {p}_observe_{o.name}, "
+                   f"{p}_observes, NULL}},")
+        self.w("};")
+        self.w()
+
+    def plugin_entry(self):
+        s, p = self.s, self.prefix
         self.w("static int register_all(nh_registry *reg, nh_error *err)")
         self.w("{")
-        self.w(f"    return nh_registry_add_system(reg, &{p}_system, err);")
+        if not s.observers:
+            self.w(f"    return nh_registry_add_system(reg, &{p}_system, err);")
+        else:
+            self.w(f"    int status = nh_registry_add_system(reg, &{p}_system, err);")
+            self.w(f"    for (size_t i = 0; status == 0 && i < sizeof {p}_observers / sizeof {p}_observers[0]; ++i)")
+            self.w(f"        status = nh_registry_add_observer(reg, &{p}_observers[i], err);")
+            self.w("    return status;")
         self.w("}")
         self.w()
         self.w("NH_PLUGIN_EXPORT const nh_plugin nh_plugin_entry = {NH_PLUGIN_ABI_VERSION, "

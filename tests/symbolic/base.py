@@ -10,3 +10,4 @@ constraints = [[-sin(a), cos(a), 0]]
 # basis
 presets = [state("still", "turning on the spot", q=[0, 0, 0], v=[0, 0, 1])]
 sampler = {x: normal(0, 1), y: normal(0, 1), a: uniform(-pi, pi)}
+observers = [observer("speed", sqrt(velocity(x)**2 + velocity(y)**2), help="speed of the particle")]

@@ -5,9 +5,12 @@
 # (compare_builtin, whose tolerance says why); on the robot DLA^{0,1} and Gonzalez converge at order 2 and Gonzalez keeps H to
 # round-off over an ensemble; every bad description of bad_descriptions.tsv exits 2 naming its field
 # and writes nothing; a failing compiler exits 1 and leaves no file.
-# Usage: test_symbolic.sh NHENS_SYMBOLIC NHENS COMPARE_BUILTIN SOURCE_DIR PYTHON
+# The robot's own observers (distance, wheel_speed) are its description's formulas as the program records
+# and reduces them, the summary's command reruns to the same files, and Python (given LIBRARY) gets the
+# program's values bit for bit.
+# Usage: test_symbolic.sh NHENS_SYMBOLIC NHENS COMPARE_BUILTIN SOURCE_DIR PYTHON [LIBRARY]
 set -u
-gen="$1"; nhens="$2"; compare="$3"; src="$4"; python="$5"
+gen="$1"; nhens="$2"; compare="$3"; src="$4"; python="$5"; library="${6:-}"
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/nhens-symbolic-test.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 passed=0; failed=0
@@ -46,6 +49,57 @@ done
   --out "$scratch/run" >"$scratch/run.log" 2>&1
 dh=$(sed -n 's/.*max |dH| = \([^,]*\),.*/\1/p' "$scratch/run.log")
 if awk -v d="$dh" 'BEGIN { exit !(d != "" && d + 0 < 1e-13) }'; then ok; else bad "gonzalez max |dH| on diff-drive is '$dh'"; cat "$scratch/run.log"; fi
+
+# the robot's observers: distance = sqrt(x^2 + y^2) and wheel_speed = (phi_L', phi_R') at T (paths.csv's
+# last row) are those of the final state (trajectories.csv) bit for bit, and each trajectory's final
+# distance lies in [min:distance, max:distance]
+obs_args=(run --system diff-drive --preset shell --ensemble 24 --method dla01 --h 0.05 --T 5 --paths 3 --quiet
+          --observe dH,distance,wheel_speed --reduce "final,max:distance,min:distance,first:distance>1.2")
+"$nhens" --plugin "$P" "${obs_args[@]}" --out "$scratch/obs" >"$scratch/obs.log" 2>&1 || cat "$scratch/obs.log"
+if "$python" - "$scratch/obs" <<'PY'; then ok; else bad "the robot's observers differ from their formulas"; fi
+import csv, math, sys
+folder = sys.argv[1]
+rows = list(csv.DictReader(open(folder + "/trajectories.csv")))
+last = list(csv.DictReader(open(folder + "/paths.csv")))[-1]
+wrong = 0
+for r in rows:
+    i = int(r["trajectory"])
+    x, y = float(r["q_1"]), float(r["q_2"])
+    d = math.sqrt(x * x + y * y)
+    wrong += not float(r["min:distance"]) <= d <= float(r["max:distance"])
+    if i < 3:
+        wrong += float(last[f"distance_{i}"]) != d
+        wrong += float(last[f"wheel_speed_1_{i}"]) != float(r["v_4"])
+        wrong += float(last[f"wheel_speed_2_{i}"]) != float(r["v_5"])
+sys.exit(1 if wrong or len(rows) != 24 else 0)
+PY
+# rerun from summary.json: the recorded command (with --plugin) writes the same CSV files again
+mkdir "$scratch/first" && cp "$scratch/obs"/*.csv "$scratch/first/"
+command=$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["command"])' "$scratch/obs/summary.json")
+(cd "$scratch" && eval "$command") >"$scratch/rerun.log" 2>&1
+same=1
+for f in "$scratch/first"/*.csv; do cmp -s "$f" "$scratch/obs/$(basename "$f")" || same=0; done
+if [ "$same" = 1 ] && [[ "$command" == *"--plugin $P "* ]]; then ok; else bad "the rerun of '$command' differs"; cat "$scratch/rerun.log"; fi
+# the same ensemble from Python: the observer's statistics, paths and reductions are the program's values
+if [ -n "$library" ]; then
+  if PYTHONPATH="$src/python" NHENS_LIBRARY="$library" "$python" - "$scratch/first" "$P" <<'PY'; then ok; else bad "Python's robot run differs from the program's"; fi
+import csv, sys
+import numpy as np
+import nhens
+folder, plugin = sys.argv[1:3]
+run = nhens.run(plugin, "dla01", preset="shell", ensemble=24, h=0.05, T=5, paths=3,
+                observers=["dH", "distance", "wheel_speed"],
+                reduce=["final", "max:distance", "min:distance", "first:distance>1.2"])
+def column(name, file):
+    return np.array([float(r[name]) for r in csv.DictReader(open(f"{folder}/{file}"))])
+same = [np.array_equal(run.timeseries[c], column(c, "timeseries.csv"), equal_nan=True)
+        for c in ("distance_mean", "distance_var", "wheel_speed_2_absmax")]
+same.append(np.array_equal(run.paths["distance"][1], column("distance_1", "paths.csv")))
+same += [np.array_equal(run.trajectories[c], column(c, "trajectories.csv"), equal_nan=True)
+         for c in ("max:distance", "min:distance", "first:distance>1.2", "v_4")]
+sys.exit(0 if all(same) else 1)
+PY
+fi
 
 # bad descriptions: exit 2, the message names the field, nothing written (in one interpreter)
 mkdir "$scratch/bad"
