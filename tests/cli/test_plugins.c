@@ -77,9 +77,11 @@ Test(cli, plugin_system_passes_check_runs_at_order_and_keeps_its_invariants)
     cr_assert(fabs(order - 2.0) < 0.15, "observed order %g", order);
     /* Gonzalez' discrete gradient on 50 states of H = 1 over 1000 steps keeps H and A v = 0 to round-off:
      * measured 4.9e-14 and 5.4e-16; the bounds allow 20x (Newton tolerance and accumulation) */
-    cr_assert(eq(int, nhens_output(SYSTEM_PLUGIN "run --system contact-eps --preset shell --ensemble 50 --method "
-                                                 "gonzalez --h 0.1 --T 100 --out /tmp/nhens-cli-contact", out,
-                                   sizeof out), 0), "%s", err_text);
+    char scratch[] = "/tmp/nhens-cli-contact.XXXXXX", command[512];
+    cr_assert(mkdtemp(scratch) != NULL);
+    snprintf(command, sizeof command, "%srun --system contact-eps --preset shell --ensemble 50 --method gonzalez "
+             "--h 0.1 --T 100 --out %s/run", SYSTEM_PLUGIN, scratch);
+    cr_assert(eq(int, nhens_output(command, out, sizeof out), 0), "%s", err_text);
     double dh, dh_rel, drift;
     const char *line = strstr(out, "max |dH| =");
     cr_assert(line && sscanf(line, "max |dH| = %lf, max |dH|/|H0| = %lf, max |A(q)v| = %lf", &dh, &dh_rel, &drift) == 3,
@@ -88,7 +90,7 @@ Test(cli, plugin_system_passes_check_runs_at_order_and_keeps_its_invariants)
     cr_assert(strstr(out, "failed trajectories: 0") != NULL, "%s", out);
     /* the plugin's system is refused without the plugin, by name */
     refused("check --system contact-eps", "unknown system 'contact-eps'");
-    remove_tree("/tmp/nhens-cli-contact");
+    remove_tree(scratch);
 }
 
 Test(cli, plugin_of_another_abi_is_refused_with_both_versions)
