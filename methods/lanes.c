@@ -18,12 +18,30 @@ struct nh_lane_stepper {
     double *memory;             /* every array of the batch */
 };
 
+static const nh_lane_kernel_set *const *sets_of(nh_lane_isa isa)
+{
+    switch (isa) {
+    case NH_LANE_ISA_AVX512:
+        return nh_lane_sets_avx512;
+    case NH_LANE_ISA_AVX2:
+        return nh_lane_sets_avx2;
+    default:
+        return nh_lane_sets_sse2;
+    }
+}
+
+/* Whether the build compiled isa's kernels (CMake's NHENS_LANE_ISAS) */
+static int compiled(nh_lane_isa isa)
+{
+    return sets_of(isa)[0] != NULL;
+}
+
 nh_lane_isa nh_lane_isa_best(void)
 {
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f"))
+    if (__builtin_cpu_supports("avx512f") && compiled(NH_LANE_ISA_AVX512))
         return NH_LANE_ISA_AVX512;
-    return __builtin_cpu_supports("avx2") ? NH_LANE_ISA_AVX2 : NH_LANE_ISA_SSE2;
+    return __builtin_cpu_supports("avx2") && compiled(NH_LANE_ISA_AVX2) ? NH_LANE_ISA_AVX2 : NH_LANE_ISA_SSE2;
 }
 
 const char *nh_lane_isa_name(nh_lane_isa isa)
@@ -34,7 +52,7 @@ const char *nh_lane_isa_name(nh_lane_isa isa)
 
 int nh_lane_isa_supported(nh_lane_isa isa)
 {
-    return isa >= NH_LANE_ISA_AUTO && isa <= nh_lane_isa_best();
+    return isa == NH_LANE_ISA_AUTO || (isa >= NH_LANE_ISA_SSE2 && isa <= nh_lane_isa_best() && compiled(isa));
 }
 
 int nh_lanes_default(void)
@@ -75,18 +93,6 @@ static double implicit_alpha(const nh_method_spec *method)
     return method->type == &nh_method_dla ? method->params.value[0] : 0.5;
 }
 
-static const nh_lane_kernel_set *const *sets_of(nh_lane_isa isa)
-{
-    switch (isa) {
-    case NH_LANE_ISA_AVX512:
-        return nh_lane_sets_avx512;
-    case NH_LANE_ISA_AVX2:
-        return nh_lane_sets_avx2;
-    default:
-        return nh_lane_sets_sse2;
-    }
-}
-
 /* The system's kernel set for isa: its formulas match and its mass is the unit (the kernels leave it out) */
 static const nh_lane_kernel_set *set_for(const nh_system *sys, nh_lane_isa isa)
 {
@@ -103,7 +109,7 @@ static const nh_lane_kernel_set *set_for(const nh_system *sys, nh_lane_isa isa)
 
 int nh_lane_kernel_exists(const nh_method_spec *method, const nh_system *sys, nh_solver_kind solver)
 {
-    return lane_method_with(method, solver) >= 0 && set_for(sys, NH_LANE_ISA_SSE2) != NULL;
+    return lane_method_with(method, solver) >= 0 && set_for(sys, nh_lane_isa_best()) != NULL;
 }
 
 static int width_index(int lanes)

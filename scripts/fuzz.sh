@@ -21,7 +21,7 @@ if [ -n "${missing:-}" ]; then
 fi
 
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNHENS_FUZZ=ON -DNHENS_TESTS=OFF \
-  -DNHENS_STACK_USAGE=OFF >/dev/null
+  -DNHENS_STACK_USAGE=OFF -DNHENS_LANE_ISAS=sse2 >/dev/null
 cmake --build build-fuzz -j "$(nproc)" --target $harnesses >/dev/null
 
 corpus=build-fuzz/corpus

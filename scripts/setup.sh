@@ -36,6 +36,7 @@ cmake --build build -j "$jobs" >/dev/null
 if [ "${1:-}" = "--asan" ]; then
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNHENS_SANITIZE=ON -DNHENS_WERROR=ON >/dev/null
   cmake --build build-asan -j "$jobs" >/dev/null
-  CC=clang CXX=clang++ cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Release -DNHENS_WERROR=ON >/dev/null
+  # clang checks the warnings of every source; the lane kernels' source once (sse2), not once per instruction set
+  CC=clang CXX=clang++ cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Release -DNHENS_WERROR=ON -DNHENS_LANE_ISAS=sse2 >/dev/null
   cmake --build build-clang -j "$jobs" >/dev/null
 fi

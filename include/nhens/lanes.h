@@ -27,8 +27,8 @@ enum { NH_MAX_LANES = 32 };
 /* The instruction sets a lane kernel is compiled for; AUTO picks the widest the CPU has. */
 typedef enum nh_lane_isa { NH_LANE_ISA_AUTO = 0, NH_LANE_ISA_SSE2, NH_LANE_ISA_AVX2, NH_LANE_ISA_AVX512 } nh_lane_isa;
 
-/* The widest instruction set of this CPU that nhens has lane kernels for, and its name ("sse2", "avx2",
- * "avx512"); whether the CPU can run kernels of `isa`. */
+/* The widest instruction set of this CPU that this build of nhens has lane kernels for (sse2 is the floor), and
+ * its name ("sse2", "avx2", "avx512"); whether the CPU can run kernels of `isa` and the build has them. */
 nh_lane_isa nh_lane_isa_best(void);
 const char *nh_lane_isa_name(nh_lane_isa isa);
 int nh_lane_isa_supported(nh_lane_isa isa);
