@@ -1,6 +1,6 @@
 /* The options of `nhens run` and the run configuration they describe (include/nhens/run_options.h): the
  * one option table of a run, shared by the nhens program and the in-memory runs of nhens/job.h. */
-#include "nhens/run_options.h"
+#include "run_options.h"
 
 #include <math.h>
 #include <stddef.h>
