@@ -1,4 +1,4 @@
-/* The options of `nhens run` and the run configuration they describe (include/nhens/run_options.h): the
+/* The options of `nhens run` and the run configuration they describe (engine/run_options.h, library-private): the
  * one option table of a run, shared by the nhens program and the in-memory runs of nhens/job.h. */
 #include "run_options.h"
 
