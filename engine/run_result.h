@@ -85,6 +85,7 @@ void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, c
                           const nh_failure *failures, int n_failures);
 /* The order-free part of `from` into res: live counts, sketches, failure and step and solver counts. */
 void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from);
+
 /* Doubles per trajectory row, and the row of trajectory i (rows_first <= i < rows_first + rows_count). */
 static inline int nh_run_trajectory_width(const nh_run_result *res)
 {

@@ -148,7 +148,6 @@ typedef struct nh_rank_timing {
     long steps;
 } nh_rank_timing;
 
-
 /* The defaults of `nhens run`, the one source of them for the library and the program: solver KINSOL, every 1
  * (nh_run_default_every gives the program's ~1000 rows), ensemble 100, seed 1, threads the online cores,
  * fit_window_start 0.1, no section (NAN), every observer that applies (observe NULL), no paths, preset, initial
