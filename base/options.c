@@ -1,5 +1,6 @@
-/* Strict number and option parsing (include/nhens/options.h). */
-#include "nhens/options.h"
+/* The option-table parser of the program and of nhens/job.h (options.h, library-private); the numbers follow
+ * params.h's strict policy (nh_parse_double_in, nh_parse_long_in, nh_parse_u64). */
+#include "options.h"
 #include "nhens/params.h"
 
 #include <errno.h>
@@ -7,53 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int nh_parse_double_in(const char *text, double min, double max, double *out)
-{
-    double v;
-    if (nh_parse_double(text, &v) || !(v >= min && v <= max))
-        return 1;
-    *out = v;
-    return 0;
-}
-
-/* optional sign, then decimal digits only, no leading zero before another digit (no octal look-alike) */
-static int decimal_integer_text(const char *text, int allow_sign)
-{
-    const char *p = text;
-    if (allow_sign && (*p == '-' || *p == '+'))
-        ++p;
-    if (!*p || (p[0] == '0' && p[1] != '\0'))
-        return 0;
-    for (; *p; ++p)
-        if (*p < '0' || *p > '9')
-            return 0;
-    return 1;
-}
-
-int nh_parse_long_in(const char *text, long min, long max, long *out)
-{
-    if (!text || !decimal_integer_text(text, 1))
-        return 1;
-    errno = 0;
-    long v = strtol(text, NULL, 10);
-    if (errno != 0 || v < min || v > max)
-        return 1;
-    *out = v;
-    return 0;
-}
-
-int nh_parse_u64(const char *text, uint64_t *out)
-{
-    if (!text || !decimal_integer_text(text, 0))
-        return 1;
-    errno = 0;
-    unsigned long long v = strtoull(text, NULL, 10);
-    if (errno != 0)
-        return 1;
-    *out = (uint64_t)v;
-    return 0;
-}
 
 int nh_options_index(const nh_option_table *table, const char *name)
 {

@@ -1,6 +1,6 @@
-/* Parsing and validation of named parameters (see include/nhens/params.h). */
+/* Parsing and validation of named parameters, and the strict number policy every parser of the library and the
+ * program uses (see include/nhens/params.h). */
 #include "nhens/params.h"
-#include "nhens/options.h"
 
 #include <errno.h>
 #include <math.h>
@@ -21,6 +21,52 @@ int nh_parse_double(const char *text, double *out)
     return 0;
 }
 
+int nh_parse_double_in(const char *text, double min, double max, double *out)
+{
+    double v;
+    if (nh_parse_double(text, &v) || !(v >= min && v <= max))
+        return 1;
+    *out = v;
+    return 0;
+}
+
+/* optional sign, then decimal digits only, no leading zero before another digit (no octal look-alike) */
+static int decimal_integer_text(const char *text, int allow_sign)
+{
+    const char *p = text;
+    if (allow_sign && (*p == '-' || *p == '+'))
+        ++p;
+    if (!*p || (p[0] == '0' && p[1] != '\0'))
+        return 0;
+    for (; *p; ++p)
+        if (*p < '0' || *p > '9')
+            return 0;
+    return 1;
+}
+
+int nh_parse_long_in(const char *text, long min, long max, long *out)
+{
+    if (!text || !decimal_integer_text(text, 1))
+        return 1;
+    errno = 0;
+    long v = strtol(text, NULL, 10);
+    if (errno != 0 || v < min || v > max)
+        return 1;
+    *out = v;
+    return 0;
+}
+
+int nh_parse_u64(const char *text, uint64_t *out)
+{
+    if (!text || !decimal_integer_text(text, 0))
+        return 1;
+    errno = 0;
+    unsigned long long v = strtoull(text, NULL, 10);
+    if (errno != 0)
+        return 1;
+    *out = (uint64_t)v;
+    return 0;
+}
 
 static int valid_param_name(const char *name)
 {

@@ -374,17 +374,18 @@ static double ensemble_seconds_of(const bench_settings *b, const char *system, c
     nh_run_config cfg = {.system = &s, .method = m, .solver = NH_SOLVER_NEWTON, .h = 0.1, .T = T, .every = every,
                          .ensemble = n, .seed = 1, .threads = threads, .lanes = lanes, .energy = energy,
                          .fit_window_start = 0.5, .observe = observe};
-    nh_run_result res;
-    nh_error err;
+    nh_run_result *res = nh_run_result_create();
+    nh_error err = {0};
     double t0 = clock();
-    if (nh_run_ensemble(&cfg, &res, &err)) {
-        fprintf(stderr, "bench: %s\n", err.msg);
+    if (!res || nh_run_ensemble(&cfg, res, &err)) {
+        fprintf(stderr, "bench: %s\n", res ? err.msg : "out of memory");
+        nh_run_result_free(res);
         return -1;
     }
     double dt = clock() - t0;
     if (lanes_used)
-        *lanes_used = nh_run_lanes(&cfg, &res);
-    nh_run_result_free(&res);
+        *lanes_used = nh_run_lanes(&cfg, res);
+    nh_run_result_free(res);
     return dt;
 }
 

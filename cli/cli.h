@@ -9,9 +9,10 @@
 #include <stdio.h>
 
 #include "nhens/ensemble.h"
-#include "nhens/options.h"
+#include "options.h"
 #include "nhens/registry.h"
-#include "nhens/run_options.h"
+#include "run_options.h"
+#include "run_result.h"
 
 enum { NH_EXIT_OK = 0, NH_EXIT_ERROR = 1, NH_EXIT_USAGE = 2, NH_EXIT_FAILED_TRAJECTORIES = 3, NH_EXIT_CLAIMS = 4 };
 enum { NH_CLI_MAX_PARAMS = NH_RUN_MAX_PARAMS };

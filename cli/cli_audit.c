@@ -30,7 +30,7 @@ static const nh_option AUDIT_OPTIONS[] = {
     AUDIT_OPT("system", NH_OPTION_STRING, system, 0, 0, "S", "system (nhens list)"),
     {"param", NH_OPTION_LIST, offsetof(audit_options, params), 0, 0, "k=v", "system parameter",
      offsetof(audit_options, n_params), NH_CLI_MAX_PARAMS},
-    AUDIT_OPT("preset", NH_OPTION_STRING, preset, 0, 0, "P", "a paper's initial state or energy shell"),
+    AUDIT_OPT("preset", NH_OPTION_STRING, preset, 0, 0, "P", "an initial state from a paper, or an energy shell"),
     AUDIT_OPT("project", NH_OPTION_FLAG, project, 0, 0, NULL,
               "project the preset's velocity onto D_q when it is off it (default: refuse it)"),
     AUDIT_OPT("energy", NH_OPTION_DOUBLE, energy, -1e12, 1e12, "E", "start from a state on the energy shell H = E"),

@@ -128,7 +128,7 @@ int nh_cli_merge(const nh_cli *cli, int argc, char **argv)
         rc = merge_parts(cli, first, parts, n, &sys, &cfg, &res, &smooth, &err);
     if (rc) {
         fprintf(stderr, "nhens merge: %s\n", err.msg);
-        nh_run_result_free(&res);
+        nh_run_result_clear(&res);
         nh_cli_run_config_free(&cfg);
         nh_partial_free(first);
         nh_folder_lock_release(&lock);
@@ -142,7 +142,7 @@ int nh_cli_merge(const nh_cli *cli, int argc, char **argv)
         fprintf(stderr, "nhens merge: interrupted; nothing written\n");
         status = nh_cli_interrupt_status();
         free(command);
-        nh_run_result_free(&res);
+        nh_run_result_clear(&res);
         nh_cli_run_config_free(&cfg);
         nh_partial_free(first);
         nh_folder_lock_release(&lock);
@@ -157,7 +157,7 @@ int nh_cli_merge(const nh_cli *cli, int argc, char **argv)
     else if (!o.quiet)
         nh_cli_run_print_summary(&cfg, &res, o.out);
     status = rc ? NH_EXIT_ERROR : res.failed ? NH_EXIT_FAILED_TRAJECTORIES : NH_EXIT_OK;
-    nh_run_result_free(&res);
+    nh_run_result_clear(&res);
     nh_cli_run_config_free(&cfg);
     nh_partial_free(first);
     return status;

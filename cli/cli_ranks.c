@@ -133,7 +133,7 @@ int nh_cli_serve_runs(const nh_cli *cli)
             cfg.interrupted = nh_cli_interrupted;
             if (nh_run_ensemble_ranks(&cfg, &res, &err))
                 fprintf(stderr, "nhens (rank %d): %s\n", nh_rank(), err.msg);
-            nh_run_result_free(&res);
+            nh_run_result_clear(&res);
             nh_cli_run_config_free(&cfg);
         }
         free(args);

@@ -8,7 +8,7 @@
 #include "nhens/output.h"
 #include "nhens/partial.h"
 #include "nhens/ranks.h"
-#include "nhens/run_options.h"
+#include "run_options.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -283,7 +283,7 @@ static int compute(run_control *ctl, const nh_checkpoint *ck, nh_run_result *res
     if (!rc)
         rc = nh_run_ensemble_continue(ctl->cfg, res, err);
     if (rc) {
-        nh_run_result_free(res);
+        nh_run_result_clear(res);
         return rc;
     }
     if (ctl->path[0] && !res->complete)
@@ -371,7 +371,7 @@ static int execute_shard(const run_options *o, run_control *ctl, nh_folder_lock 
                    res.first_chunk + res.n_chunks - 1, nh_run_chunk_count(cfg),
                    nh_run_trajectories_before(cfg, nh_run_chunk_first_block(cfg, res.first_chunk)), res.trajectories_done - 1,
                    res.completed_steps, res.wall_seconds, res.failed, path);
-        nh_run_result_free(&res);
+        nh_run_result_clear(&res);
     }
     if (rc) {
         fprintf(stderr, "nhens run: %s\n", err.msg);
@@ -407,7 +407,7 @@ static int execute(const run_options *o, run_control *ctl, const nh_checkpoint *
         print_interruption(ctl->cfg, &res, ctl->path[0] ? ctl->path : NULL);
         status = run_status(&res);
     }
-    nh_run_result_free(&res);
+    nh_run_result_clear(&res);
     return status;
 }
 

@@ -5,7 +5,7 @@
 #include "cli.h"
 
 #include "nhens/files.h"
-#include "nhens/options.h"
+#include "options.h"
 #include "nhens/params.h"
 #include "nhens/plugin.h"
 

@@ -202,7 +202,7 @@ static int run_one(const report_options *o, const nh_exp_panel *p, nh_run_config
     if (rc || (rc = nh_cli_compute_run(&cfg, &res, err)))
         return rc;
     rc = commit_run(p, dir, &cfg, &res, hash, command, err);
-    nh_run_result_free(&res);
+    nh_run_result_clear(&res);
     return rc;
 }
 

@@ -3,6 +3,7 @@
 #include "nhens/checkpoint.h"
 #include "nhens/files.h"
 #include "state_json.h"
+#include "run_result.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -2,6 +2,7 @@
  * (output times, sketches, a shard's kept chunks), its blocks computed (schedule.c) and finished with the
  * variance fit (see include/nhens/ensemble.h). The driver's modules share engine/ensemble_internal.h. */
 #include "ensemble_internal.h"
+#include "run_result.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -71,7 +72,20 @@ double nh_run_observer_max(const nh_run_result *res, int obs)
     return worst;
 }
 
+nh_run_result *nh_run_result_create(void)
+{
+    return calloc(1, sizeof(nh_run_result));
+}
+
 void nh_run_result_free(nh_run_result *res)
+{
+    if (!res)
+        return;
+    nh_run_result_clear(res);
+    free(res);
+}
+
+void nh_run_result_clear(nh_run_result *res)
 {
     free(res->time);
     free(res->live);
@@ -133,16 +147,17 @@ int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *e
     const long n_steps = nh_run_step_count(cfg), n_out = nh_run_output_rows(cfg);
     res->n_steps = n_steps;
     res->n_out = n_out;
+    res->ensemble = cfg->ensemble;
     res->n_paths = cfg->paths;
     if (!(res->observers = nh_run_observer_table(cfg, &res->observer_mask, err)) ||
         nh_run_reductions(cfg, res->observers, res->observer_mask, &res->reductions, &res->n_reductions, err)) {
-        nh_run_result_free(res);
+        nh_run_result_clear(res);
         return NH_ERR_INPUT; /* validated above: out of memory */
     }
     res->n_observers = nh_observer_count(res->observers);
     sketch_layout_init(&res->sketch_layout, res->observers, n_out, res->observer_mask);
     if (nh_run_result_alloc(res, n_out)) {
-        nh_run_result_free(res);
+        nh_run_result_clear(res);
         return nh_fail(err, NH_ERR_NOMEM, "out of memory for %ld output times", n_out);
     }
     for (long k = 0; k < n_out; ++k)
@@ -151,12 +166,12 @@ int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *e
     res->next_block = nh_run_chunk_first_block(cfg, res->first_chunk);
     res->trajectories_done = nh_run_trajectories_before(cfg, res->next_block);
     if (res->n_reductions > 0 && trajectory_rows_alloc(cfg, res)) {
-        nh_run_result_free(res);
+        nh_run_result_clear(res);
         return nh_fail(err, NH_ERR_NOMEM, "out of memory for %ld trajectory rows of %d reductions", res->rows_count,
                        res->n_reductions);
     }
     if (cfg->shards > 0 && chunks_alloc(res, nh_run_fit_groups_by_trajectory(cfg))) {
-        nh_run_result_free(res);
+        nh_run_result_clear(res);
         return nh_fail(err, NH_ERR_NOMEM, "out of memory for %ld chunks of %ld output times", res->n_chunks, n_out);
     }
     return NH_OK;
@@ -187,6 +202,6 @@ int nh_run_ensemble(const nh_run_config *cfg, nh_run_result *res, nh_error *err)
 {
     int rc = nh_run_result_init(cfg, res, err);
     if (!rc && (rc = nh_run_ensemble_continue(cfg, res, err)))
-        nh_run_result_free(res);
+        nh_run_result_clear(res);
     return rc;
 }

@@ -11,6 +11,7 @@
 #include "nhens/lanes.h"
 #include "nhens/poincare.h"
 #include "nhens/reference.h"
+#include "run_result.h"
 
 /* A section crossing of one trajectory: its latitude error at output row bin. */
 typedef struct crossing {
@@ -115,7 +116,7 @@ typedef struct merge_queue {
 long nh_run_step_count(const nh_run_config *cfg);
 
 /* ensemble.c: the arrays of a result of n_out output rows (time, live, acc, groups, paths, sketch) for
- * res->n_paths paths and res->sketch_layout; NH_ERR_NOMEM when one is missing (nh_run_result_free
+ * res->n_paths paths and res->sketch_layout; NH_ERR_NOMEM when one is missing (nh_run_result_clear
  * releases those that are not). */
 int nh_run_result_alloc(nh_run_result *res, long n_out);
 

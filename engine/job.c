@@ -2,6 +2,8 @@
  * system instance, its configuration and its result; another thread may raise its interrupt flag and read
  * its progress (atomics) while nh_job_run runs. */
 #include "nhens/job.h"
+#include "run_options.h"
+#include "run_result.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -89,7 +91,7 @@ void nh_job_free(nh_job *job)
     if (!job)
         return;
     if (job->have_result)
-        nh_run_result_free(&job->res);
+        nh_run_result_clear(&job->res);
     for (int i = 0; job->argv && i < job->argc; ++i)
         free(job->argv[i]);
     free(job->argv);

@@ -3,6 +3,7 @@
  * chunk order; the same additions in the same order whatever thread computed what
  * (docs/decisions/0013-ordered-merges-of-blocks-and-chunks.md). */
 #include "ensemble_internal.h"
+#include "run_result.h"
 
 #include <math.h>
 #include <string.h>

@@ -5,6 +5,7 @@
 #include "nhens/registry.h"
 #include "summary_internal.h"
 #include "tables_internal.h"
+#include "run_result.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

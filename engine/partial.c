@@ -4,6 +4,7 @@
 #include "nhens/partial.h"
 #include "nhens/files.h"
 #include "state_json.h"
+#include "run_result.h"
 
 #include <limits.h>
 #include <math.h>

@@ -2,6 +2,7 @@
  * NHENS_MPI is off. Rank 0 merges the partial results in rank order, which is chunk order. */
 #include "nhens/ranks.h"
 #include "nhens/partial.h"
+#include "run_result.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,7 +251,7 @@ static char *compute_shard(const nh_run_config *cfg, int shards, rank_stop *stop
     timing[0] = mine.wall_seconds;
     timing[1] = (double)mine.completed_steps;
     char *text = finished.n_chunks > 0 ? nh_partial_text(&shard, &finished, 0, NULL, err) : calloc(1, 1);
-    nh_run_result_free(&mine);
+    nh_run_result_clear(&mine);
     return text;
 }
 
@@ -374,7 +375,7 @@ int nh_run_ensemble_ranks(const nh_run_config *cfg, nh_run_result *res, nh_error
     if (gather_timing(timing, res) && !rc)
         rc = nh_fail(err, NH_ERR_NOMEM, "out of memory for the timing of %d ranks", size);
     if (rc) {
-        nh_run_result_free(res);
+        nh_run_result_clear(res);
         return rc;
     }
     res->complete = res->next_block == nh_run_block_count(cfg);

@@ -3,6 +3,7 @@
  * read, at the output rows the trajectory reached, so it is the same for any threads, lanes, ranks or shards. */
 #include "ensemble_internal.h"
 #include "nhens/registry.h"
+#include "run_result.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -2,6 +2,7 @@
  * chunks the blocks merge into, a shard's chunks, the fit groups and the lanes its threads use (see
  * include/nhens/ensemble.h). */
 #include "ensemble_internal.h"
+#include "run_result.h"
 
 #include <math.h>
 

@@ -1,6 +1,6 @@
-/* The options of `nhens run` and the run configuration they describe (include/nhens/run_options.h): the
+/* The options of `nhens run` and the run configuration they describe (engine/run_options.h, library-private): the
  * one option table of a run, shared by the nhens program and the in-memory runs of nhens/job.h. */
-#include "nhens/run_options.h"
+#include "run_options.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -19,7 +19,7 @@ static const nh_option RUN_OPTIONS[] = {
     RUN_OPT("h", NH_OPTION_DOUBLE, h, 1e-12, 1e6, "H", "step size"),
     RUN_OPT("T", NH_OPTION_DOUBLE, T, 1e-12, 1e12, "T", "horizon (a whole number of steps)"),
     RUN_OPT("energy", NH_OPTION_DOUBLE, energy, -1e12, 1e12, "E", "sample N states on the energy shell H = E"),
-    RUN_OPT("preset", NH_OPTION_STRING, preset, 0, 0, "P", "a paper's initial state, or its energy shell"),
+    RUN_OPT("preset", NH_OPTION_STRING, preset, 0, 0, "P", "an initial state from a paper, or an energy shell (nhens list shows them)"),
     RUN_OPT("initial", NH_OPTION_STRING, initial, 0, 0, "FILE",
             "start from the states in CSV FILE (q_1..q_n, v_1..v_n per row; the ensemble is its rows; a first "
             "row of names only is a header)"),

@@ -5,6 +5,7 @@
  * holds a block or a running lane never waits for a slot. Its locks are the run's own (merge_queue), created
  * and destroyed with it. */
 #include "ensemble_internal.h"
+#include "run_result.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@
 
 static void queue_free(merge_queue *q)
 {
-    nh_run_result_free(&q->chunk);
+    nh_run_result_clear(&q->chunk);
     for (int i = 0; q->slots && i < q->n_slots; ++i) {
         free(q->slots[i].acc);
         free(q->slots[i].live);

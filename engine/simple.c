@@ -3,6 +3,7 @@
 #include "nhens/files.h"
 #include "nhens/output.h"
 #include "nhens/registry.h"
+#include "run_result.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -39,7 +40,7 @@ static int run_and_write(const nh_run_config *cfg, const char *out_dir, nh_error
     int rc = nh_output_folder_open(out_dir, &lock, err);
     if (!rc && !(rc = nh_run_ensemble(cfg, &res, err))) {
         rc = nh_write_run(out_dir, cfg, &res, "libnhens nh_simple_run", 0.0, err);
-        nh_run_result_free(&res);
+        nh_run_result_clear(&res);
     }
     nh_folder_lock_release(&lock);
     return rc;

@@ -1,8 +1,9 @@
 /* The shared JSON encoding of ensemble state (see state_json.h). */
 #include "state_json.h"
 #include "nhens/files.h"
-#include "nhens/options.h"
+#include "nhens/params.h"
 #include "summary_internal.h"
+#include "run_result.h"
 
 #include <inttypes.h>
 #include <limits.h>

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "nhens/ensemble.h"
+#include "run_result.h"
 
 enum { NH_STATE_MAX_ARGS = 128 };
 

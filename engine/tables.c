@@ -1,9 +1,11 @@
 /* The columns of a run's CSV tables (include/nhens/output.h): which column holds what, its name and its
  * values. output.c writes the files from these columns; nhens/job.h hands them to Python in memory. */
 #include "tables_internal.h"
+#include "run_result.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* What column j of a table is: the output time, the live count, statistic `column` of observer `observer`, the
  * fitted variance scaled, the value of observer `observer` on sample path `path`, or quantile `level` of the
@@ -168,6 +170,59 @@ int nh_run_table_column_values(const nh_run_result *res, nh_run_table table, int
     for (long k = 0; k < rows; ++k)
         values[k] = value_at(res, &r, k, stride);
     return NH_OK;
+}
+
+static const char *table_name(nh_run_table table)
+{
+    switch (table) {
+    case NH_RUN_TABLE_TIMESERIES: return "timeseries";
+    case NH_RUN_TABLE_QUANTILES: return "quantiles";
+    case NH_RUN_TABLE_PATHS: return "paths";
+    case NH_RUN_TABLE_TRAJECTORIES: return "trajectories";
+    }
+    return "?";
+}
+
+int nh_run_table_column_index(const nh_run_result *res, nh_run_table table, const char *name)
+{
+    const int n = name ? nh_run_table_columns(res, table) : 0;
+    char buf[96];
+    for (int j = 0; j < n; ++j)
+        if (nh_run_table_column_name(res, table, j, buf, sizeof buf) == NH_OK && strcmp(buf, name) == 0)
+            return j;
+    return -1;
+}
+
+/* The closest column name to `name` (" (did you mean 'X'?)" or "") into hint. */
+static void column_hint(const nh_run_result *res, nh_run_table table, const char *name, char *hint, size_t len)
+{
+    hint[0] = '\0';
+    const int n = nh_run_table_columns(res, table);
+    char (*names)[96] = n > 0 ? malloc(sizeof *names * (size_t)n) : NULL;
+    const char **list = n > 0 ? malloc(sizeof *list * (size_t)n) : NULL;
+    if (names && list) {
+        for (int j = 0; j < n; ++j) {
+            nh_run_table_column_name(res, table, j, names[j], sizeof names[j]);
+            list[j] = names[j];
+        }
+        nh_did_you_mean(name, list, n, hint, len);
+    }
+    free(names);
+    free(list);
+}
+
+int nh_run_table_values(const nh_run_result *res, nh_run_table table, const char *column, double *values,
+                        nh_error *err)
+{
+    const int j = nh_run_table_column_index(res, table, column);
+    if (j >= 0)
+        return nh_run_table_column_values(res, table, j, values);
+    char hint[128];
+    column_hint(res, table, column ? column : "", hint, sizeof hint);
+    if (nh_run_table_columns(res, table) == 0)
+        snprintf(hint, sizeof hint, " (the run's %s table is empty)", table_name(table));
+    return nh_fail(err, NH_ERR_INPUT, "the %s table has no column '%.100s'%s", table_name(table),
+                   column ? column : "(null)", hint);
 }
 
 int nh_run_table_print(FILE *f, const nh_run_result *res, nh_run_table table)

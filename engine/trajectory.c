@@ -6,6 +6,7 @@
 
 #include "nhens/linalg.h"
 #include "nhens/poincare.h"
+#include "run_result.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -121,6 +121,11 @@ static void disk_coordinate_kinds(const nh_system *s, unsigned char *kind)
     kind[3] = NH_COORDINATE_ANGLE;
 }
 
+/* The shell of the cross-system tests and of `--preset shell` (every built-in system declares one). */
+static const nh_preset disk_presets[] = {
+    {"shell", "100 random states of the rolling disk on H = 1 (no paper fixes an ensemble)", "", 0, {0}, {0}, 1.0, 100},
+};
+
 const nh_system_type nh_system_disk = {
     .name = "disk",
     .summary = "rolling disk / unicycle (Celledoni et al. 2019, Sect. 2), purely kinetic",
@@ -128,6 +133,8 @@ const nh_system_type nh_system_disk = {
     .n_params = 4,
     .params = disk_params,
     .flags = NH_SYS_CVT_TYPE,
+    .n_presets = 1,
+    .presets = disk_presets,
     .dimensions = disk_dimensions,
     .mass = disk_mass,
     .potential = disk_potential,

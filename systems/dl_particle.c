@@ -89,11 +89,18 @@ static void dl_coordinate_kinds(const nh_system *s, unsigned char *kind)
     kind[2] = NH_COORDINATE_IGNORABLE;
 }
 
+/* The shell of the cross-system tests and of `--preset shell` (every built-in system declares one). */
+static const nh_preset dl_presets[] = {
+    {"shell", "100 random states of the particle on H = 1 (no paper fixes an ensemble)", "", 0, {0}, {0}, 1.0, 100},
+};
+
 const nh_system_type nh_system_dlparticle = {
     .name = "dlparticle",
     .summary = "nonholonomic particle of de Leon et al. 2004, Example 4.2 (z' = y x', V = x^2 + y^2)",
     .reference = "de Leon et al. 2004 Example 4.2",
     .flags = NH_SYS_CVT_TYPE | NH_SYS_AFFINE_CONSTRAINT,
+    .n_presets = 1,
+    .presets = dl_presets,
     .dimensions = dl_dimensions,
     .potential = dl_potential,
     .potential_gradient = dl_gradient,

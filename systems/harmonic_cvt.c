@@ -115,8 +115,9 @@ static void coupled_coordinate_kinds(const nh_system *s, unsigned char *kind)
         kind[0] = NH_COORDINATE_IGNORABLE;
 }
 
-#define COUPLED_SYSTEM(var, nm, summ)                                                                              \
+#define COUPLED_SYSTEM(var, nm, summ, shells)                                                                      \
     const nh_system_type var = {.name = nm, .summary = summ, .reference = "Modin-Verdier 2020 Sect. 2.2.1, Table 1", \
+                                .n_presets = 1, .presets = shells,                                                 \
                                 .flags = NH_SYS_CVT_TYPE | NH_SYS_AFFINE_CONSTRAINT,                               \
                                 .dimensions = coupled_dimensions,                                                  \
                                 .potential = coupled_potential, .potential_gradient = coupled_gradient,            \
@@ -128,10 +129,20 @@ static void coupled_coordinate_kinds(const nh_system *s, unsigned char *kind)
                                 .coupled_structure = coupled_structure,                                            \
                                 .coordinate_kinds = coupled_coordinate_kinds}
 
+/* The shells of the cross-system tests and of `--preset shell` (every built-in system declares one). */
+static const nh_preset hcvt_presets[] = {
+    {"shell", "100 random states of the harmonically driven CVT on H = 1.2 (no paper fixes an ensemble)", "", 0, {0}, {0}, 1.2, 100},
+};
+static const nh_preset mvparticle_presets[] = {
+    {"shell", "100 random states of the particle on H = 1 (no paper fixes an ensemble)", "", 0, {0}, {0}, 1.0, 100},
+};
+
 COUPLED_SYSTEM(nh_system_hcvt, "hcvt",
-               "harmonically driven CVT / contact oscillator (Modin & Verdier 2020, Sect. 2.2.1, kappa = I)");
+               "harmonically driven CVT / contact oscillator (Modin & Verdier 2020, Sect. 2.2.1, kappa = I)",
+               hcvt_presets);
 COUPLED_SYSTEM(nh_system_mvparticle, "mvparticle",
-               "nonholonomic particle of Modin & Verdier 2020 (degenerate CVT, kappa = [0 1], Sect. 2.2.1)");
+               "nonholonomic particle of Modin & Verdier 2020 (degenerate CVT, kappa = [0 1], Sect. 2.2.1)",
+               mvparticle_presets);
 
 static int first_shaft_sprung(const nh_system *s)
 {

@@ -19,6 +19,9 @@ static const nh_param_def knife_params[] = {
 static const nh_preset knife_presets[] = {
     {"modin2020-fig4", "Modin & Verdier 2020, Sect. 3.1 / Fig. 4: horizontal skate turned by the driver", "", 3,
      {0, 0, M_PI / 2}, {0, 0, 1}, 0, 0},
+    /* the shell of the cross-system tests: the edge slides downhill, so H's terms grow while H stays 1.5 */
+    {"shell", "100 random states of the inclined knife edge (eps = 0.3) on H = 1.5 (no paper fixes an ensemble)", "eps=0.3", 0, {0}, {0}, 1.5,
+     100},
 };
 
 static void knife_dimensions(const double *par, int *n, int *m)
@@ -133,7 +136,7 @@ const nh_system_type nh_system_knife = {
     .n_params = 1,
     .params = knife_params,
     .flags = NH_SYS_CVT_TYPE,
-    .n_presets = 1,
+    .n_presets = 2,
     .presets = knife_presets,
     .dimensions = knife_dimensions,
     .potential = knife_potential,

@@ -19,12 +19,13 @@ static const nh_param_def quartic_params[] = {
 static const nh_preset quartic_presets[] = {
     {"anahory2022-fig1", "Anahory Simoes et al. 2022, Sect. 5.1 / Fig. 1: chaotic particle (n = 2), energy 3.2575",
      "n=2", 5, {1, 0, 1, -1, -1}, {0.05, 0.5, -0.5, -0.1, -0.05}, 0, 0},
-    {"celledoni2019-fig2",
-     "Celledoni et al. 2019, Sect. 4.1.3 / Fig. 2: 200 random states of the n = 3 quartic on H = 3.06", "n=3", 0,
-     {0}, {0}, 3.06, 200},
+    /* the first shell is the one the tests that run on every system take (tests/helpers.h, test_shell) */
     {"anahory2022-fig2",
      "Anahory Simoes et al. 2022, Sect. 5.1 / Fig. 2: 100 random states of the chaotic particle (n = 2) on H = 1.535",
      "n=2", 0, {0}, {0}, 1.535, 100},
+    {"celledoni2019-fig2",
+     "Celledoni et al. 2019, Sect. 4.1.3 / Fig. 2: 200 random states of the n = 3 quartic on H = 3.06", "n=3", 0,
+     {0}, {0}, 3.06, 200},
 };
 
 static int pairs(const nh_system *s)

@@ -26,6 +26,7 @@ static const nh_preset sleigh_presets[] = {
      "J=8,a=1,m=1", 3, {-5, 0, 0.1}, FIG3_V(0.001), 0, 0},
     {"celledoni2019-fig3-minus", "Celledoni et al. 2019, Fig. 3: as -plus with rho1 = -0.001", "J=8,a=1,m=1", 3,
      {-5, 0, 0.1}, FIG3_V(-0.001), 0, 0},
+    {"shell", "100 random states of the sleigh at the default parameters on H = 1 (no paper fixes an ensemble)", "", 0, {0}, {0}, 1.0, 100},
 };
 
 static double par(const nh_system *s, int i)
@@ -140,7 +141,7 @@ const nh_system_type nh_system_sleigh = {
     .reference = "Celledoni et al. 2019 Sect. 4.2, eqs. 22-23, Prop. 4.1",
     .n_params = 3,
     .params = sleigh_params,
-    .n_presets = 2,
+    .n_presets = 3,
     .presets = sleigh_presets,
     .dimensions = sleigh_dimensions,
     .potential = sleigh_potential,

@@ -118,12 +118,19 @@ static double suslov_minimum_energy(const nh_system *s)
     return 0.0;
 }
 
+/* The shell of the cross-system tests and of `--preset shell` (every built-in system declares one). */
+static const nh_preset suslov_presets[] = {
+    {"shell", "100 random states of the Suslov problem on H = 1 (no paper fixes an ensemble)", "", 0, {0}, {0}, 1.0, 100},
+};
+
 const nh_system_type nh_system_suslov = {
     .name = "suslov",
     .summary = "Euler-Poincare-Suslov problem on so(3), reduced form only (Celledoni et al. 2019, Sect. 4.3)",
     .reference = "Celledoni et al. 2019 Sect. 4.3",
     .n_params = 4,
     .params = suslov_params,
+    .n_presets = 1,
+    .presets = suslov_presets,
     .dimensions = suslov_dimensions,
     .potential = suslov_potential,
     .potential_gradient = suslov_zero_vector,

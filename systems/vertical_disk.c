@@ -111,8 +111,9 @@ static void vertical_disk_coordinate_kinds(const nh_system *s, unsigned char *ki
     kind[3] = NH_COORDINATE_ANGLE;
 }
 
-#define VERTICAL_DISK_SYSTEM(var, nm, summ)                                                                        \
+#define VERTICAL_DISK_SYSTEM(var, nm, summ, shells)                                                                \
     const nh_system_type var = {.name = nm, .summary = summ, .reference = "Modin-Verdier 2020 Sect. 2.2.3, eq. 15",  \
+                                .n_presets = 1, .presets = shells,                                                 \
                                 .flags = NH_SYS_CVT_TYPE, .dimensions = vd_dimensions, .potential = vd_potential,  \
                                 .potential_gradient = vd_gradient, .potential_hessian = vd_hessian,                \
                                 .constraint = vd_constraint, .constraint_jacobian_velocity = vd_jacobian_velocity, \
@@ -122,9 +123,19 @@ static void vertical_disk_coordinate_kinds(const nh_system *s, unsigned char *ki
                                 .coupled_structure = vd_coupled_structure,                                          \
                                 .coordinate_kinds = vertical_disk_coordinate_kinds}
 
-VERTICAL_DISK_SYSTEM(nh_system_vdisk, "vdisk", "vertical rolling disk / rolling penny (Modin & Verdier 2020, eq. 15)");
+/* The shells of the cross-system tests and of `--preset shell` (every built-in system declares one). */
+static const nh_preset vdisk_presets[] = {
+    {"shell", "100 random states of the rolling penny on H = 1 (no paper fixes an ensemble)", "", 0, {0}, {0}, 1.0, 100},
+};
+static const nh_preset robot_presets[] = {
+    {"shell", "100 random states of the robot on H = 2 (no paper fixes an ensemble)", "", 0, {0}, {0}, 2.0, 100},
+};
+
+VERTICAL_DISK_SYSTEM(nh_system_vdisk, "vdisk", "vertical rolling disk / rolling penny (Modin & Verdier 2020, eq. 15)",
+                     vdisk_presets);
 VERTICAL_DISK_SYSTEM(nh_system_robot, "robot",
-                     "mobile robot: vertical disk with driver potential sin(xi) (Modin & Verdier 2020, Sect. 2.2.3)");
+                     "mobile robot: vertical disk with driver potential sin(xi) (Modin & Verdier 2020, Sect. 2.2.3)",
+                     robot_presets);
 
 static int has_potential(const nh_system *s)
 {

@@ -42,6 +42,28 @@ static inline void make_system(nh_system *s, const char *name, const char *overr
     cr_assert(rc == NH_OK, "%s", err.msg);
 }
 
+/* The energy shell a system declares for the tests that run on every system: its first shell preset (every
+ * built-in system declares one: systems.every_builtin_system_declares_a_shell), so that adding a system to
+ * systems/builtin_systems.h brings it into those tests with no list of theirs to extend. */
+static inline const nh_preset *test_shell(const nh_system_type *t)
+{
+    const nh_preset *shell = NULL;
+    for (int i = t->n_presets - 1; i >= 0; --i)
+        if (nh_preset_is_shell(&t->presets[i]))
+            shell = &t->presets[i];
+    cr_assert(shell != NULL, "system %s declares no energy-shell preset", t->name);
+    return shell;
+}
+
+/* s: system t at its test shell's parameters (the preset's overrides); returns the shell's energy. */
+static inline double make_shell_system(nh_system *s, const nh_system_type *t)
+{
+    const nh_preset *p = test_shell(t);
+    nh_error err;
+    cr_assert(nh_system_init(s, t, p, NULL, 0, &err) == NH_OK, "%s: %s", t->name, err.msg);
+    return p->shell_energy;
+}
+
 static inline void make_method(nh_method_spec *spec, const char *text)
 {
     nh_error err;

@@ -19,7 +19,7 @@ extern "C" {
 #define NH_VERSION_MINOR 9
 #define NH_VERSION_PATCH 0
 #define NH_VERSION "0.9.0"
-#define NH_ABI_VERSION 5
+#define NH_ABI_VERSION 6
 
 enum {
     NH_MAX_DIM = 32,        /* configuration dimension n */

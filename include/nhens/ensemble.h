@@ -49,6 +49,8 @@ int nh_perturbed_state(const nh_system *s, const nh_preset *p, double eps, nh_pc
 /* Preset state with v projected onto D_q (printed values are rounded); *change = |v_new - v|. */
 int nh_preset_state(const nh_system *s, const nh_preset *p, double *q, double *v, double *change);
 
+/* A run's result: an opaque handle (nh_run_result_create), filled by nh_run_ensemble and read with the getters of
+ * nhens/output.h (the tables' columns by name, the run's scalars by summary.json's names). */
 typedef struct nh_run_result nh_run_result;
 
 typedef struct nh_run_config {
@@ -91,10 +93,10 @@ typedef struct nh_run_config {
     void (*progress)(long done, long total, void *ctx);
     void *progress_ctx;
     /* Polled by the workers (every block and every NH_INTERRUPT_POLL_STEPS steps); non-zero: stop handing
-     * out blocks, abandon the blocks in flight, keep the merged prefix (res->complete = 0). NULL: never. */
+     * out blocks, abandon the blocks in flight, keep the merged prefix (the scalar "complete" is 0). NULL: never. */
     int (*interrupted)(void *ctx);
     /* A shard of the run: shards > 0 computes chunk range shard of shards (0 <= shard < shards <= chunks) and
-     * keeps each chunk's statistics in res->chunks, a partial result for nh_partial_merge; 0: the whole run. */
+     * keeps each chunk's statistics apart in res, a partial result for nh_partial_merge; 0: the whole run. */
     long shard, shards;
     /* Called in chunk order after each chunk's merge with the merged prefix of next_block blocks (checkpoints;
      * not for shards). */
@@ -146,72 +148,6 @@ typedef struct nh_rank_timing {
     long steps;
 } nh_rank_timing;
 
-/* What a chunk contributes in merge order (everything else adds): its accumulators, n_out x observers,
- * its first failures and, when the fit groups are trajectories, its trajectory_fits. */
-typedef struct nh_chunk_stats {
-    nh_accum *acc;
-    double *trajectory_fits;          /* NH_BLOCK_SIZE x n_out: the fitted value of each trajectory of the chunk (one block),
-                               NAN where it is not live; NULL unless nh_run_fit_groups_by_trajectory */
-    nh_failure first_failures[NH_MAX_REPORTED_FAILURES];
-    int n_reported;
-} nh_chunk_stats;
-
-/* Which output times and observers carry a quantile sketch: output index k = row * stride (rows of
- * them, at most NH_SKETCH_MAX_ROWS), observer[j] for j < n (the table's sketched observers). */
-enum { NH_SKETCH_MAX_ROWS = 1000 };
-typedef struct nh_sketch_layout {
-    long rows, stride;
-    int n;
-    int observer[NH_MAX_OBSERVERS];
-} nh_sketch_layout;
-
-struct nh_run_result {
-    long n_steps, n_out;
-    nh_observer_table *observers;   /* the run's (the built-ins' and cfg->registry's plugin observers), owned */
-    int n_observers;                /* nh_observer_count(observers): the stride of acc and paths */
-    nh_reduction *reductions;       /* the columns of the trajectory rows (n_reductions; NULL when none) */
-    int n_reductions;
-    /* A row of NH_TRAJECTORY_FIXED_COLUMNS + n_reductions doubles per trajectory of the result's chunks, from
-     * trajectory rows_first on (rows_count of them; those before trajectories_done are results); NULL when no
-     * reduction is requested. */
-    double *trajectory_rows;
-    long rows_first, rows_count;
-    double *time;           /* n_out */
-    long *live;             /* n_out */
-    nh_accum *acc;          /* n_out x n_observers */
-    nh_accum *groups;       /* NH_FIT_GROUPS x n_out: the fitted observer per jackknife group (fit errors; see
-                               nh_run_fit_groups_by_trajectory) */
-    double *paths;          /* paths x n_out x n_observers: the values of trajectory i at output k
-                               (NAN after it failed, for event observers, and for trajectories not done) */
-    long n_paths;
-    nh_sketch_layout sketch_layout;
-    nh_sketch *sketch;      /* rows x n: the distribution of each sketched observer at its output times */
-    long failed;
-    long failures_by_status[8];
-    nh_failure first_failures[NH_MAX_REPORTED_FAILURES];
-    int n_reported;
-    long completed_steps;
-    double method_seconds;      /* thread-seconds integrating trajectories (sampling and observers included, the
-                                   reference solutions excluded): the cost of the method, summed over threads */
-    double reference_seconds;   /* thread-seconds in CVODE reference solutions: the global-error observer's and
-                                   the latitude's driver monodromy at each trajectory's start */
-    double wall_seconds;
-    double steps_per_second;
-    nh_variance_fit fit;
-    int fit_ok;
-    nh_solver_stats solver;
-    double preset_projection;
-    unsigned observer_mask;     /* nh_observer_mask of the system: the columns written */
-    double variance_scale;      /* h^(2r) for order r: dH_var / this is Fig. 2's scaling in Celledoni et al. 2019 */
-    long trajectories_done;     /* trajectories in the statistics: the first blocks, in order */
-    long next_block;            /* blocks merged so far (a chunk boundary) */
-    int complete;               /* every trajectory done (0 after an interruption) */
-    long first_chunk, n_chunks; /* the chunks this result computes: all, or a shard's */
-    nh_chunk_stats *chunks;     /* a shard's chunks, unmerged (n_chunks of them); NULL for a whole run */
-    int ranks;                  /* MPI ranks of the run (nhens/ranks.h); 0 for one process */
-    nh_rank_timing *rank_timing; /* ranks entries: each rank's wall seconds and steps; NULL for one process */
-};
-
 /* The defaults of `nhens run`, the one source of them for the library and the program: solver KINSOL, every 1
  * (nh_run_default_every gives the program's ~1000 rows), ensemble 100, seed 1, threads the online cores,
  * fit_window_start 0.1, no section (NAN), every observer that applies (observe NULL), no paths, preset, initial
@@ -227,7 +163,7 @@ long nh_run_default_every(const nh_run_config *cfg);
 void nh_run_config_use_preset(nh_run_config *cfg, const nh_preset *preset);
 
 /* The lanes a run's threads use: cfg->lanes (0: nh_lanes_default()) when a lane kernel serves its method,
- * system and solver (nh_lane_kernel_exists: an implicit method's with the built-in Newton only) and it does not record the global error (res->observer_mask), whose CVODE reference
+ * system and solver (nh_lane_kernel_exists: an implicit method's with the built-in Newton only) and it does not record the global error, whose CVODE reference
  * follows one trajectory at a time, halved while the lanes' trajectory records (every output row's values)
  * would exceed 256 MiB per thread; else 1. A run that records the latitude steps its lanes one step at a time,
  * each followed by the section crossing test. */
@@ -235,7 +171,13 @@ int nh_run_lanes(const nh_run_config *cfg, const nh_run_result *res);
 
 /* Checks every field and the method/system pairing; the message names the bad value. */
 int nh_run_validate(const nh_run_config *cfg, nh_error *err);
-/* Runs the ensemble on cfg->threads OpenMP threads into res (freed with nh_run_result_free). Its locks are
+/* An empty result for nh_run_ensemble (or nh_run_result_init); NULL without memory. nh_run_result_free frees
+ * the handle and everything it holds (NULL: nothing); nh_run_result_clear frees what it holds and leaves it
+ * empty, ready for another run (a run into a result that is not empty leaks what it held). */
+nh_run_result *nh_run_result_create(void);
+void nh_run_result_free(nh_run_result *res);
+void nh_run_result_clear(nh_run_result *res);
+/* Runs the ensemble on cfg->threads OpenMP threads into the empty result res. Its locks are
  * its own: runs into distinct results may execute at once from threads of one process, each giving the bits
  * it gives alone. */
 int nh_run_ensemble(const nh_run_config *cfg, nh_run_result *res, nh_error *err);
@@ -265,49 +207,14 @@ void nh_run_shard_chunks(const nh_run_config *cfg, long *first, long *count);
  * NH_FIT_GROUPS: runs of fewer than NH_FIT_GROUPS chunks, each chunk one block) rather than chunks (chunk c
  * in group c mod NH_FIT_GROUPS). A function of the ensemble size only, so threads, ranks and shards agree. */
 int nh_run_fit_groups_by_trajectory(const nh_run_config *cfg);
-/* Chunk `chunk`'s ordered part into res (the next chunk in order: accumulators, fit groups, failures);
- * trajectory_fits: the chunk's trajectory_fits (nh_chunk_stats) when the fit groups are trajectories, else NULL. */
-void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, const double *trajectory_fits,
-                          const nh_failure *failures, int n_failures);
-/* The order-free part of `from` into res: live counts, sketches, failure and step and solver counts. */
-void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from);
 /* The derived results of merged statistics: the variance fit and its jackknife errors, steps/s. */
 void nh_run_result_finish(const nh_run_config *cfg, nh_run_result *res);
-void nh_run_result_free(nh_run_result *res);
-
-/* Doubles per trajectory row, and the row of trajectory i (rows_first <= i < rows_first + rows_count). */
-static inline int nh_run_trajectory_width(const nh_run_result *res)
-{
-    return NH_TRAJECTORY_FIXED_COLUMNS + res->n_reductions;
-}
-static inline const double *nh_run_trajectory_row(const nh_run_result *res, long i)
-{
-    return res->trajectory_rows + (i - res->rows_first) * nh_run_trajectory_width(res);
-}
 
 /* Thread-nanoseconds per step of the method (method_seconds / completed_steps; NAN before any step). */
 double nh_run_ns_per_step(const nh_run_result *res);
 
 /* max |value| of observer `obs` over all output times; NAN when it has no value at any. */
 double nh_run_observer_max(const nh_run_result *res, int obs);
-
-/* Value of observer `obs` on sample path i at output index k (i < res->n_paths). */
-static inline double nh_run_path(const nh_run_result *res, long i, long k, int obs)
-{
-    return res->paths[(i * res->n_out + k) * res->n_observers + obs];
-}
-
-/* Sketch of the layout's observer j at sketch row `row` (output index row * stride). */
-static inline const nh_sketch *nh_run_sketch(const nh_run_result *res, long row, int j)
-{
-    return &res->sketch[row * res->sketch_layout.n + j];
-}
-
-/* Accumulator of observer `obs` at output index k. */
-static inline const nh_accum *nh_run_accum(const nh_run_result *res, long k, int obs)
-{
-    return &res->acc[k * res->n_observers + obs];
-}
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

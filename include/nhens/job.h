@@ -1,13 +1,13 @@
 /* An ensemble run held in memory, for foreign-function interfaces (the Python package drives it through
- * ctypes): configured from the options of `nhens run` (nhens/run_options.h: the CLI's table, defaults,
- * limits and messages), run with an interrupt flag and a progress counter another thread may read, its
+ * ctypes): configured from the options of `nhens run` as text (the program's own table, defaults, limits and
+ * messages), run with an interrupt flag and a progress counter another thread may read, its
  * tables read column by column by name (nh_run_table_*), written to a folder only when asked. Opaque handle,
  * plain C types. */
 #ifndef NHENS_JOB_H
 #define NHENS_JOB_H
 
 #include "nhens/output.h"
-#include "nhens/run_options.h"
+#include "nhens/registry.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -26,15 +26,36 @@ long nh_run_table_rows(const nh_run_result *res, nh_run_table table);
 int nh_run_table_column_name(const nh_run_result *res, nh_run_table table, int column, char *buf, size_t len);
 /* The nh_run_table_rows values of column j into values; 0, or NH_ERR_INPUT for no such column. */
 int nh_run_table_column_values(const nh_run_result *res, nh_run_table table, int column, double *values);
+/* The index of the column named `name` (as the CSV's header names it: "dH_var", "q_1", "max:dH"), or -1. */
+int nh_run_table_column_index(const nh_run_result *res, nh_run_table table, const char *name);
+/* The nh_run_table_rows values of the column named `column` into values; 0, or NH_ERR_INPUT with a message
+ * naming the table and the column (and the closest name) when it has none. */
+int nh_run_table_values(const nh_run_result *res, nh_run_table table, const char *column, double *values,
+                        nh_error *err);
+
+/* The run's scalar results by name, as summary.json names them: ensemble, trajectories_done, complete,
+ * failures.count, performance.steps (steps taken by all trajectories), performance.wall_seconds,
+ * performance.method_seconds, performance.reference_seconds, performance.steps_per_second,
+ * performance.ns_per_step, performance.nonlinear_solves, performance.newton_iterations,
+ * preset_velocity_projection, variance_fit.{t_start, t_end, points, a, C, p, C_over_h4, C_scaled, p_of_fit,
+ * a_stderr, C_stderr, p_stderr, C_over_h4_stderr, C_scaled_stderr, groups, dof, t95} (NAN without a fit or an
+ * error) and extremes.KEY (max |value| of each recorded observer: extremes.max_abs_dH); besides these,
+ * steps_per_trajectory, output_rows and performance.solver_failures. Counts are exact (below 2^53); complete
+ * is 1 or 0. */
+int nh_run_scalar_count(const nh_run_result *res);
+/* The name of scalar i (0 <= i < nh_run_scalar_count) into buf; 0, or NH_ERR_INPUT for no such scalar. */
+int nh_run_scalar_name(const nh_run_result *res, int i, char *buf, size_t len);
+/* The scalar named `name` into *value; 0, or NH_ERR_INPUT with a message naming it (and the closest name). */
+int nh_run_scalar(const nh_run_result *res, const char *name, double *value, nh_error *err);
 
 int nh_write_timeseries(const char *dir, const nh_run_result *res, nh_error *err);
 /* DIR/paths.csv: t, then O_i for every sample path i and recorded observer O (values of one trajectory,
- * nan after it failed); written only for runs with res->n_paths > 0. */
+ * nan after it failed); written only for runs with sample paths (nh_run_config.paths > 0). */
 int nh_write_paths(const char *dir, const nh_run_result *res, nh_error *err);
 /* DIR/trajectories.csv: the trajectory rows (NH_RUN_TABLE_TRAJECTORIES) of a run with reductions. */
 int nh_write_trajectories(const char *dir, const nh_run_result *res, nh_error *err);
 /* DIR/quantiles.csv: t, then PREFIX_q05, PREFIX_q50, PREFIX_q95 of every sketched observer (dH and the
- * constraint residual) at up to NH_SKETCH_MAX_ROWS output times: the ensemble's median and 5-95 % band,
+ * constraint residual) at up to 1000 output times: the ensemble's median and 5-95 % band,
  * from mergeable sketches (exact to a factor 10^(1/8) in |value|; nan where no trajectory was live). */
 int nh_write_quantiles(const char *dir, const nh_run_result *res, nh_error *err);
 /* command: the exact command line, recorded for reproduction. */

@@ -6,6 +6,8 @@
 
 #include "nhens/core.h"
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -49,8 +51,15 @@ int nh_params_apply_list(nh_param_set *set, const char *list, const char *owner,
  * parameter and the field. */
 int nh_param_defs_check(int count, const nh_param_def *defs, const char *owner, nh_error *err);
 
-/* Parse a finite double from the whole of `text`; 0 on success. */
+/* Strict numbers, the one policy of the program's options, experiment files and the library's parsers, for
+ * plugins that read numbers from a text parameter too: the whole string, finite, decimal only (no hex, no
+ * octal "010", no silent wrap of "-1" into an unsigned value). 0 on success, 1 otherwise (out unchanged). */
 int nh_parse_double(const char *text, double *out);
+/* A finite decimal number / integer in [min, max]. */
+int nh_parse_double_in(const char *text, double min, double max, double *out);
+int nh_parse_long_in(const char *text, long min, long max, long *out);
+/* Unsigned 64-bit decimal ("18446744073709551615" at most; no sign). */
+int nh_parse_u64(const char *text, uint64_t *out);
 
 /* "name=value, ..." into buf (for summaries). */
 void nh_params_format(const nh_param_set *set, char *buf, size_t len);

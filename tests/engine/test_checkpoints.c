@@ -16,6 +16,7 @@
 #include "nhens/ensemble.h"
 #include "nhens/files.h"
 #include "nhens/partial.h"
+#include "run_result.h"
 
 typedef void (*shard_config_fn)(nh_system *s, nh_run_config *cfg, long shard, long shards);
 
@@ -56,7 +57,7 @@ static void merge_shard_of(shard_config_fn config, nh_run_result *whole, long i,
     cr_assert(eq(int, nh_partial_merge(p, &whole_cfg, whole, &err), NH_OK), "shard %ld of %ld: %s", i, k, err.msg);
     nh_partial_free(p);
     free(text);
-    nh_run_result_free(&part);
+    nh_run_result_clear(&part);
 }
 
 static void assert_same_statistics(const nh_run_result *a, const nh_run_result *b)
@@ -99,9 +100,9 @@ static void check_shards_merge_bitwise(shard_config_fn config, const long *shard
             merge_shard_of(config, &merged, i, shard_counts[t]);
         nh_run_result_finish(&cfg, &merged);
         assert_same_statistics(&whole, &merged);
-        nh_run_result_free(&merged);
+        nh_run_result_clear(&merged);
     }
-    nh_run_result_free(&whole);
+    nh_run_result_clear(&whole);
 }
 
 typedef struct checkpoint_target {
@@ -144,8 +145,8 @@ Test(shards, a_small_run_resumed_from_a_checkpoint_is_bitwise_the_whole_run)
     assert_same_statistics(&whole, &resumed);
     nh_checkpoint_free(ck);
     remove(path);
-    nh_run_result_free(&whole);
-    nh_run_result_free(&resumed);
+    nh_run_result_clear(&whole);
+    nh_run_result_clear(&resumed);
 }
 
 Test(shards, a_checkpoint_of_failed_trajectories_restores_its_failure_records)
@@ -172,8 +173,8 @@ Test(shards, a_checkpoint_of_failed_trajectories_restores_its_failure_records)
     cr_assert(eq(int, memcmp(resumed.first_failures, whole.first_failures, sizeof whole.first_failures), 0));
     nh_checkpoint_free(ck);
     remove(path);
-    nh_run_result_free(&whole);
-    nh_run_result_free(&resumed);
+    nh_run_result_clear(&whole);
+    nh_run_result_clear(&resumed);
 }
 
 /* A method whose step fails with an error of its own (a negative status), as a plugin's may. */
@@ -215,8 +216,8 @@ Test(shards, a_step_that_returns_an_error_is_a_counted_failure_and_its_checkpoin
               "steps returned errors restores: %s", err.msg);
     nh_checkpoint_free(ck);
     remove(path);
-    nh_run_result_free(&whole);
-    nh_run_result_free(&resumed);
+    nh_run_result_clear(&whole);
+    nh_run_result_clear(&resumed);
 }
 
 Test(shards, parts_without_a_live_trajectory_merge_bitwise)
@@ -240,7 +241,7 @@ Test(shards, a_small_run_grouped_by_trajectory_merges_bitwise)
     cr_assert(eq(int, whole.fit.groups, NH_FIT_GROUPS));
     cr_assert(eq(int, whole.fit.dof, NH_FIT_GROUPS - 1));
     cr_assert(isfinite(whole.fit.C_err) && whole.fit.C_err > 0);
-    nh_run_result_free(&whole);
+    nh_run_result_clear(&whole);
     const long counts[] = {1, 2, 5, 6};
     check_shards_merge_bitwise(small_shard_config, counts, 4);
     /* a part without its trajectory_fits is refused as damaged */
@@ -265,8 +266,8 @@ Test(shards, a_small_run_grouped_by_trajectory_merges_bitwise)
     nh_partial_free(p);
     free(sealed);
     free(text);
-    nh_run_result_free(&whole);
-    nh_run_result_free(&part);
+    nh_run_result_clear(&whole);
+    nh_run_result_clear(&part);
 }
 
 Test(shards, merged_partial_results_are_the_whole_run_bitwise)
@@ -299,7 +300,7 @@ Test(shards, out_of_order_damaged_and_foreign_parts_are_refused)
     nh_partial_free(p);
     /* a foreign seed */
     whole_cfg.seed = 78;
-    nh_run_result_free(&whole);
+    nh_run_result_clear(&whole);
     cr_assert(eq(int, nh_run_result_init(&whole_cfg, &whole, &err), NH_OK));
     whole.next_block = nh_run_chunk_first_block(&whole_cfg, 128);
     p = nh_partial_parse(text, "second", &err);
@@ -308,7 +309,7 @@ Test(shards, out_of_order_damaged_and_foreign_parts_are_refused)
     nh_partial_free(p);
     /* a damaged accumulator string (one hex digit replaced) */
     whole_cfg.seed = 77;
-    nh_run_result_free(&whole);
+    nh_run_result_clear(&whole);
     cr_assert(eq(int, nh_run_result_init(&whole_cfg, &whole, &err), NH_OK));
     whole.next_block = nh_run_chunk_first_block(&whole_cfg, 128);
     char *acc = strstr(text, "\"accumulators\":\"");
@@ -326,8 +327,8 @@ Test(shards, out_of_order_damaged_and_foreign_parts_are_refused)
     cr_assert(nh_partial_parse("{\"format\":\"nhens-checkpoint\"}", "other", &err) == NULL);
     cr_assert(strstr(err.msg, "not an nhens partial-result") != NULL, "%s", err.msg);
     free(text);
-    nh_run_result_free(&whole);
-    nh_run_result_free(&part);
+    nh_run_result_clear(&whole);
+    nh_run_result_clear(&part);
 }
 
 /* A state's text with one member changed: KEY (top level, or "chunk0.KEY" in the first chunk) becomes the
@@ -422,7 +423,7 @@ Test(shards, a_resealed_part_out_of_its_domain_is_refused_naming_the_field)
         cr_expect(strstr(err.msg, cases[i].message) != NULL && strstr(err.msg, "partial result 'edited': ") == err.msg,
                   "%s %s: %s", cases[i].key, cases[i].value, err.msg);
         nh_partial_free(p);
-        nh_run_result_free(&whole);
+        nh_run_result_clear(&whole);
         free(sealed);
     }
     /* resealed but unchanged, the part merges */
@@ -430,7 +431,7 @@ Test(shards, a_resealed_part_out_of_its_domain_is_refused_naming_the_field)
     cr_assert(strcmp(sealed, text) == 0, "the writer's checksum is the documented one");
     free(sealed);
     free(text);
-    nh_run_result_free(&part);
+    nh_run_result_clear(&part);
 }
 
 Test(shards, a_resealed_checkpoint_out_of_its_domain_is_refused_naming_the_field)
@@ -485,11 +486,11 @@ Test(shards, a_resealed_checkpoint_out_of_its_domain_is_refused_naming_the_field
                                   ? cases[i].message + strlen("checkpoint 'edited': ") : cases[i].message;
         cr_expect(strstr(err.msg, message) != NULL, "%s %s: %s", cases[i].key, cases[i].value, err.msg);
         nh_checkpoint_free(ck);
-        nh_run_result_free(&resumed);
+        nh_run_result_clear(&resumed);
         remove(edited);
         free(sealed);
     }
     free(text);
     remove(path);
-    nh_run_result_free(&whole);
+    nh_run_result_clear(&whole);
 }

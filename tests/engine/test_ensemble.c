@@ -18,6 +18,7 @@
 #include "nhens/files.h"
 #include "nhens/output.h"
 #include "nhens/registry.h"
+#include "run_result.h"
 
 static char *slurp(const char *path)
 {
@@ -59,7 +60,7 @@ static void run_to_dir(const char *system, const char *method, const char *solve
     cr_assert(eq(int, nh_write_timeseries(dir, &res, &err), NH_OK), "%s", err.msg);
     cr_assert(eq(int, nh_write_summary(dir, &cfg, &res, "test", &err), NH_OK), "%s", err.msg);
     cr_assert(eq(int, nh_write_quantiles(dir, &res, &err), NH_OK), "%s", err.msg);
-    nh_run_result_free(&res);
+    nh_run_result_clear(&res);
 }
 
 /* summary.json minus what legitimately depends on the thread count: threads, wall time, speed */
@@ -139,7 +140,7 @@ static void failing_run(const char *method)
     for (int i = 0; i < res.n_reported; ++i)
         cr_assert(res.first_failures[i].time > 0 && res.first_failures[i].time <= 4.0);
     cr_assert(res.n_reported == (res.failed < NH_MAX_REPORTED_FAILURES ? res.failed : NH_MAX_REPORTED_FAILURES));
-    nh_run_result_free(&res);
+    nh_run_result_clear(&res);
 }
 
 Test(ensemble, failed_trajectories_are_counted_and_left_out)
@@ -222,7 +223,7 @@ Test(failures, once_no_trajectory_is_live_every_output_is_nan_and_the_fit_null)
     free(smoothed);
     free(dead);
     remove_tree(dir);
-    nh_run_result_free(&res);
+    nh_run_result_clear(&res);
 }
 
 /* Which threads started trajectories: the interruption hook runs at the start of each trajectory (and
@@ -291,8 +292,8 @@ static long check_shared_block(nh_run_config cfg, const char *what)
     const int event = nh_observer_event();
     for (long k = 0; event >= 0 && (one.observer_mask & (1u << event)) && k < one.n_out; ++k)
         crossings += (long)nh_run_accum(&one, k, event)->count;
-    nh_run_result_free(&one);
-    nh_run_result_free(&three);
+    nh_run_result_clear(&one);
+    nh_run_result_clear(&three);
     return crossings;
 }
 
@@ -320,7 +321,7 @@ Test(ensemble, idle_workers_share_the_last_block_without_changing_a_bit)
     trajectory_starts starts;
     run_one_block(cfg, 1, &res, &starts);
     cr_assert(res.failed > 0 && res.failed < NH_BLOCK_SIZE, "push dd: %ld of 8 failed (want some)", res.failed);
-    nh_run_result_free(&res);
+    nh_run_result_clear(&res);
     check_shared_block(cfg, "push dd (failures)");
 }
 
@@ -437,8 +438,8 @@ Test(ensemble, two_runs_at_once_in_one_process_give_the_bytes_of_each_alone)
         cr_assert(eq(int, runs[i].rc, NH_OK), "run %d: %s", i, runs[i].err.msg);
         cr_assert(m.met[i], "run %d never ran while the other did", i);
         assert_same_run(&alone[i], &runs[i].res, i == 0 ? "cvt dla" : "push dd");
-        nh_run_result_free(&alone[i]);
-        nh_run_result_free(&runs[i].res);
+        nh_run_result_clear(&alone[i]);
+        nh_run_result_clear(&runs[i].res);
     }
 }
 
@@ -479,20 +480,18 @@ Test(ensemble, bad_configurations_are_refused_with_the_value)
     cr_assert(eq(int, validate(c, "ensemble size must be 1"), NH_ERR_INPUT));
 }
 
-/* One short run for a (system, preset or shell, method) triple; checks the claims of the method. */
+/* One short run for a (system, preset, method) triple (two states of a shell preset); checks the claims of the
+ * method. */
 static int short_run(const nh_system *s, const nh_preset *preset, const nh_method_type *type)
 {
     nh_run_config cfg = {.system = s, .h = 0.05, .T = 0.5, .every = 1, .ensemble = 1, .seed = 3, .threads = 1,
                          .fit_window_start = 0.5, .solver = NH_SOLVER_NEWTON};
     nh_method_spec_defaults(&cfg.method, type, test_registry());
-    if (preset && nh_preset_is_shell(preset)) {
+    if (nh_preset_is_shell(preset)) {
         cfg.energy = preset->shell_energy;
         cfg.ensemble = 2;
-    } else if (preset) {
-        cfg.preset = preset;
     } else {
-        cfg.energy = s->type->minimum_energy(s) + 2.0;
-        cfg.ensemble = 2;
+        cfg.preset = preset;
     }
     nh_error err;
     if (nh_method_spec_check(&cfg.method, s, &err)) {
@@ -504,7 +503,7 @@ static int short_run(const nh_system *s, const nh_preset *preset, const nh_metho
     }
     nh_run_result res;
     cr_assert(eq(int, nh_run_ensemble(&cfg, &res, &err), NH_OK), "%s/%s: %s", s->type->name, type->name, err.msg);
-    cr_assert(eq(long, res.failed, 0L), "%s/%s/%s: %ld failed", s->type->name, preset ? preset->name : "shell",
+    cr_assert(eq(long, res.failed, 0L), "%s/%s/%s: %ld failed", s->type->name, preset->name,
               type->name, res.failed);
     unsigned flags = nh_method_spec_flags(&cfg.method);
     for (long k = 0; k < res.n_out; ++k) {
@@ -516,7 +515,7 @@ static int short_run(const nh_system *s, const nh_preset *preset, const nh_metho
             cr_assert(nh_run_accum(&res, k, 0)->absmax < 1e-12, "%s/%s: |dH| %g", s->type->name, type->name,
                       nh_run_accum(&res, k, 0)->absmax);
     }
-    nh_run_result_free(&res);
+    nh_run_result_clear(&res);
     return 1;
 }
 
@@ -525,8 +524,8 @@ Test(ensemble, every_method_runs_every_preset_of_every_system)
     int runs = 0, pairs = 0;
     for (int k = 0; k < nh_registry_system_count(test_registry()); ++k) {
         const nh_system_type *t = nh_registry_system_at(test_registry(), k);
-        for (int p = -1; p < t->n_presets; ++p) {
-            const nh_preset *preset = p >= 0 ? &t->presets[p] : NULL;
+        for (int p = 0; p < t->n_presets; ++p) {   /* every built-in system declares a shell among them */
+            const nh_preset *preset = &t->presets[p];
             nh_system s;
             nh_error err;
             cr_assert(eq(int, nh_system_init(&s, t, preset, NULL, 0, &err), NH_OK), "%s", err.msg);
@@ -634,9 +633,9 @@ static int compare_lanes(nh_run_config cfg, const char *what)
         cr_assert(eq(int, nh_run_ensemble(&cfg, &many, &err), NH_OK), "%s: %s", label, err.msg);
         assert_same_statistics(&one, &many, label);
         batched |= nh_run_lanes(&cfg, &many) > 1;
-        nh_run_result_free(&many);
+        nh_run_result_clear(&many);
     }
-    nh_run_result_free(&one);
+    nh_run_result_clear(&one);
     return batched;
 }
 
@@ -652,11 +651,10 @@ Test(ensemble, every_system_and_method_gives_the_bits_of_one_lane)
         const nh_system_type *t = nh_registry_system_at(test_registry(), k);
         nh_system s;
         nh_error err;
-        cr_assert(eq(int, nh_system_init(&s, t, NULL, NULL, 0, &err), NH_OK), "%s", err.msg);
+        const double shell = make_shell_system(&s, t);   /* the system's test shell (test_shell) */
         for (int i = 0; i < nh_registry_method_count(test_registry()); ++i) {
             nh_run_config cfg = {.system = &s, .h = 0.05, .T = 1.0, .every = 3, .ensemble = 37, .seed = 5,
-                                 .fit_window_start = 0.5, .solver = NH_SOLVER_NEWTON, .paths = 3,
-                                 .energy = t->minimum_energy(&s) + 2.0};
+                                 .fit_window_start = 0.5, .solver = NH_SOLVER_NEWTON, .paths = 3, .energy = shell};
             nh_method_spec_defaults(&cfg.method, nh_registry_method_at(test_registry(), i), test_registry());
             if (nh_method_spec_check(&cfg.method, &s, &err))
                 continue;
@@ -676,7 +674,7 @@ Test(ensemble, every_system_and_method_gives_the_bits_of_one_lane)
     cr_assert(eq(int, nh_run_ensemble(&cfg, &res, &err), NH_OK), "%s", err.msg);
     cr_assert(res.failed >= 32 && res.failed < 64, "quartic rk4 h = 0.5: %ld of 64 failed (want many, not all)",
               res.failed);
-    nh_run_result_free(&res);
+    nh_run_result_clear(&res);
     batched += compare_lanes(cfg, "quartic rk4 with failures");
     /* the quartic (3 pairs), CVT and knife edge with dla01, lf, spark2, rk4 and newmark, and the failing run */
     cr_assert(batched >= 3 * 5 + 1, "%d of %d runs went through lanes", batched, runs + 1);

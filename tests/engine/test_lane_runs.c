@@ -14,6 +14,7 @@
 #include "nhens/ensemble.h"
 #include "nhens/files.h"
 #include "nhens/output.h"
+#include "run_result.h"
 
 static char *slurp(const char *path)
 {
@@ -61,7 +62,7 @@ static void run_into(const lane_run_case *c, nh_solver_kind solver, int lanes, c
     cr_assert(eq(int, nh_write_timeseries(dir, &res, &err), NH_OK), "%s", err.msg);
     cr_assert(eq(int, nh_write_summary(dir, &cfg, &res, "test", &err), NH_OK), "%s", err.msg);
     cr_assert(eq(int, nh_write_quantiles(dir, &res, &err), NH_OK), "%s", err.msg);
-    nh_run_result_free(&res);
+    nh_run_result_clear(&res);
 }
 
 /* summary.json without what depends on the lanes by definition (timings, the lane count and its isa); the

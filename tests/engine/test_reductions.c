@@ -12,6 +12,7 @@
 #include "nhens/ensemble.h"
 #include "nhens/output.h"
 #include "nhens/registry.h"
+#include "run_result.h"
 
 static void position_x(const nh_observer_type *self, const nh_system *s, const double *q, const double *v,
                        const nh_initial_values *init, double *out)
@@ -106,7 +107,7 @@ Test(reductions, known_answers_of_the_push_under_rk4)
         /* H = v^2 / 2 - x is kept to round-off */
         cr_assert(row[column(&res, "max:|dH|")] < 1e-13, "%g", row[column(&res, "max:|dH|")]);
     }
-    nh_run_result_free(&res);
+    nh_run_result_clear(&res);
     nh_registry_free(reg);
 }
 
@@ -135,7 +136,7 @@ Test(reductions, a_plugin_observer_has_the_built_ins_statistics_and_columns)
                  !strcmp(name, "x_q50");
     cr_assert(eq(int, found, 1), "x has quantiles");
     cr_assert(eq(long, nh_run_table_rows(&res, NH_RUN_TABLE_TRAJECTORIES), 0L), "no reductions, no rows");
-    nh_run_result_free(&res);
+    nh_run_result_clear(&res);
     nh_registry_free(reg);
 }
 
@@ -155,7 +156,7 @@ static double *quartic_rows(int threads, int lanes, long *cells)
     *cells = res.rows_count * nh_run_trajectory_width(&res);
     double *rows = malloc((size_t)*cells * sizeof *rows);
     memcpy(rows, res.trajectory_rows, (size_t)*cells * sizeof *rows);
-    nh_run_result_free(&res);
+    nh_run_result_clear(&res);
     return rows;
 }
 

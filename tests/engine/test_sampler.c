@@ -8,6 +8,7 @@
 
 #include "helpers.h"
 #include "nhens/ensemble.h"
+#include "run_result.h"
 
 Test(sampler, energy_shell_states_are_exact)
 {
@@ -105,6 +106,6 @@ Test(initial_states, burn_in_continues_the_trajectory_that_t0_would_have_started
                   nh_run_accum(&burnt, k, dh)->mean, expected);
     }
     cr_assert(eq(long, burnt.completed_steps, 100), "burn-in steps are counted: 40 + 60");
-    nh_run_result_free(&plain);
-    nh_run_result_free(&burnt);
+    nh_run_result_clear(&plain);
+    nh_run_result_clear(&burnt);
 }

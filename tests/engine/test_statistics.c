@@ -9,6 +9,7 @@
 #include "nhens/ensemble.h"
 #include "nhens/poincare.h"
 #include "nhens/reference.h"
+#include "run_result.h"
 
 Test(ensemble, statistics_at_t0_are_exact)
 {
@@ -26,7 +27,7 @@ Test(ensemble, statistics_at_t0_are_exact)
     cr_assert(nh_run_accum(&res, 0, 2)->absmax < 1e-14, "sampled states lie on D");
     cr_assert(eq(long, res.completed_steps, 500L));
     cr_assert(ieee_ulp_eq(dbl, res.time[10], 1.0, 1));
-    nh_run_result_free(&res);
+    nh_run_result_clear(&res);
 }
 
 static double max_observed(const nh_run_result *res, const char *observer)
@@ -56,7 +57,7 @@ Test(ensemble, driver_energy_errors_match_methods_sheet)
         cr_assert(fabs(driver / expected[i] - 1) < 0.06, "%s: driver error %g, docs/METHODS.md %g", methods[i], driver,
                   expected[i]);
         cr_assert(passenger <= max_observed(&res, "dH") + driver + 1e-15, "%s: passenger %g", methods[i], passenger);
-        nh_run_result_free(&res);
+        nh_run_result_clear(&res);
     }
 }
 
@@ -135,7 +136,7 @@ static void latitude_drift(const char *method, const char *eps, double *first, d
         *first += values[i] / (count / 10);
         *last += values[count - 1 - i] / (count / 10);
     }
-    nh_run_result_free(&res);
+    nh_run_result_clear(&res);
 }
 
 Test(latitude, modin2020_fig_8_reversible_methods_and_the_leapfrog_exception)
@@ -182,7 +183,7 @@ Test(latitude, another_section_is_a_parameter)
         crossings += nh_run_accum(&res, k, nh_observer_index(nh_observer_table_builtin(), "latitude"))->count;
     /* T = 50 and P = 2.0: 24 or 25 crossings */
     cr_assert(crossings >= 24 && crossings <= 25, "crossings %g", crossings);
-    nh_run_result_free(&res);
+    nh_run_result_clear(&res);
 }
 
 static int res_has(const nh_run_result *res, int observer)
@@ -238,9 +239,9 @@ Test(global_error, matches_an_independent_step_loop_and_converges_at_the_methods
     for (long k = 0; k < coarse.n_out; ++k)
         cr_assert(eq(dbl, nh_run_accum(&coarse, k, e)->mean, nh_run_accum(&three, k, e)->mean));
     cr_assert(coarse.reference_seconds > 0 && coarse.method_seconds > 0, "both costs are measured");
-    nh_run_result_free(&coarse);
-    nh_run_result_free(&fine);
-    nh_run_result_free(&three);
+    nh_run_result_clear(&coarse);
+    nh_run_result_clear(&fine);
+    nh_run_result_clear(&three);
 }
 
 Test(global_error, is_not_recorded_by_all_and_costs_nothing_then)
@@ -257,5 +258,5 @@ Test(global_error, is_not_recorded_by_all_and_costs_nothing_then)
     cr_assert(res_has(&res, nh_observer_reference()) == 0);
     cr_assert(eq(dbl, res.reference_seconds, 0.0), "quartic has no section: no reference at all");
     cr_assert(isfinite(nh_run_ns_per_step(&res)) && nh_run_ns_per_step(&res) > 0);
-    nh_run_result_free(&res);
+    nh_run_result_clear(&res);
 }

@@ -28,6 +28,16 @@ static inline void shell_state(nh_system *s, const char *system, const char *ove
     cr_assert(eq(int, nh_energy_shell_sample(s, energy, &rng, q, v), NH_OK));
 }
 
+/* Built-in system k of the registry at its test shell (test_shell), on that shell: trajectory 0 of `seed`. */
+static inline void registry_shell_state(nh_system *s, int k, uint64_t seed, double *q, double *v)
+{
+    const nh_system_type *t = nh_registry_system_at(test_registry(), k);
+    const double energy = make_shell_system(s, t);
+    nh_pcg32 rng;
+    nh_pcg32_for_trajectory(&rng, seed, 0);
+    cr_assert(eq(int, nh_energy_shell_sample(s, energy, &rng, q, v), NH_OK), "%s on H = %g", t->name, energy);
+}
+
 /* Max |H - H0| over a run of `steps` steps and the mean |H - H0| over its first and last tenth. */
 static inline void energy_profile(const nh_method_spec *m, nh_system *s, double *q, double *v, double h, long steps,
                                   double *max_err, double *first, double *last)

@@ -183,14 +183,17 @@ Test(battery, energy_preserved_to_round_off_where_claimed)
     }
 }
 
-/* One state on the energy shell of every built-in system (trajectory 0 of seed 23 + its index), for the
- * tests that run every method on every system with both solvers. */
-static const struct { const char *system, *over; double energy; } SHELL_STATES[] = {
-    {"quartic", "n=2", 1.535}, {"cvt", "eps=0.4", 2.0}, {"knife", "eps=0.3", 1.5}, {"disk", NULL, 1.0},
-    {"hcvt", NULL, 1.2}, {"mvparticle", NULL, 1.0}, {"dlparticle", NULL, 1.0}, {"vdisk", NULL, 1.0},
-    {"robot", NULL, 2.0}, {"sleigh", NULL, 1.0}, {"suslov", NULL, 1.0}};
+/* The tests that run every method on every system with both solvers start from one state on each built-in
+ * system's test shell (test_shell): trajectory 0 of seed 23 + the system's index in the registry. */
+static int n_systems(void)
+{
+    return nh_registry_system_count(test_registry());
+}
 
-enum { N_SHELL_STATES = sizeof SHELL_STATES / sizeof SHELL_STATES[0] };
+static const char *system_name(int k)
+{
+    return nh_registry_system_at(test_registry(), k)->name;
+}
 
 /* Max |H - H0| over `steps` steps with the given solver, relative to the size of H's terms: max(|H0|,
  * the largest kinetic energy on the way). On the inclined knife the edge slides downhill, and its kinetic
@@ -231,19 +234,19 @@ Test(battery, energy_preserved_with_both_solvers_on_every_system)
         make_method(&m, CASES[c].spec);
         if (!(nh_method_spec_flags(&m) & NH_METHOD_PRESERVES_ENERGY))
             continue;
-        for (int k = 0; k < N_SHELL_STATES; ++k)
+        for (int k = 0; k < n_systems(); ++k)
             for (int solver = 0; solver < 2; ++solver) {
                 nh_system s;
                 nh_error err;
                 double q[NH_MAX_DIM], v[NH_MAX_DIM];
-                shell_state(&s, SHELL_STATES[k].system, SHELL_STATES[k].over, SHELL_STATES[k].energy, 23 + k, q, v);
+                registry_shell_state(&s, k, 23 + k, q, v);
                 if (nh_method_spec_check(&m, &s, &err) != NH_OK)
                     continue;   /* a reduced system that the method does not serve */
                 const long steps =
-                    !strcmp(SHELL_STATES[k].system, "sleigh") || !strcmp(SHELL_STATES[k].system, "suslov") ? 5000 : 1000;
+                    !strcmp(system_name(k), "sleigh") || !strcmp(system_name(k), "suslov") ? 5000 : 1000;
                 const double e = energy_error_with((nh_solver_kind)solver, &m, &s, q, v, steps);
                 cr_assert(e < 1e-13, "%s on %s, %s: max |dH| / H's terms = %g over %ld steps", CASES[c].spec,
-                          SHELL_STATES[k].system, solver == NH_SOLVER_KINSOL ? "kinsol" : "newton", e, steps);
+                          system_name(k), solver == NH_SOLVER_KINSOL ? "kinsol" : "newton", e, steps);
                 worst = fmax(worst, e);
                 ++runs;
             }
@@ -348,11 +351,11 @@ Test(battery, kinsol_and_newton_agree_on_every_system)
     for (int c = 0; c < nh_registry_method_count(test_registry()); ++c) {
         nh_method_spec m;
         make_method(&m, nh_registry_method_at(test_registry(), c)->name);
-        for (int k = 0; k < N_SHELL_STATES; ++k) {
+        for (int k = 0; k < n_systems(); ++k) {
             nh_system s;
             nh_error err;
             double q[2][NH_MAX_DIM], v[2][NH_MAX_DIM], size = 1.0;
-            shell_state(&s, SHELL_STATES[k].system, SHELL_STATES[k].over, SHELL_STATES[k].energy, 23 + k, q[0], v[0]);
+            registry_shell_state(&s, k, 23 + k, q[0], v[0]);
             if (nh_method_spec_check(&m, &s, &err) != NH_OK)
                 continue;
             memcpy(q[1], q[0], sizeof q[0]);
@@ -360,12 +363,12 @@ Test(battery, kinsol_and_newton_agree_on_every_system)
             const int kinsol = integrate(&m, &s, NH_SOLVER_KINSOL, 0.1, 1000, q[0], v[0]);
             const int newton = integrate(&m, &s, NH_SOLVER_NEWTON, 0.1, 1000, q[1], v[1]);
             cr_assert(kinsol == NH_OK && newton == NH_OK, "%s on %s: kinsol %d, newton %d", m.type->name,
-                      SHELL_STATES[k].system, kinsol, newton);
+                      system_name(k), kinsol, newton);
             for (int i = 0; i < s.n; ++i)
                 size = fmax(size, fmax(fabs(q[1][i]), fabs(v[1][i])));
             const double d = fmax(max_abs_diff(s.n, q[0], q[1]), max_abs_diff(s.n, v[0], v[1])) / size;
             cr_assert(d < 1e-10, "%s on %s: kinsol and newton differ by %g of the state after 1000 steps",
-                      m.type->name, SHELL_STATES[k].system, d);
+                      m.type->name, system_name(k), d);
             /* KINSOL's end state keeps the constraint where the method claims it: a few ulp of |A| |v|
              * (measured at most 1.2e-16 of the state's size over the 134 pairs); 1e-13, while a method
              * that does not keep it drifts by 1e-9 or more (constraint_preserved_to_round_off_where_claimed) */
@@ -373,7 +376,7 @@ Test(battery, kinsol_and_newton_agree_on_every_system)
             const int kept = !(nh_method_spec_flags(&m) & NH_METHOD_PRESERVES_CONSTRAINT) || drift < 1e-13;
             cr_assert(kept,
                       "%s on %s with kinsol: |A v| = %g of the state's size after 1000 steps", m.type->name,
-                      SHELL_STATES[k].system, drift);
+                      system_name(k), drift);
             identical += d == 0.0;
             ++pairs;
         }

@@ -9,42 +9,85 @@
 #include "nhens/linalg.h"
 #include "nhens/reference.h"
 #include "nhens/check.h"
+#include "builtin_systems.h"
 #include "dstar_field.h"
 #include "mechanics_inline.h"
 #include "quartic_formulas.h"
 
-/* One non-default parameter setting per system, so that parameter-dependent terms are checked too; the
- * quartic at n = 3 and n = 2 (its formulas with the pair count a constant) and n = 5 (read at run time). */
+/* Parameter settings besides each system's defaults and its test shell's (derivatives_match_finite_differences), so
+ * that parameter-dependent terms are checked too; the quartic at n = 2 (its formulas with the pair count a
+ * constant) and n = 5 (read at run time). Every built-in system is checked without a line here. */
 static const char *const VARIANTS[][2] = {
-    {"quartic", "n=3"}, {"quartic", "n=2"}, {"quartic", "n=5"}, {"cvt", "eps=0"},     {"cvt", "eps=0.3"}, {"knife", "eps=0"},
-    {"knife", "eps=0.2"}, {"disk", ""},    {"disk", "r=0.7"},     {"hcvt", ""},       {"mvparticle", ""},
-    {"dlparticle", ""},  {"vdisk", ""},   {"robot", ""},         {"sleigh", ""},     {"sleigh", "a=0.3,m=2"},
-    {"suslov", ""},
+    {"quartic", "n=2"}, {"quartic", "n=5"}, {"cvt", "eps=0"}, {"cvt", "eps=0.3"}, {"knife", "eps=0"},
+    {"knife", "eps=0.2"}, {"disk", "r=0.7"}, {"sleigh", "a=0.3,m=2"},
 };
+enum { N_VARIANTS = sizeof VARIANTS / sizeof VARIANTS[0] };
 
 /* FD_STEP/FD_TOL as in engine/check.c: central differences of step 1e-6 (truncation ~1e-12, rounding
  * ~1e-10 |f|) against a tolerance of 1e-7 (1 + |value|). */
 static const double FD_STEP = 1e-6, FD_TOL = 1e-7;
 
+/* The rows of nh_system_check on s (20 random states, stream `seed`) must all pass their stated tolerance. */
+static void check_derivatives(const nh_system *s, const char *setting, uint64_t seed)
+{
+    nh_check_report rep;
+    nh_error err;
+    cr_assert(eq(int, nh_system_check(s, 20, seed, &rep, &err), NH_OK), "%s", err.msg);
+    for (int r = 0; r < rep.n_rows; ++r)
+        cr_assert(rep.rows[r].passed, "%s(%s): %s: worst %g > %g", s->type->name, setting, rep.rows[r].name,
+                  rep.rows[r].worst, rep.rows[r].tolerance);
+}
+
 Test(systems, derivatives_match_finite_differences)
 {
-    /* nh_system_check (the checks of `nhens check`) on every system, two parameter settings where there are
-     * parameters, 20 random states each: every row that applies must pass its stated tolerance */
-    int covered[16] = {0};
-    for (size_t k = 0; k < sizeof VARIANTS / sizeof VARIANTS[0]; ++k) {
+    /* nh_system_check (the checks of `nhens check`) on every registered system at its defaults and at its test
+     * shell's parameters, and on the VARIANTS, 20 random states each: every row that applies must pass */
+    const int n = nh_registry_system_count(test_registry());
+    for (int k = 0; k < n; ++k) {
         nh_system s;
-        nh_check_report rep;
-        nh_error err;
-        make_system(&s, VARIANTS[k][0], VARIANTS[k][1], NULL);
-        cr_assert(eq(int, nh_system_check(&s, 20, 99 + k, &rep, &err), NH_OK), "%s", err.msg);
-        for (int r = 0; r < rep.n_rows; ++r)
-            cr_assert(rep.rows[r].passed, "%s(%s): %s: worst %g > %g", VARIANTS[k][0], VARIANTS[k][1],
-                      rep.rows[r].name, rep.rows[r].worst, rep.rows[r].tolerance);
-        for (int i = 0; i < nh_registry_system_count(test_registry()); ++i)
-            covered[i] |= nh_registry_system_at(test_registry(), i) == s.type;
+        const nh_system_type *t = nh_registry_system_at(test_registry(), k);
+        make_system(&s, t->name, NULL, NULL);
+        check_derivatives(&s, "defaults", 99 + k);
+        make_shell_system(&s, t);
+        check_derivatives(&s, test_shell(t)->param_overrides, 199 + k);
     }
-    for (int i = 0; i < nh_registry_system_count(test_registry()); ++i)
-        cr_assert(covered[i], "system %s has no derivative check", nh_registry_system_at(test_registry(), i)->name);
+    for (int k = 0; k < N_VARIANTS; ++k) {
+        nh_system s;
+        make_system(&s, VARIANTS[k][0], VARIANTS[k][1], NULL);
+        check_derivatives(&s, VARIANTS[k][1], 299 + k);
+    }
+}
+
+/* Every built-in system declares an energy-shell preset (the cross-system tests run each system on it:
+ * test_shell in tests/helpers.h), a shell above the minimum of V at the preset's parameters on which states
+ * can be drawn; all of the X-macro list's systems are in the registry, so none escapes the check. */
+Test(systems, every_builtin_system_declares_a_shell)
+{
+#define COUNT_SYSTEM(name) +1
+    const int listed = 0 NH_BUILTIN_SYSTEMS(COUNT_SYSTEM);
+#undef COUNT_SYSTEM
+    cr_assert(eq(int, nh_registry_system_count(test_registry()), listed));
+    for (int k = 0; k < listed; ++k) {
+        const nh_system_type *t = nh_registry_system_at(test_registry(), k);
+        int shells = 0;
+        for (int i = 0; i < t->n_presets; ++i)
+            shells += nh_preset_is_shell(&t->presets[i]);
+        cr_assert(shells > 0, "built-in system %s declares no energy-shell preset (give it one: docs/guide/extending.md)",
+                  t->name);
+        nh_system s;
+        nh_error err;
+        const double energy = make_shell_system(&s, t);
+        cr_assert(eq(int, nh_energy_shell_check(&s, energy, &err), NH_OK), "%s: %s", t->name, err.msg);
+        cr_assert(energy > t->minimum_energy(&s), "%s: shell H = %g at min V = %g", t->name, energy,
+                  t->minimum_energy(&s));
+        nh_pcg32 rng;
+        double q[NH_MAX_DIM], v[NH_MAX_DIM];
+        nh_pcg32_for_trajectory(&rng, 1, 0);
+        cr_assert(eq(int, nh_energy_shell_sample(&s, energy, &rng, q, v), NH_OK), "%s on H = %g", t->name, energy);
+        /* the sampler scales v to H = E: round-off of O(1) terms */
+        cr_assert(fabs(nh_energy(&s, q, v) - energy) <= 1e-12 * (1 + fabs(energy)), "%s: a shell state has H = %.17g, not %g",
+                  t->name, nh_energy(&s, q, v), energy);
+    }
 }
 
 /* A descriptor without one of its required callbacks (here V's Hessian, which the implicit methods' Newton

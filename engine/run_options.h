@@ -1,18 +1,18 @@
 /* The options of one ensemble run as `nhens run` takes them: the option table (names, ranges, help), their
  * parsing with the CLI's messages, and their translation into a validated nh_run_config with the CLI's
  * defaults. The nhens program and the in-memory runs of nhens/job.h (Python) share this one table, so a
- * value is refused by both with the same message and the same limits. */
+ * value is refused by both with the same message and the same limits. Library-private like base/options.h:
+ * not installed, not exported; the program compiles its own copy of engine/run_options.c. */
 #ifndef NHENS_RUN_OPTIONS_H
 #define NHENS_RUN_OPTIONS_H
 
 #include "nhens/ensemble.h"
-#include "nhens/options.h"
 #include "nhens/registry.h"
+#include "options.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-#pragma GCC visibility push(default)
 
 enum { NH_RUN_MAX_PARAMS = 16 };
 /* The one default nonlinear solver of run, order, audit and report. */
@@ -56,7 +56,6 @@ int nh_registry_build_system(const nh_registry *reg, const char *name, const cha
                              const char *const *params, int n_params, nh_system *sys, const nh_preset **preset,
                              nh_error *err);
 
-#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

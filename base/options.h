@@ -1,7 +1,7 @@
-/* Strict parsing of numbers and of command-line options, one policy for every subcommand and for
- * experiment files:
- *   numbers   the whole string, finite, in the stated range; integers are decimal only (no octal
- *             "010", no hex, no silent wrap of "-1" into an unsigned value);
+/* The option-table parser of the program's subcommands and of the library's in-memory runs (nhens/job.h), one
+ * policy for both. Library-private: not installed and not exported by libnhens.so; the nhens program compiles
+ * its own copy of base/options.c (CMakeLists.txt, nhens_cli_objects).
+ *   numbers   params.h's strict numbers (nh_parse_double_in, nh_parse_long_in, nh_parse_u64) in the stated range;
  *   options   "--name VALUE" or "--name=VALUE" from a const table that also produces the help text;
  *             an unknown option, a missing value, a bad number or a repeated single option is an
  *             error whose message names the option, the value and what is allowed.
@@ -9,20 +9,14 @@
 #ifndef NHENS_OPTIONS_H
 #define NHENS_OPTIONS_H
 
-#include "nhens/core.h"
+#include "nhens/params.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-#pragma GCC visibility push(default)
-
-/* 0 on success; 1 if text is not the whole of a finite decimal number / integer in [min, max]. */
-int nh_parse_double_in(const char *text, double min, double max, double *out);
-int nh_parse_long_in(const char *text, long min, long max, long *out);
-/* Unsigned 64-bit decimal ("18446744073709551615" at most; no sign). */
-int nh_parse_u64(const char *text, uint64_t *out);
 
 typedef enum nh_option_kind {
     NH_OPTION_FLAG,     /* int, set to 1 */
@@ -63,7 +57,6 @@ int nh_options_index(const nh_option_table *table, const char *name);
 /* "usage: nhens CMD SYNOPSIS\n\nSUMMARY\n\noptions:\n  --name METAVAR  help [range]\n ..." */
 void nh_options_format_help(const nh_option_table *table, char *buf, size_t len);
 
-#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif
