@@ -22,7 +22,7 @@ enum { NH_CHECKPOINT_VERSION = 7, NH_CHECKPOINT_MAX_ARGS = 128 };
 
 typedef struct nh_checkpoint nh_checkpoint;
 
-/* Writes res (its first res->next_block blocks) and args to path. */
+/* Writes res (the blocks merged into it so far) and args to path. */
 int nh_checkpoint_save(const char *path, const nh_run_config *cfg, const nh_run_result *res, int n_args,
                        char *const *args, nh_error *err);
 /* Reads and checks the file's format; NULL with err set on failure. */

@@ -184,8 +184,8 @@ int nh_run_ensemble(const nh_run_config *cfg, nh_run_result *res, nh_error *err)
 /* Allocates an empty result for cfg (n_steps, n_out, output times, observer mask): what a resumed run
  * restores its merged statistics into. */
 int nh_run_result_init(const nh_run_config *cfg, nh_run_result *res, nh_error *err);
-/* Continues a run whose first res->next_block blocks are merged into res (from nh_run_result_init and a
- * checkpoint); the result is bitwise the one of an uninterrupted nh_run_ensemble. */
+/* Continues a run whose first blocks are merged into res (from nh_run_result_init and a checkpoint); the
+ * result is bitwise the one of an uninterrupted nh_run_ensemble. */
 int nh_run_ensemble_continue(const nh_run_config *cfg, nh_run_result *res, nh_error *err);
 /* Output rows: every cfg->every steps from step 0, and the last step when every does not divide the
  * step count (the final time is always written); nh_run_output_step gives the step of row k. */

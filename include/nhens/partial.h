@@ -35,7 +35,7 @@ nh_partial *nh_partial_load(const char *path, nh_error *err);
 int nh_partial_args(const nh_partial *p, char ***args);
 void nh_partial_chunks(const nh_partial *p, long *first, long *count);
 /* Adds p into res (from nh_run_result_init of the whole run's cfg): p must continue res's merged prefix
- * (its first chunk starts at res->next_block) and be of the same configuration. */
+ * (its first chunk starts where res's merged blocks end) and be of the same configuration. */
 int nh_partial_merge(const nh_partial *p, const nh_run_config *cfg, nh_run_result *res, nh_error *err);
 void nh_partial_free(nh_partial *p);
 

@@ -26,10 +26,10 @@ int nh_ranks_built_with_mpi(void);
 int nh_ranks_share_args(int *n_args, char ***args, nh_error *err);
 
 /* Collective: every rank calls it with the same cfg. One rank: nh_run_ensemble. Several: each computes its
- * shard; on rank 0 res is the merged whole run with each rank's timing (res->ranks, res->rank_timing), on the
+ * shard; on rank 0 res is the merged whole run with each rank's timing (summary.json's performance.ranks), on the
  * others res is left empty. cfg->interrupted stopping any rank stops every rank (a message to each): rank 0
  * then merges the finished prefix of chunks in order (every chunk of the ranks before the first unfinished
- * shard and that shard's finished chunks) with res->complete = 0, as one process keeps its merged prefix. A
+ * shard and that shard's finished chunks) as an incomplete result, as one process keeps its merged prefix. A
  * rank that fails fails the run on rank 0 with the rank's message. */
 int nh_run_ensemble_ranks(const nh_run_config *cfg, nh_run_result *res, nh_error *err);
 /* Ends every rank (MPI_Abort): for a rank that cannot take part in a run rank 0 shared (its arguments
