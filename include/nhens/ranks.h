@@ -26,7 +26,7 @@ int nh_ranks_built_with_mpi(void);
 int nh_ranks_share_args(int *n_args, char ***args, nh_error *err);
 
 /* Collective: every rank calls it with the same cfg. One rank: nh_run_ensemble. Several: each computes its
- * shard; on rank 0 res is the merged whole run with each rank's timing (summary.json's performance.ranks), on the
+ * shard; on rank 0 res is the merged whole run with each rank's timing (summary.json's performance.rank_wall_seconds), on the
  * others res is left empty. cfg->interrupted stopping any rank stops every rank (a message to each): rank 0
  * then merges the finished prefix of chunks in order (every chunk of the ranks before the first unfinished
  * shard and that shard's finished chunks) as an incomplete result, as one process keeps its merged prefix. A
