@@ -6,11 +6,15 @@
 #define NHENS_ENSEMBLE_INTERNAL_H
 
 #include <omp.h>
+#include <stdint.h>
 
 #include "nhens/ensemble.h"
 #include "nhens/lanes.h"
 #include "nhens/poincare.h"
 #include "nhens/reference.h"
+
+/* Words of a bit per bin of a sketch cell (merge_queue.sketch_counted). */
+enum { NH_SKETCH_WORDS = (NH_SKETCH_BINS + 63) / 64 };
 
 /* A section crossing of one trajectory: its latitude error at output row bin. */
 typedef struct crossing {
@@ -85,6 +89,7 @@ typedef struct worker {
     double carried[NH_MAX_UNKNOWNS];
     unsigned observer_mask;     /* the run's: which observers are recorded */
     const nh_observer_table *observers; /* the run's */
+    unsigned observers_applying; /* those of them that apply to the run's system (nh_observer_mask) */
     nh_reference_tracker *reference; /* when the global-error observer is recorded, else NULL */
 } worker;
 
@@ -108,6 +113,7 @@ typedef struct merge_queue {
     long end;                   /* one past the last block to compute */
     int out_of_memory;          /* a record could not grow: the run stops with NH_ERR_NOMEM */
     nh_run_result chunk;        /* the blocks merged so far of the chunk holding block `next` */
+    uint64_t *sketch_counted;   /* the bins its sketch cells have counted, NH_SKETCH_WORDS words per cell (merge.c) */
     double *trajectory_fits;    /* the chunk's (one block's) trajectory_fits when the fit groups are trajectories, else NULL */
 } merge_queue;
 

@@ -5,6 +5,7 @@
 #include "ensemble_internal.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 /* The record's contribution into block b, after those of the block's earlier trajectories: the same
@@ -13,15 +14,15 @@
 void nh_block_take_record(block_stats *b, const trajectory_record *rec, const nh_sketch_layout *sl, long n_out)
 {
     const int nobs = b->run->n_observers, event = nh_observer_event(), fitted = nh_observer_fitted();
-    const nh_observer_table *observers = b->run->observers;
     double *lane = b->trajectory_fits ? b->trajectory_fits + (rec->index % NH_BLOCK_SIZE) * n_out : NULL;
     for (long k = 0; k < rec->rows; ++k) {
         const double *values = rec->values + k * nobs;
+        nh_accum *acc = &b->acc[k * nobs];
         if (lane)
             lane[k] = values[fitted];
         for (int i = 0; i < nobs; ++i)
-            if (!nh_observer_at(observers, i)->event)
-                nh_accum_add(&b->acc[k * nobs + i], values[i]);
+            if (i != event)   /* the event observer's samples are its crossings (below) */
+                nh_accum_add(&acc[i], values[i]);
         b->live[k]++;
         if (k % sl->stride == 0) {
             double *cell = &b->samples[((rec->index % NH_BLOCK_SIZE) * sl->rows + k / sl->stride) * sl->n];
@@ -63,8 +64,23 @@ void nh_block_reset(block_stats *b, long n_out, const nh_sketch_layout *sl)
     b->abandoned = 0;
 }
 
-/* Block b's statistics into its chunk's (chunk->acc in block order; counts add). */
-static void merge_block(nh_run_result *chunk, const block_stats *b)
+/* The bins a chunk's sketch cells have counted: bit (bin % 64) of word bin / 64 of cell c's NH_SKETCH_WORDS words.
+ * A chunk holds few trajectories' samples, so its sketches are cleared and merged bin by counted bin, not whole. */
+static void mark_counted(uint64_t *counted, long cell, int bin)
+{
+    counted[cell * NH_SKETCH_WORDS + bin / 64] |= (uint64_t)1 << (bin % 64);
+}
+
+/* body, with bin set to each counted bin of cell `cell` in increasing order. */
+#define FOR_EACH_COUNTED_BIN(counted, cell, bin, body)                                                              \
+    for (int word_ = 0; word_ < NH_SKETCH_WORDS; ++word_)                                                          \
+        for (uint64_t bits_ = (counted)[(cell) * NH_SKETCH_WORDS + word_]; bits_; bits_ &= bits_ - 1) {            \
+            const int bin = 64 * word_ + __builtin_ctzll(bits_);                                                    \
+            body;                                                                                                  \
+        }
+
+/* Block b's statistics into its chunk's (chunk->acc in block order; counts add), the bins counted marked. */
+static void merge_block(nh_run_result *chunk, const block_stats *b, uint64_t *counted)
 {
     const long cells = chunk->n_out * b->run->n_observers;
     for (long i = 0; i < cells; ++i)
@@ -74,8 +90,14 @@ static void merge_block(nh_run_result *chunk, const block_stats *b)
     const nh_sketch_layout *sl = &chunk->sketch_layout;
     for (long t = 0; t < NH_BLOCK_SIZE; ++t)
         for (long row = 0; row < sl->rows; ++row)
-            for (int j = 0; j < sl->n; ++j)
-                nh_sketch_add(&chunk->sketch[row * sl->n + j], b->samples[(t * sl->rows + row) * sl->n + j]);
+            for (int j = 0; j < sl->n; ++j) {
+                const long cell = row * sl->n + j;
+                const int bin = nh_sketch_bin(b->samples[(t * sl->rows + row) * sl->n + j]);
+                if (bin >= 0) {
+                    chunk->sketch[cell].count[bin]++;
+                    mark_counted(counted, cell, bin);
+                }
+            }
     for (int f = 0; f < b->n_failures; ++f) {
         const nh_failure *fl = &b->failures[f];
         chunk->failed++;
@@ -117,13 +139,11 @@ void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, c
         res->first_failures[res->n_reported++] = failures[f];
 }
 
-void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from)
+/* nh_run_merge_counts but the sketches. */
+static void merge_counts_but_sketches(nh_run_result *res, const nh_run_result *from)
 {
     for (long k = 0; k < res->n_out; ++k)
         res->live[k] += from->live[k];
-    const long sketch_cells = res->sketch_layout.rows * res->sketch_layout.n;
-    for (long c = 0; c < sketch_cells; ++c)
-        nh_sketch_merge(&res->sketch[c], &from->sketch[c]);
     res->failed += from->failed;
     for (int s = 0; s < 8; ++s)
         res->failures_by_status[s] += from->failures_by_status[s];
@@ -133,8 +153,17 @@ void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from)
     nh_solver_stats_add(&res->solver, from->solver, 1);
 }
 
+void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from)
+{
+    merge_counts_but_sketches(res, from);
+    const long sketch_cells = res->sketch_layout.rows * res->sketch_layout.n;
+    for (long c = 0; c < sketch_cells; ++c)
+        nh_sketch_merge(&res->sketch[c], &from->sketch[c]);
+}
+
 /* A finished chunk into the run: merged (a whole run) or kept as it is (a shard's partial result). */
-static void chunk_done(nh_run_result *res, long c, const nh_run_result *chunk, const double *trajectory_fits)
+static void chunk_done(nh_run_result *res, long c, const nh_run_result *chunk, const double *trajectory_fits,
+                       const uint64_t *counted)
 {
     if (res->chunks) {
         nh_chunk_stats *kept = &res->chunks[c - res->first_chunk];
@@ -146,16 +175,23 @@ static void chunk_done(nh_run_result *res, long c, const nh_run_result *chunk, c
     } else {
         nh_run_merge_ordered(res, c, chunk->acc, trajectory_fits, chunk->first_failures, chunk->n_reported);
     }
-    nh_run_merge_counts(res, chunk);
+    merge_counts_but_sketches(res, chunk);
+    const long sketch_cells = res->sketch_layout.rows * res->sketch_layout.n;
+    for (long cell = 0; cell < sketch_cells; ++cell)
+        FOR_EACH_COUNTED_BIN(counted, cell, bin, res->sketch[cell].count[bin] += chunk->sketch[cell].count[bin])
 }
 
-static void chunk_reset(nh_run_result *chunk)
+/* An empty chunk (its sketches were counted in the bins marked only, whose marks are cleared too). */
+static void chunk_reset(nh_run_result *chunk, uint64_t *counted)
 {
     const long cells = chunk->n_out * chunk->n_observers;
     for (long i = 0; i < cells; ++i)
         nh_accum_reset(&chunk->acc[i]);
     memset(chunk->live, 0, (size_t)chunk->n_out * sizeof *chunk->live);
-    memset(chunk->sketch, 0, (size_t)(chunk->sketch_layout.rows * chunk->sketch_layout.n) * sizeof *chunk->sketch);
+    const long sketch_cells = chunk->sketch_layout.rows * chunk->sketch_layout.n;
+    for (long cell = 0; cell < sketch_cells; ++cell)
+        FOR_EACH_COUNTED_BIN(counted, cell, bin, chunk->sketch[cell].count[bin] = 0)
+    memset(counted, 0, (size_t)sketch_cells * NH_SKETCH_WORDS * sizeof *counted);
     chunk->failed = 0;
     memset(chunk->failures_by_status, 0, sizeof chunk->failures_by_status);
     chunk->n_reported = 0;
@@ -170,8 +206,8 @@ void nh_merge_next_block(const nh_run_config *cfg, merge_queue *q, long b, const
 {
     const long c = nh_run_chunk_of_block(cfg, b);
     if (b == nh_run_chunk_first_block(cfg, c))
-        chunk_reset(&q->chunk);
-    merge_block(&q->chunk, blk);
+        chunk_reset(&q->chunk, q->sketch_counted);
+    merge_block(&q->chunk, blk, q->sketch_counted);
     if (blk->rows) { /* the block's trajectory rows, in trajectory order, into the run's */
         const long first = nh_run_trajectories_before(cfg, b), count = nh_run_trajectories_before(cfg, b + 1) - first;
         const int width = nh_run_trajectory_width(res);
@@ -187,7 +223,7 @@ void nh_merge_next_block(const nh_run_config *cfg, merge_queue *q, long b, const
     }
     if (b + 1 != nh_run_chunk_first_block(cfg, c + 1))
         return;
-    chunk_done(res, c, &q->chunk, q->trajectory_fits);
+    chunk_done(res, c, &q->chunk, q->trajectory_fits, q->sketch_counted);
     res->next_block = b + 1;
     res->trajectories_done = nh_run_trajectories_before(cfg, b + 1);
     if (cfg->merged && !res->chunks)

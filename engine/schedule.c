@@ -13,6 +13,7 @@
 static void queue_free(merge_queue *q)
 {
     nh_run_result_free(&q->chunk);
+    free(q->sketch_counted);
     for (int i = 0; q->slots && i < q->n_slots; ++i) {
         free(q->slots[i].acc);
         free(q->slots[i].live);
@@ -42,7 +43,9 @@ static int queue_init(merge_queue *q, int n_slots, int trajectory_fits, const nh
     q->chunk.sketch_layout = *sl;
     q->slots = calloc((size_t)q->n_slots, sizeof *q->slots);
     q->ready = malloc((size_t)q->n_slots * sizeof *q->ready);
-    int ok = q->slots && q->ready && nh_run_result_alloc(&q->chunk, n_out) == NH_OK;
+    const long sketch_cells = sl->rows * sl->n;
+    q->sketch_counted = calloc((size_t)(sketch_cells > 0 ? sketch_cells : 1) * NH_SKETCH_WORDS, sizeof *q->sketch_counted);
+    int ok = q->slots && q->ready && q->sketch_counted && nh_run_result_alloc(&q->chunk, n_out) == NH_OK;
     for (int i = 0; ok && i < q->n_slots; ++i) {
         q->ready[i] = -1;
         q->slots[i].run = res;

@@ -122,7 +122,7 @@ static int observe_at(const nh_run_config *cfg, worker *w, long k, const double 
                       const nh_initial_values *init, double *values)
 {
     const int n = cfg->system->n;
-    nh_observe(w->observers, cfg->system, q, v, init, values);
+    nh_observe_applying(w->observers, w->observers_applying, cfg->system, q, v, init, values);
     memcpy(w->rec->final_state, q, (size_t)n * sizeof *q);
     memcpy(w->rec->final_state + n, v, (size_t)n * sizeof *v);
     return w->reference ? reference_error(cfg, w, k, q, v, values) : NH_OK;
@@ -404,6 +404,7 @@ int nh_worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, nh_e
     memset(w, 0, sizeof *w);
     w->observer_mask = res->observer_mask;
     w->observers = res->observers;
+    w->observers_applying = nh_observer_mask(res->observers, cfg->system);
     w->paths = res->paths;
     w->n_paths = res->n_paths;
     w->n_out = res->n_out;

@@ -9,35 +9,73 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double energy_error(const nh_system *s, const double *q, const double *v, const nh_initial_values *init)
+/* A state being observed: the energies that several built-in observers share, each computed once, when first
+ * asked for (the same calls as computing it per observer, so the same bits). */
+typedef struct observed_state {
+    const nh_system *s;
+    const double *q, *v;
+    const nh_initial_values *init;
+    double energy, driver_energy;
+    int have_energy, have_driver_energy;
+} observed_state;
+
+static double energy_of(observed_state *st)
 {
-    return nh_energy(s, q, v) - init->energy;
+    if (!st->have_energy) {
+        st->energy = nh_energy(st->s, st->q, st->v);
+        st->have_energy = 1;
+    }
+    return st->energy;
 }
 
-static double relative_energy_error(const nh_system *s, const double *q, const double *v,
-                                    const nh_initial_values *init)
+static double driver_energy_of(observed_state *st)
 {
-    double scale = fabs(init->energy) > 0.0 ? fabs(init->energy) : 1.0;
-    return (nh_energy(s, q, v) - init->energy) / scale;
+    if (!st->have_driver_energy) {
+        st->driver_energy = st->s->type->driver_energy(st->s, st->q, st->v);
+        st->have_driver_energy = 1;
+    }
+    return st->driver_energy;
 }
 
-static double constraint_residual(const nh_system *s, const double *q, const double *v,
-                                  const nh_initial_values *init)
+static double energy_error_of(observed_state *st)
 {
-    (void)init;
-    return nh_constraint_residual(s, q, v);
+    return energy_of(st) - st->init->energy;
 }
 
-static double driver_energy_error(const nh_system *s, const double *q, const double *v, const nh_initial_values *init)
+static double relative_energy_error_of(observed_state *st)
 {
-    return s->type->driver_energy(s, q, v) - init->driver_energy;
+    const double scale = fabs(st->init->energy) > 0.0 ? fabs(st->init->energy) : 1.0;
+    return (energy_of(st) - st->init->energy) / scale;
 }
 
-static double passenger_energy_error(const nh_system *s, const double *q, const double *v,
-                                     const nh_initial_values *init)
+static double constraint_residual_of(observed_state *st)
 {
-    return (nh_energy(s, q, v) - s->type->driver_energy(s, q, v)) - (init->energy - init->driver_energy);
+    return nh_constraint_residual(st->s, st->q, st->v);
 }
+
+static double driver_energy_error_of(observed_state *st)
+{
+    return driver_energy_of(st) - st->init->driver_energy;
+}
+
+static double passenger_energy_error_of(observed_state *st)
+{
+    return (energy_of(st) - driver_energy_of(st)) - (st->init->energy - st->init->driver_energy);
+}
+
+/* The rows' value functions (nh_observer.value): one state's value of the formula above. */
+#define VALUE_OF_ONE_STATE(name)                                                                                   \
+    static double name(const nh_system *s, const double *q, const double *v, const nh_initial_values *init)       \
+    {                                                                                                              \
+        observed_state st = {.s = s, .q = q, .v = v, .init = init};                                                \
+        return name##_of(&st);                                                                                     \
+    }
+VALUE_OF_ONE_STATE(energy_error)
+VALUE_OF_ONE_STATE(relative_energy_error)
+VALUE_OF_ONE_STATE(constraint_residual)
+VALUE_OF_ONE_STATE(driver_energy_error)
+VALUE_OF_ONE_STATE(passenger_energy_error)
+#undef VALUE_OF_ONE_STATE
 
 static int has_driver(const nh_system *s)
 {
@@ -330,25 +368,49 @@ void nh_initial_values_compute(const nh_system *s, const double *q, const double
     init->driver_energy = s->type->driver_energy ? s->type->driver_energy(s, q, v) : 0.0;
 }
 
-/* Observers that do not apply to the system report 0 (and are not written); a plugin observer writes its
- * components at once, from its first row. */
-void nh_observe(const nh_observer_table *t, const nh_system *s, const double *q, const double *v,
-                const nh_initial_values *init, double *values)
+/* The formula behind a built-in row's value function (NULL for a row computed by the driver). */
+static double (*formula_of(const nh_observer *o))(observed_state *)
 {
+    static const struct {
+        double (*value)(const nh_system *, const double *, const double *, const nh_initial_values *);
+        double (*formula)(observed_state *);
+    } formulas[] = {{energy_error, energy_error_of}, {relative_energy_error, relative_energy_error_of},
+                    {constraint_residual, constraint_residual_of}, {driver_energy_error, driver_energy_error_of},
+                    {passenger_energy_error, passenger_energy_error_of}};
+    for (size_t k = 0; k < sizeof formulas / sizeof formulas[0]; ++k)
+        if (o->value == formulas[k].value)
+            return formulas[k].formula;
+    return NULL;
+}
+
+/* Observers that do not apply to the system report 0 (and are not written); a plugin observer writes its
+ * components at once, from its first row. The built-in rows share the state's energies. */
+void nh_observe_applying(const nh_observer_table *t, unsigned applying, const nh_system *s, const double *q,
+                         const double *v, const nh_initial_values *init, double *values)
+{
+    observed_state st = {.s = s, .q = q, .v = v, .init = init};
     for (int i = 0; i < t->count; ++i) {
         const nh_observer *o = &t->entry[i];
+        const int applies_here = (applying >> i) & 1u;
         if (o->plugin) {
             if (o->component > 0)
                 continue;
-            if (applies(o, s))
+            if (applies_here)
                 o->plugin->value(o->plugin, s, q, v, init, values + i);
             else
                 for (int c = 0; c < o->plugin->dim; ++c)
                     values[i + c] = 0.0;
-        } else {
-            values[i] = o->value && applies(o, s) ? o->value(s, q, v, init) : 0.0;
+            continue;
         }
+        double (*formula)(observed_state *) = applies_here ? formula_of(o) : NULL;
+        values[i] = formula ? formula(&st) : o->value && applies_here ? o->value(s, q, v, init) : 0.0;
     }
+}
+
+void nh_observe(const nh_observer_table *t, const nh_system *s, const double *q, const double *v,
+                const nh_initial_values *init, double *values)
+{
+    nh_observe_applying(t, nh_observer_mask(t, s), s, q, v, init, values);
 }
 
 /* "Var(H(t) − H(0))" from the observer's symbol and the column's statistic. */

@@ -137,6 +137,10 @@ void nh_initial_values_compute(const nh_system *s, const double *q, const double
 /* values[i] for every observer i of t. */
 void nh_observe(const nh_observer_table *t, const nh_system *s, const double *q, const double *v,
                 const nh_initial_values *init, double *values);
+/* nh_observe with its mask of the observers that apply, nh_observer_mask(t, s), computed once by the caller (a
+ * run observes many states of one system). */
+void nh_observe_applying(const nh_observer_table *t, unsigned applying, const nh_system *s, const double *q,
+                         const double *v, const nh_initial_values *init, double *values);
 /* Axis label of a timeseries column ("Var(H(t) − H(0))" for dH_var); -1 for a name that is not a column. */
 int nh_column_label(const nh_observer_table *t, const char *column, char *buf, size_t len);
 /* Total number of timeseries columns after t and n_live. */
