@@ -141,6 +141,11 @@ void nh_observe(const nh_observer_table *t, const nh_system *s, const double *q,
  * run observes many states of one system). */
 void nh_observe_applying(const nh_observer_table *t, unsigned applying, const nh_system *s, const double *q,
                          const double *v, const nh_initial_values *init, double *values);
+/* nh_observe_applying of `count` states at once (a batch of lanes at one output row): state j is (q[j], v[j]) with
+ * init[j], its values into values[j] (the same bits as one by one). */
+void nh_observe_states(const nh_observer_table *t, unsigned applying, const nh_system *s, int count,
+                       const double *const *q, const double *const *v, const nh_initial_values *const *init,
+                       double *const *values);
 /* Axis label of a timeseries column ("Var(H(t) − H(0))" for dH_var); -1 for a name that is not a column. */
 int nh_column_label(const nh_observer_table *t, const char *column, char *buf, size_t len);
 /* Total number of timeseries columns after t and n_live. */
