@@ -13,9 +13,6 @@
 #include "nhens/poincare.h"
 #include "nhens/reference.h"
 
-/* Words of a bit per bin of a sketch cell (merge_queue.sketch_counted). */
-enum { NH_SKETCH_WORDS = (NH_SKETCH_BINS + 63) / 64 };
-
 /* A section crossing of one trajectory: its latitude error at output row bin. */
 typedef struct crossing {
     long bin;
@@ -115,7 +112,7 @@ typedef struct merge_queue {
     long end;                   /* one past the last block to compute */
     int out_of_memory;          /* a record could not grow: the run stops with NH_ERR_NOMEM */
     nh_run_result chunk;        /* the blocks merged so far of the chunk holding block `next` */
-    uint64_t *sketch_counted;   /* the bins its sketch cells have counted, NH_SKETCH_WORDS words per cell (merge.c) */
+    uint16_t *chunk_bins;       /* its sketch samples' bins, block after block (merge.c), for the largest chunk */
     double *trajectory_fits;    /* the chunk's (one block's) trajectory_fits when the fit groups are trajectories, else NULL */
 } merge_queue;
 

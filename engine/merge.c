@@ -64,40 +64,25 @@ void nh_block_reset(block_stats *b, long n_out, const nh_sketch_layout *sl)
     b->abandoned = 0;
 }
 
-/* The bins a chunk's sketch cells have counted: bit (bin % 64) of word bin / 64 of cell c's NH_SKETCH_WORDS words.
- * A chunk holds few trajectories' samples, so its sketches are cleared and merged bin by counted bin, not whole. */
-static void mark_counted(uint64_t *counted, long cell, int bin)
-{
-    counted[cell * NH_SKETCH_WORDS + bin / 64] |= (uint64_t)1 << (bin % 64);
-}
+/* A chunk's sketch samples are kept as their bins, a block's after the block before it (NH_BLOCK_SIZE x cells
+ * each, NO_BIN for a value not recorded), and counted into the run's sketches when the chunk is done: a chunk
+ * holds few trajectories, and its bins take far less memory than a histogram per cell. */
+#define NO_BIN UINT16_MAX
+_Static_assert((long)NH_SKETCH_BINS < (long)NO_BIN, "a sketch bin fits 16 bits");
 
-/* body, with bin set to each counted bin of cell `cell` in increasing order. */
-#define FOR_EACH_COUNTED_BIN(counted, cell, bin, body)                                                              \
-    for (int word_ = 0; word_ < NH_SKETCH_WORDS; ++word_)                                                          \
-        for (uint64_t bits_ = (counted)[(cell) * NH_SKETCH_WORDS + word_]; bits_; bits_ &= bits_ - 1) {            \
-            const int bin = 64 * word_ + __builtin_ctzll(bits_);                                                    \
-            body;                                                                                                  \
-        }
-
-/* Block b's statistics into its chunk's (chunk->acc in block order; counts add), the bins counted marked. */
-static void merge_block(nh_run_result *chunk, const block_stats *b, uint64_t *counted)
+/* Block b's statistics into its chunk's (chunk->acc in block order; counts add; its sketch samples' bins after
+ * those of the chunk's earlier blocks in bins). */
+static void merge_block(nh_run_result *chunk, const block_stats *b, uint16_t *bins)
 {
     const long cells = chunk->n_out * b->run->n_observers;
     for (long i = 0; i < cells; ++i)
         nh_accum_merge(&chunk->acc[i], &b->acc[i]);
     for (long k = 0; k < chunk->n_out; ++k)
         chunk->live[k] += b->live[k];
-    const nh_sketch_layout *sl = &chunk->sketch_layout;
-    for (long t = 0; t < NH_BLOCK_SIZE; ++t)
-        for (long row = 0; row < sl->rows; ++row)
-            for (int j = 0; j < sl->n; ++j) {
-                const long cell = row * sl->n + j;
-                const int bin = nh_sketch_bin(b->samples[(t * sl->rows + row) * sl->n + j]);
-                if (bin >= 0) {
-                    chunk->sketch[cell].count[bin]++;
-                    mark_counted(counted, cell, bin);
-                }
-            }
+    for (long i = 0; i < nh_block_sample_count(&chunk->sketch_layout); ++i) {   /* trajectory i / cells, cell i % cells */
+        const int bin = nh_sketch_bin(b->samples[i]);
+        bins[i] = bin >= 0 ? (uint16_t)bin : NO_BIN;
+    }
     for (int f = 0; f < b->n_failures; ++f) {
         const nh_failure *fl = &b->failures[f];
         chunk->failed++;
@@ -163,7 +148,7 @@ void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from)
 
 /* A finished chunk into the run: merged (a whole run) or kept as it is (a shard's partial result). */
 static void chunk_done(nh_run_result *res, long c, const nh_run_result *chunk, const double *trajectory_fits,
-                       const uint64_t *counted)
+                       const uint16_t *bins, long n_bins)
 {
     if (res->chunks) {
         nh_chunk_stats *kept = &res->chunks[c - res->first_chunk];
@@ -176,22 +161,18 @@ static void chunk_done(nh_run_result *res, long c, const nh_run_result *chunk, c
         nh_run_merge_ordered(res, c, chunk->acc, trajectory_fits, chunk->first_failures, chunk->n_reported);
     }
     merge_counts_but_sketches(res, chunk);
-    const long sketch_cells = res->sketch_layout.rows * res->sketch_layout.n;
-    for (long cell = 0; cell < sketch_cells; ++cell)
-        FOR_EACH_COUNTED_BIN(counted, cell, bin, res->sketch[cell].count[bin] += chunk->sketch[cell].count[bin])
+    const long cells = res->sketch_layout.rows * res->sketch_layout.n;
+    for (long i = 0; i < n_bins; ++i)
+        if (bins[i] != NO_BIN)
+            res->sketch[i % cells].count[bins[i]]++;
 }
 
-/* An empty chunk (its sketches were counted in the bins marked only, whose marks are cleared too). */
-static void chunk_reset(nh_run_result *chunk, uint64_t *counted)
+static void chunk_reset(nh_run_result *chunk)
 {
     const long cells = chunk->n_out * chunk->n_observers;
     for (long i = 0; i < cells; ++i)
         nh_accum_reset(&chunk->acc[i]);
     memset(chunk->live, 0, (size_t)chunk->n_out * sizeof *chunk->live);
-    const long sketch_cells = chunk->sketch_layout.rows * chunk->sketch_layout.n;
-    for (long cell = 0; cell < sketch_cells; ++cell)
-        FOR_EACH_COUNTED_BIN(counted, cell, bin, chunk->sketch[cell].count[bin] = 0)
-    memset(counted, 0, (size_t)sketch_cells * NH_SKETCH_WORDS * sizeof *counted);
     chunk->failed = 0;
     memset(chunk->failures_by_status, 0, sizeof chunk->failures_by_status);
     chunk->n_reported = 0;
@@ -206,8 +187,10 @@ void nh_merge_next_block(const nh_run_config *cfg, merge_queue *q, long b, const
 {
     const long c = nh_run_chunk_of_block(cfg, b);
     if (b == nh_run_chunk_first_block(cfg, c))
-        chunk_reset(&q->chunk, q->sketch_counted);
-    merge_block(&q->chunk, blk, q->sketch_counted);
+        chunk_reset(&q->chunk);
+    const long block_bins = nh_block_sample_count(&q->chunk.sketch_layout);
+    const long first_bin = (b - nh_run_chunk_first_block(cfg, c)) * block_bins;
+    merge_block(&q->chunk, blk, q->chunk_bins + first_bin);
     if (blk->rows) { /* the block's trajectory rows, in trajectory order, into the run's */
         const long first = nh_run_trajectories_before(cfg, b), count = nh_run_trajectories_before(cfg, b + 1) - first;
         const int width = nh_run_trajectory_width(res);
@@ -223,7 +206,7 @@ void nh_merge_next_block(const nh_run_config *cfg, merge_queue *q, long b, const
     }
     if (b + 1 != nh_run_chunk_first_block(cfg, c + 1))
         return;
-    chunk_done(res, c, &q->chunk, q->trajectory_fits, q->sketch_counted);
+    chunk_done(res, c, &q->chunk, q->trajectory_fits, q->chunk_bins, first_bin + block_bins);
     res->next_block = b + 1;
     res->trajectories_done = nh_run_trajectories_before(cfg, b + 1);
     if (cfg->merged && !res->chunks)
