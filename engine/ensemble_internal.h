@@ -111,7 +111,7 @@ typedef struct merge_queue {
     int starting;               /* blocks taken whose trajectories are not handed out yet */
     long end;                   /* one past the last block to compute */
     int out_of_memory;          /* a record could not grow: the run stops with NH_ERR_NOMEM */
-    nh_run_result chunk;        /* the blocks merged so far of the chunk holding block `next` */
+    nh_run_result chunk;        /* the blocks merged so far of the chunk holding block `next` (not its sketches:) */
     uint16_t *chunk_bins;       /* its sketch samples' bins, block after block (merge.c), for the largest chunk */
     double *trajectory_fits;    /* the chunk's (one block's) trajectory_fits when the fit groups are trajectories, else NULL */
 } merge_queue;

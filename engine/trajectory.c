@@ -376,7 +376,7 @@ int nh_lanes_advance(const nh_run_config *cfg, worker *w, long n_steps, int *fin
         lane_trajectory *t = &w->lane[l];
         if (!t->rec)
             continue;
-        if (status[l] != NH_OK && !t->rec->abandoned)
+        if (status[l] != NH_OK && !t->rec->abandoned)   /* an abandoned one: its crossings could not be recorded */
             record_failure(t->rec, t->index, t->k * cfg->h, status[l]);
         if (status[l] != NH_OK || t->rec->abandoned || t->k >= n_steps)
             lane_finish(w, l, finished, records, &count);
