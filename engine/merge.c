@@ -162,9 +162,10 @@ static void chunk_done(nh_run_result *res, long c, const nh_run_result *chunk, c
     }
     merge_counts_but_sketches(res, chunk);
     const long cells = res->sketch_layout.rows * res->sketch_layout.n;
-    for (long i = 0; i < n_bins; ++i)
-        if (bins[i] != NO_BIN)
-            res->sketch[i % cells].count[bins[i]]++;
+    for (long first = 0; cells > 0 && first < n_bins; first += cells)   /* a trajectory's samples, cell by cell */
+        for (long cell = 0; cell < cells; ++cell)
+            if (bins[first + cell] != NO_BIN)
+                res->sketch[cell].count[bins[first + cell]]++;
 }
 
 static void chunk_reset(nh_run_result *chunk)
