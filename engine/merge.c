@@ -20,9 +20,7 @@ void nh_block_take_record(block_stats *b, const trajectory_record *rec, const nh
         nh_accum *acc = &b->acc[k * nobs];
         if (lane)
             lane[k] = values[fitted];
-        for (int i = 0; i < nobs; ++i)
-            if (i != event)   /* the event observer's samples are its crossings (below) */
-                nh_accum_add(&acc[i], values[i]);
+        nh_accum_add_each(acc, values, nobs, event);   /* the event observer's samples are its crossings (below) */
         b->live[k]++;
         if (k % sl->stride == 0) {
             double *cell = &b->samples[((rec->index % NH_BLOCK_SIZE) * sl->rows + k / sl->stride) * sl->n];
@@ -74,9 +72,7 @@ _Static_assert((long)NH_SKETCH_BINS < (long)NO_BIN, "a sketch bin fits 16 bits")
  * those of the chunk's earlier blocks in bins). */
 static void merge_block(nh_run_result *chunk, const block_stats *b, uint16_t *bins)
 {
-    const long cells = chunk->n_out * b->run->n_observers;
-    for (long i = 0; i < cells; ++i)
-        nh_accum_merge(&chunk->acc[i], &b->acc[i]);
+    nh_accum_merge_each(chunk->acc, b->acc, chunk->n_out * b->run->n_observers);
     for (long k = 0; k < chunk->n_out; ++k)
         chunk->live[k] += b->live[k];
     for (long i = 0; i < nh_block_sample_count(&chunk->sketch_layout); ++i) {   /* trajectory i / cells, cell i % cells */
@@ -113,8 +109,7 @@ void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, c
 {
     const int nobs = res->n_observers, fitted = nh_observer_fitted();
     const long cells = res->n_out * nobs;
-    for (long i = 0; i < cells; ++i)
-        nh_accum_merge(&res->acc[i], &acc[i]);
+    nh_accum_merge_each(res->acc, acc, cells);
     nh_accum *group = &res->groups[(chunk % NH_FIT_GROUPS) * res->n_out];
     for (long k = 0; !trajectory_fits && k < res->n_out; ++k)
         nh_accum_merge(&group[k], &acc[k * nobs + fitted]);

@@ -23,6 +23,10 @@ void nh_accum_reset(nh_accum *a);
 void nh_accum_add(nh_accum *a, double x);
 /* Chan et al. 1979: into <- into (+) from. The order of merges fixes the rounding. */
 void nh_accum_merge(nh_accum *into, const nh_accum *from);
+/* nh_accum_add(&a[i], x[i]) for each i in [0, n) but skip (-1: none), and nh_accum_merge(&into[i], &from[i]) for
+ * each i in [0, n), in order: a row of a run's accumulators at once. */
+void nh_accum_add_each(nh_accum *a, const double *x, int n, int skip);
+void nh_accum_merge_each(nh_accum *into, const nh_accum *from, long n);
 /* Unbiased sample variance (n - 1 in the denominator); NAN for fewer than two samples (missing, not 0). */
 double nh_accum_variance(const nh_accum *a);
 /* Standard error of the mean, sqrt(variance / count); NAN with fewer than 2 samples. */
