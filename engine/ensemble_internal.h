@@ -6,6 +6,7 @@
 #define NHENS_ENSEMBLE_INTERNAL_H
 
 #include <omp.h>
+#include <stdint.h>
 
 #include "nhens/ensemble.h"
 #include "nhens/lanes.h"
@@ -80,12 +81,15 @@ typedef struct worker {
     int n_lanes;                /* 1, or the lane stepper's lanes */
     lane_trajectory lane[NH_MAX_LANES]; /* the trajectory in each lane (rec NULL: the lane is free) */
     double *lane_before;        /* n_lanes x 2n: each lane's (q, v) before a step (the section crossing test) */
+    double *lane_state;         /* n_lanes x 2n: each lane's (q, v) at an output row */
+    double *lane_values;        /* n_lanes x observers: each lane's values there */
     double *paths;              /* the run's sample paths (each trajectory writes only its own rows) */
     long n_paths, n_out;
     trajectory_record *rec;     /* the record of the trajectory being computed */
     double carried[NH_MAX_UNKNOWNS];
     unsigned observer_mask;     /* the run's: which observers are recorded */
     const nh_observer_table *observers; /* the run's */
+    unsigned observers_applying; /* those of them that apply to the run's system (nh_observer_mask) */
     nh_reference_tracker *reference; /* when the global-error observer is recorded, else NULL */
 } worker;
 
@@ -108,7 +112,8 @@ typedef struct merge_queue {
     int starting;               /* blocks taken whose trajectories are not handed out yet */
     long end;                   /* one past the last block to compute */
     int out_of_memory;          /* a record could not grow: the run stops with NH_ERR_NOMEM */
-    nh_run_result chunk;        /* the blocks merged so far of the chunk holding block `next` */
+    nh_run_result chunk;        /* the blocks merged so far of the chunk holding block `next` (not its sketches:) */
+    uint16_t *chunk_bins;       /* its sketch samples' bins, block after block (merge.c), for the largest chunk */
     double *trajectory_fits;    /* the chunk's (one block's) trajectory_fits when the fit groups are trajectories, else NULL */
 } merge_queue;
 

@@ -6,6 +6,7 @@
 #include "run_result.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 /* The record's contribution into block b, after those of the block's earlier trajectories: the same
@@ -14,15 +15,13 @@
 void nh_block_take_record(block_stats *b, const trajectory_record *rec, const nh_sketch_layout *sl, long n_out)
 {
     const int nobs = b->run->n_observers, event = nh_observer_event(), fitted = nh_observer_fitted();
-    const nh_observer_table *observers = b->run->observers;
     double *lane = b->trajectory_fits ? b->trajectory_fits + (rec->index % NH_BLOCK_SIZE) * n_out : NULL;
     for (long k = 0; k < rec->rows; ++k) {
         const double *values = rec->values + k * nobs;
+        nh_accum *acc = &b->acc[k * nobs];
         if (lane)
             lane[k] = values[fitted];
-        for (int i = 0; i < nobs; ++i)
-            if (!nh_observer_at(observers, i)->event)
-                nh_accum_add(&b->acc[k * nobs + i], values[i]);
+        nh_accum_add_each(acc, values, nobs, event);   /* the event observer's samples are its crossings (below) */
         b->live[k]++;
         if (k % sl->stride == 0) {
             double *cell = &b->samples[((rec->index % NH_BLOCK_SIZE) * sl->rows + k / sl->stride) * sl->n];
@@ -64,19 +63,23 @@ void nh_block_reset(block_stats *b, long n_out, const nh_sketch_layout *sl)
     b->abandoned = 0;
 }
 
-/* Block b's statistics into its chunk's (chunk->acc in block order; counts add). */
-static void merge_block(nh_run_result *chunk, const block_stats *b)
+/* A chunk's sketch samples are kept as their bins, a block's after the block before it (NH_BLOCK_SIZE x cells
+ * each, NO_BIN for a value not recorded), and counted into the run's sketches when the chunk is done: a chunk
+ * holds few trajectories, and its bins take far less memory than a histogram per cell. */
+#define NO_BIN UINT16_MAX
+_Static_assert((long)NH_SKETCH_BINS < (long)NO_BIN, "a sketch bin fits 16 bits");
+
+/* Block b's statistics into its chunk's (chunk->acc in block order; counts add; its sketch samples' bins after
+ * those of the chunk's earlier blocks in bins). */
+static void merge_block(nh_run_result *chunk, const block_stats *b, uint16_t *bins)
 {
-    const long cells = chunk->n_out * b->run->n_observers;
-    for (long i = 0; i < cells; ++i)
-        nh_accum_merge(&chunk->acc[i], &b->acc[i]);
+    nh_accum_merge_each(chunk->acc, b->acc, chunk->n_out * b->run->n_observers);
     for (long k = 0; k < chunk->n_out; ++k)
         chunk->live[k] += b->live[k];
-    const nh_sketch_layout *sl = &chunk->sketch_layout;
-    for (long t = 0; t < NH_BLOCK_SIZE; ++t)
-        for (long row = 0; row < sl->rows; ++row)
-            for (int j = 0; j < sl->n; ++j)
-                nh_sketch_add(&chunk->sketch[row * sl->n + j], b->samples[(t * sl->rows + row) * sl->n + j]);
+    for (long i = 0; i < nh_block_sample_count(&chunk->sketch_layout); ++i) {   /* trajectory i / cells, cell i % cells */
+        const int bin = nh_sketch_bin(b->samples[i]);
+        bins[i] = bin >= 0 ? (uint16_t)bin : NO_BIN;
+    }
     for (int f = 0; f < b->n_failures; ++f) {
         const nh_failure *fl = &b->failures[f];
         chunk->failed++;
@@ -107,8 +110,7 @@ void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, c
 {
     const int nobs = res->n_observers, fitted = nh_observer_fitted();
     const long cells = res->n_out * nobs;
-    for (long i = 0; i < cells; ++i)
-        nh_accum_merge(&res->acc[i], &acc[i]);
+    nh_accum_merge_each(res->acc, acc, cells);
     nh_accum *group = &res->groups[(chunk % NH_FIT_GROUPS) * res->n_out];
     for (long k = 0; !trajectory_fits && k < res->n_out; ++k)
         nh_accum_merge(&group[k], &acc[k * nobs + fitted]);
@@ -118,13 +120,11 @@ void nh_run_merge_ordered(nh_run_result *res, long chunk, const nh_accum *acc, c
         res->first_failures[res->n_reported++] = failures[f];
 }
 
-void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from)
+/* nh_run_merge_counts but the sketches. */
+static void merge_counts_but_sketches(nh_run_result *res, const nh_run_result *from)
 {
     for (long k = 0; k < res->n_out; ++k)
         res->live[k] += from->live[k];
-    const long sketch_cells = res->sketch_layout.rows * res->sketch_layout.n;
-    for (long c = 0; c < sketch_cells; ++c)
-        nh_sketch_merge(&res->sketch[c], &from->sketch[c]);
     res->failed += from->failed;
     for (int s = 0; s < 8; ++s)
         res->failures_by_status[s] += from->failures_by_status[s];
@@ -134,8 +134,17 @@ void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from)
     nh_solver_stats_add(&res->solver, from->solver, 1);
 }
 
+void nh_run_merge_counts(nh_run_result *res, const nh_run_result *from)
+{
+    merge_counts_but_sketches(res, from);
+    const long sketch_cells = res->sketch_layout.rows * res->sketch_layout.n;
+    for (long c = 0; c < sketch_cells; ++c)
+        nh_sketch_merge(&res->sketch[c], &from->sketch[c]);
+}
+
 /* A finished chunk into the run: merged (a whole run) or kept as it is (a shard's partial result). */
-static void chunk_done(nh_run_result *res, long c, const nh_run_result *chunk, const double *trajectory_fits)
+static void chunk_done(nh_run_result *res, long c, const nh_run_result *chunk, const double *trajectory_fits,
+                       const uint16_t *bins, long n_bins)
 {
     if (res->chunks) {
         nh_chunk_stats *kept = &res->chunks[c - res->first_chunk];
@@ -147,7 +156,12 @@ static void chunk_done(nh_run_result *res, long c, const nh_run_result *chunk, c
     } else {
         nh_run_merge_ordered(res, c, chunk->acc, trajectory_fits, chunk->first_failures, chunk->n_reported);
     }
-    nh_run_merge_counts(res, chunk);
+    merge_counts_but_sketches(res, chunk);
+    const long cells = res->sketch_layout.rows * res->sketch_layout.n;
+    for (long first = 0; cells > 0 && first < n_bins; first += cells)   /* a trajectory's samples, cell by cell */
+        for (long cell = 0; cell < cells; ++cell)
+            if (bins[first + cell] != NO_BIN)
+                res->sketch[cell].count[bins[first + cell]]++;
 }
 
 static void chunk_reset(nh_run_result *chunk)
@@ -156,7 +170,6 @@ static void chunk_reset(nh_run_result *chunk)
     for (long i = 0; i < cells; ++i)
         nh_accum_reset(&chunk->acc[i]);
     memset(chunk->live, 0, (size_t)chunk->n_out * sizeof *chunk->live);
-    memset(chunk->sketch, 0, (size_t)(chunk->sketch_layout.rows * chunk->sketch_layout.n) * sizeof *chunk->sketch);
     chunk->failed = 0;
     memset(chunk->failures_by_status, 0, sizeof chunk->failures_by_status);
     chunk->n_reported = 0;
@@ -172,7 +185,9 @@ void nh_merge_next_block(const nh_run_config *cfg, merge_queue *q, long b, const
     const long c = nh_run_chunk_of_block(cfg, b);
     if (b == nh_run_chunk_first_block(cfg, c))
         chunk_reset(&q->chunk);
-    merge_block(&q->chunk, blk);
+    const long block_bins = nh_block_sample_count(&q->chunk.sketch_layout);
+    const long first_bin = (b - nh_run_chunk_first_block(cfg, c)) * block_bins;
+    merge_block(&q->chunk, blk, q->chunk_bins + first_bin);
     if (blk->rows) { /* the block's trajectory rows, in trajectory order, into the run's */
         const long first = nh_run_trajectories_before(cfg, b), count = nh_run_trajectories_before(cfg, b + 1) - first;
         const int width = nh_run_trajectory_width(res);
@@ -188,7 +203,7 @@ void nh_merge_next_block(const nh_run_config *cfg, merge_queue *q, long b, const
     }
     if (b + 1 != nh_run_chunk_first_block(cfg, c + 1))
         return;
-    chunk_done(res, c, &q->chunk, q->trajectory_fits);
+    chunk_done(res, c, &q->chunk, q->trajectory_fits, q->chunk_bins, first_bin + block_bins);
     res->next_block = b + 1;
     res->trajectories_done = nh_run_trajectories_before(cfg, b + 1);
     if (cfg->merged && !res->chunks)

@@ -14,6 +14,7 @@
 static void queue_free(merge_queue *q)
 {
     nh_run_result_clear(&q->chunk);
+    free(q->chunk_bins);
     for (int i = 0; q->slots && i < q->n_slots; ++i) {
         free(q->slots[i].acc);
         free(q->slots[i].live);
@@ -28,8 +29,8 @@ static void queue_free(merge_queue *q)
     omp_destroy_lock(&q->claim_lock);
 }
 
-static int queue_init(merge_queue *q, int n_slots, int trajectory_fits, const nh_run_result *res, long first, long end,
-                      nh_error *err)
+static int queue_init(merge_queue *q, int n_slots, int trajectory_fits, long chunk_blocks, const nh_run_result *res,
+                      long first, long end, nh_error *err)
 {
     const size_t fit_cells = trajectory_fits ? (size_t)NH_BLOCK_SIZE * (size_t)res->n_out : 0;
     const long n_out = res->n_out;
@@ -43,7 +44,8 @@ static int queue_init(merge_queue *q, int n_slots, int trajectory_fits, const nh
     q->chunk.sketch_layout = *sl;
     q->slots = calloc((size_t)q->n_slots, sizeof *q->slots);
     q->ready = malloc((size_t)q->n_slots * sizeof *q->ready);
-    int ok = q->slots && q->ready && nh_run_result_alloc(&q->chunk, n_out) == NH_OK;
+    q->chunk_bins = malloc((size_t)(chunk_blocks * samples > 0 ? chunk_blocks * samples : 1) * sizeof *q->chunk_bins);
+    int ok = q->slots && q->ready && q->chunk_bins && nh_run_result_alloc(&q->chunk, n_out) == NH_OK;
     for (int i = 0; ok && i < q->n_slots; ++i) {
         q->ready[i] = -1;
         q->slots[i].run = res;
@@ -492,7 +494,9 @@ int nh_schedule_blocks(const nh_run_config *cfg, nh_run_result *res, long first,
     merge_queue q;
     /* each worker's owned blocks and one finished block waiting for its merge */
     const int n_slots = cfg->threads * (owned_blocks_for(nh_run_lanes(cfg, res)) + 1);
-    if (queue_init(&q, n_slots, nh_run_fit_groups_by_trajectory(cfg), res, first, end, err))
+    const long blocks = nh_run_block_count(cfg), chunks = nh_run_chunk_count(cfg);
+    if (queue_init(&q, n_slots, nh_run_fit_groups_by_trajectory(cfg), (blocks + chunks - 1) / chunks, res, first, end,
+                   err))
         return NH_ERR_NOMEM;
     const int rc = compute_blocks(cfg, &q, res, err);
     queue_free(&q);

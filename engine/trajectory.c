@@ -27,13 +27,13 @@ static long output_row(const nh_run_config *cfg, long k, long n_steps)
 
 /* A non-finite observed value (e.g. V undefined at a finite state) fails the trajectory instead of
  * poisoning the statistics. */
-static int record_sample(worker *w, long index, long k, const double *values)
+static int record_sample(worker *w, trajectory_record *rec, long index, long k, const double *values)
 {
     const int nobs = nh_observer_count(w->observers);
     if (!nh_all_finite(nobs, values))
         return NH_STEP_NONFINITE;
-    memcpy(w->rec->values + k * nobs, values, (size_t)nobs * sizeof *values);
-    w->rec->rows = k + 1;   /* rows are recorded in order from 0 */
+    memcpy(rec->values + k * nobs, values, (size_t)nobs * sizeof *values);
+    rec->rows = k + 1;   /* rows are recorded in order from 0 */
     if (index < w->n_paths) {
         double *row = &w->paths[(index * w->n_out + k) * nobs];
         for (int i = 0; i < nobs; ++i)
@@ -123,7 +123,7 @@ static int observe_at(const nh_run_config *cfg, worker *w, long k, const double 
                       const nh_initial_values *init, double *values)
 {
     const int n = cfg->system->n;
-    nh_observe(w->observers, cfg->system, q, v, init, values);
+    nh_observe_applying(w->observers, w->observers_applying, cfg->system, q, v, init, values);
     memcpy(w->rec->final_state, q, (size_t)n * sizeof *q);
     memcpy(w->rec->final_state + n, v, (size_t)n * sizeof *v);
     return w->reference ? reference_error(cfg, w, k, q, v, values) : NH_OK;
@@ -147,7 +147,7 @@ static int start_trajectory(const nh_run_config *cfg, worker *w, long index, dou
         rc = observe_at(cfg, w, 0, q, v, init, values);
     }
     if (rc == NH_OK)
-        rc = record_sample(w, index, 0, values);
+        rc = record_sample(w, w->rec, index, 0, values);
     if (rc != NH_OK)
         record_failure(w->rec, index, 0.0, rc);
     return rc == NH_OK;
@@ -213,7 +213,7 @@ static void integrate_trajectory(const nh_run_config *cfg, worker *w, long index
             nh_stepper_recentre(w->stepper, q);
         const long row = output_row(cfg, k, n_steps);
         if (rc == NH_OK && row >= 0 && (rc = observe_at(cfg, w, k, q, v, &init, values)) == NH_OK)
-            rc = record_sample(w, index, row, values);
+            rc = record_sample(w, w->rec, index, row, values);
         if (rc != NH_OK) {
             record_failure(w->rec, index, k * cfg->h, rc);
             return;
@@ -298,26 +298,39 @@ static long steps_to_next_event(const nh_run_config *cfg, const worker *w, long 
     return steps;
 }
 
-/* Lane l after `taken` more steps with status rc: its failure, or its values at an output row (1 when the
- * trajectory goes on) */
-static int lane_after_steps(const nh_run_config *cfg, worker *w, int l, long taken, int rc, long n_steps)
+/* Lane l after `taken` more steps with status rc: its steps counted; the output row it is at (-1: none, or it
+ * failed or was abandoned) */
+static long lane_after_steps(const nh_run_config *cfg, worker *w, int l, long taken, int rc, long n_steps)
 {
     lane_trajectory *t = &w->lane[l];
     t->k += taken;
     t->rec->steps += taken;
-    w->rec = t->rec;
-    if (t->rec->abandoned)   /* its crossings could not be recorded */
-        return 0;
-    const long row = rc == NH_OK ? output_row(cfg, t->k, n_steps) : -1;
-    if (row >= 0) {
-        double q[NH_MAX_DIM], v[NH_MAX_DIM], values[NH_MAX_OBSERVERS];
-        nh_lane_stepper_state(w->lanes, l, q, v, NULL);
-        if ((rc = observe_at(cfg, w, t->k, q, v, &t->init, values)) == NH_OK)
-            rc = record_sample(w, t->index, row, values);
+    return rc == NH_OK && !t->rec->abandoned ? output_row(cfg, t->k, n_steps) : -1;
+}
+
+/* The values of the `count` lanes lanes[] at their output rows rows[], observed together, into their records (a
+ * non-finite value fails its trajectory: status[l] then says so). */
+static void lanes_observe(const nh_run_config *cfg, worker *w, const int *lanes, const long *rows, int count,
+                          int *status)
+{
+    const int n = cfg->system->n, nobs = nh_observer_count(w->observers);
+    const double *q[NH_MAX_LANES], *v[NH_MAX_LANES];
+    const nh_initial_values *init[NH_MAX_LANES];
+    double *values[NH_MAX_LANES];
+    for (int j = 0; j < count; ++j) {
+        double *state = w->lane_state + 2 * n * lanes[j];
+        nh_lane_stepper_state(w->lanes, lanes[j], state, state + n, NULL);
+        q[j] = state;
+        v[j] = state + n;
+        init[j] = &w->lane[lanes[j]].init;
+        values[j] = w->lane_values + nobs * lanes[j];
     }
-    if (rc != NH_OK)
-        record_failure(t->rec, t->index, t->k * cfg->h, rc);
-    return rc == NH_OK && t->k < n_steps;
+    nh_observe_states(w->observers, w->observers_applying, cfg->system, count, q, v, init, values);
+    for (int j = 0; j < count; ++j) {
+        lane_trajectory *t = &w->lane[lanes[j]];
+        memcpy(t->rec->final_state, q[j], 2 * (size_t)n * sizeof *q[j]);
+        status[lanes[j]] = record_sample(w, t->rec, t->index, rows[j], values[j]);
+    }
 }
 
 /* One step of every lane with the section crossing test of the scalar path between the step and the
@@ -350,11 +363,23 @@ int nh_lanes_advance(const nh_run_config *cfg, worker *w, long n_steps, int *fin
     const long taken = steps > 1 ? nh_lane_stepper_advance(w->lanes, cfg->h, steps, status)
                                  : lanes_step_with_sections(cfg, w, n_steps, status);
     trajectory_record *advanced[NH_MAX_LANES];
+    int observed[NH_MAX_LANES], n_observed = 0;
+    long rows[NH_MAX_LANES];
     for (int l = 0; l < w->n_lanes; ++l) {
         if (!w->lane[l].rec)
             continue;
         advanced[running++] = w->lane[l].rec;
-        if (!lane_after_steps(cfg, w, l, taken, status[l], n_steps))
+        if ((rows[n_observed] = lane_after_steps(cfg, w, l, taken, status[l], n_steps)) >= 0)
+            observed[n_observed++] = l;
+    }
+    lanes_observe(cfg, w, observed, rows, n_observed, status);
+    for (int l = 0; l < w->n_lanes; ++l) {
+        lane_trajectory *t = &w->lane[l];
+        if (!t->rec)
+            continue;
+        if (status[l] != NH_OK && !t->rec->abandoned)   /* an abandoned one: its crossings could not be recorded */
+            record_failure(t->rec, t->index, t->k * cfg->h, status[l]);
+        if (status[l] != NH_OK || t->rec->abandoned || t->k >= n_steps)
             lane_finish(w, l, finished, records, &count);
     }
     const double share = (omp_get_wtime() - start) / (running > 0 ? running : 1);   /* the steps and observations */
@@ -405,6 +430,7 @@ int nh_worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, nh_e
     memset(w, 0, sizeof *w);
     w->observer_mask = res->observer_mask;
     w->observers = res->observers;
+    w->observers_applying = nh_observer_mask(res->observers, cfg->system);
     w->paths = res->paths;
     w->n_paths = res->n_paths;
     w->n_out = res->n_out;
@@ -416,7 +442,10 @@ int nh_worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, nh_e
     if (lanes > 1) {
         if (!(w->lanes = nh_lane_stepper_create(w->stepper, lanes, NH_LANE_ISA_AUTO, err)))
             return err->msg[0] ? NH_ERR_NOMEM : nh_fail(err, NH_ERR_NOMEM, "no lane kernel for %d lanes", lanes);
-        if (!(w->lane_before = malloc((size_t)lanes * 2 * (size_t)cfg->system->n * sizeof *w->lane_before)))
+        w->lane_before = malloc((size_t)lanes * 2 * (size_t)cfg->system->n * sizeof *w->lane_before);
+        w->lane_state = malloc((size_t)lanes * 2 * (size_t)cfg->system->n * sizeof *w->lane_state);
+        w->lane_values = malloc((size_t)lanes * (size_t)res->n_observers * sizeof *w->lane_values);
+        if (!w->lane_before || !w->lane_state || !w->lane_values)
             return nh_fail(err, NH_ERR_NOMEM, "out of memory for %d lanes", lanes);
         w->n_lanes = lanes;
     }
@@ -432,6 +461,8 @@ void nh_worker_free(worker *w)
     nh_reference_tracker_free(w->reference);
     nh_lane_stepper_free(w->lanes);
     free(w->lane_before);
+    free(w->lane_state);
+    free(w->lane_values);
     nh_stepper_free(w->stepper);
 }
 

@@ -12,7 +12,7 @@ void nh_accum_reset(nh_accum *a)
     a->absmax = 0.0;
 }
 
-void nh_accum_add(nh_accum *a, double x)
+static inline void welford_add(nh_accum *a, double x)
 {
     a->count += 1.0;
     double d = x - a->mean;
@@ -22,7 +22,19 @@ void nh_accum_add(nh_accum *a, double x)
         a->absmax = fabs(x);
 }
 
-void nh_accum_merge(nh_accum *into, const nh_accum *from)
+void nh_accum_add(nh_accum *a, double x)
+{
+    welford_add(a, x);
+}
+
+void nh_accum_add_each(nh_accum *a, const double *x, int n, int skip)
+{
+    for (int i = 0; i < n; ++i)
+        if (i != skip)
+            welford_add(&a[i], x[i]);
+}
+
+static inline void chan_merge(nh_accum *into, const nh_accum *from)
 {
     if (from->count == 0.0)
         return;
@@ -37,6 +49,17 @@ void nh_accum_merge(nh_accum *into, const nh_accum *from)
     into->count = n;
     if (from->absmax > into->absmax)
         into->absmax = from->absmax;
+}
+
+void nh_accum_merge(nh_accum *into, const nh_accum *from)
+{
+    chan_merge(into, from);
+}
+
+void nh_accum_merge_each(nh_accum *into, const nh_accum *from, long n)
+{
+    for (long i = 0; i < n; ++i)
+        chan_merge(&into[i], &from[i]);
 }
 
 double nh_accum_variance(const nh_accum *a)

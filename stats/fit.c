@@ -32,8 +32,10 @@ static long linear_fit(const double *x, const double *y, long first, long n, dou
 }
 
 /* Log-log slope of var against t over the rows [first, n) with t > 0 and var > 0; with `line` (a, C), of
- * a + C t instead, at the rows where var is not NAN (the fitted rows). NAN with fewer than 2 rows. */
-static double log_log_slope(const double *t, const double *var, long first, long n, const double *line)
+ * a + C t instead, at the rows where var is not NAN (the fitted rows). NAN with fewer than 2 rows. log_t: log(t[i])
+ * where t[i] > 0, computed once for several fits (NULL: computed here). */
+static double log_log_slope(const double *t, const double *log_t, const double *var, long first, long n,
+                            const double *line)
 {
     long count = 0;
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
@@ -41,7 +43,7 @@ static double log_log_slope(const double *t, const double *var, long first, long
         const double value = line && !isnan(var[i]) ? line[0] + line[1] * t[i] : var[i];
         if (!(t[i] > 0 && value > 0))
             continue;
-        double x = log(t[i]), y = log(value);
+        double x = log_t ? log_t[i] : log(t[i]), y = log(value);
         ++count;
         sx += x;
         sy += y;
@@ -62,8 +64,9 @@ static long window_first(const double *t, long n, double window_start)
     return first;
 }
 
-int nh_variance_fit_compute(const double *t, const double *var, long n, double window_start, double h,
-                            int order, nh_variance_fit *fit)
+/* nh_variance_fit_compute with log_t as in log_log_slope. */
+static int fit_compute(const double *t, const double *log_t, const double *var, long n, double window_start, double h,
+                       int order, nh_variance_fit *fit)
 {
     const long first = window_first(t, n, window_start);
     long points = 0;
@@ -79,12 +82,18 @@ int nh_variance_fit_compute(const double *t, const double *var, long n, double w
     if (points < 3)
         return 1;
     linear_fit(t, var, first, n, &fit->a, &fit->C);
-    fit->p = log_log_slope(t, var, first, n, NULL);
+    fit->p = log_log_slope(t, log_t, var, first, n, NULL);
     const double line[2] = {fit->a, fit->C};
-    fit->p_of_fit = log_log_slope(t, var, first, n, line);
+    fit->p_of_fit = log_log_slope(t, log_t, var, first, n, line);
     fit->C_over_h4 = fit->C / pow(h, 4);
     fit->C_scaled = fit->C / pow(h, fit->scaling_power);
     return 0;
+}
+
+int nh_variance_fit_compute(const double *t, const double *var, long n, double window_start, double h,
+                            int order, nh_variance_fit *fit)
+{
+    return fit_compute(t, NULL, var, n, window_start, h, order, fit);
 }
 
 /* The variance at every output time of all groups but g, for each g (var: n_groups x n): the groups
@@ -137,15 +146,18 @@ int nh_variance_fit_jackknife(const double *t, const nh_accum *groups, int n_gro
     unsigned char valid[NH_FIT_GROUPS];
     if (n_groups > NH_FIT_GROUPS)
         n_groups = NH_FIT_GROUPS;
-    double *var = n > 0 ? malloc((size_t)n_groups * (size_t)n * sizeof *var) : NULL;
+    double *var = n > 0 ? malloc(((size_t)n_groups + 1) * (size_t)n * sizeof *var) : NULL;
+    double *log_t = var ? var + (size_t)n_groups * (size_t)n : NULL;   /* the same for every group's fit */
     int m = 0;
     if (var)
         leave_one_out_variances(groups, n_groups, window_first(t, n, window_start), n, var, valid);
+    for (long i = 0; log_t && i < n; ++i)
+        log_t[i] = t[i] > 0 ? log(t[i]) : NAN;
     for (int g = 0; var && g < n_groups; ++g) {
         if (groups[(long)g * n].count <= 0)
             continue; /* an empty group (fewer trajectories or chunks than groups) */
         nh_variance_fit part;
-        nh_variance_fit_compute(t, var + (long)g * n, n, window_start, h, order, &part);
+        fit_compute(t, log_t, var + (long)g * n, n, window_start, h, order, &part);
         const double values[5] = {part.a, part.C, part.p, part.C_over_h4, part.C_scaled};
         for (int i = 0; i < 5; ++i)
             theta[i][m] = valid[g] ? values[i] : NAN;

@@ -9,35 +9,88 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double energy_error(const nh_system *s, const double *q, const double *v, const nh_initial_values *init)
+/* States being observed together (a lane batch's at one output row, or one state): their values at t = 0 and the
+ * energies that several built-in observers share, each computed once per state, when first asked for (the same
+ * calls as computing them per observer, so the same bits). A built-in's formula fills out[j] for every state j
+ * with the scalar formula's operations in its order, in loops over the states that vectorise. */
+enum { OBSERVE_BATCH = 32 };
+typedef struct observed_states {
+    const nh_system *s;
+    int count;
+    const double *const *q, *const *v;
+    double energy0[OBSERVE_BATCH], driver_energy0[OBSERVE_BATCH];   /* init's */
+    double energy[OBSERVE_BATCH], driver_energy[OBSERVE_BATCH];
+    int have_energy, have_driver_energy;
+} observed_states;
+
+static const double *energies(observed_states *st)
 {
-    return nh_energy(s, q, v) - init->energy;
+    for (int j = 0; !st->have_energy && j < st->count; ++j)
+        st->energy[j] = nh_energy(st->s, st->q[j], st->v[j]);
+    st->have_energy = 1;
+    return st->energy;
 }
 
-static double relative_energy_error(const nh_system *s, const double *q, const double *v,
-                                    const nh_initial_values *init)
+static const double *driver_energies(observed_states *st)
 {
-    double scale = fabs(init->energy) > 0.0 ? fabs(init->energy) : 1.0;
-    return (nh_energy(s, q, v) - init->energy) / scale;
+    for (int j = 0; !st->have_driver_energy && j < st->count; ++j)
+        st->driver_energy[j] = st->s->type->driver_energy(st->s, st->q[j], st->v[j]);
+    st->have_driver_energy = 1;
+    return st->driver_energy;
 }
 
-static double constraint_residual(const nh_system *s, const double *q, const double *v,
-                                  const nh_initial_values *init)
+static void energy_error_of(observed_states *st, double *out)
 {
-    (void)init;
-    return nh_constraint_residual(s, q, v);
+    const double *e = energies(st), *e0 = st->energy0;
+    for (int j = 0; j < st->count; ++j)
+        out[j] = e[j] - e0[j];
 }
 
-static double driver_energy_error(const nh_system *s, const double *q, const double *v, const nh_initial_values *init)
+static void relative_energy_error_of(observed_states *st, double *out)
 {
-    return s->type->driver_energy(s, q, v) - init->driver_energy;
+    const double *e = energies(st), *e0 = st->energy0;
+    for (int j = 0; j < st->count; ++j) {
+        const double scale = fabs(e0[j]) > 0.0 ? fabs(e0[j]) : 1.0;
+        out[j] = (e[j] - e0[j]) / scale;
+    }
 }
 
-static double passenger_energy_error(const nh_system *s, const double *q, const double *v,
-                                     const nh_initial_values *init)
+static void constraint_residual_of(observed_states *st, double *out)
 {
-    return (nh_energy(s, q, v) - s->type->driver_energy(s, q, v)) - (init->energy - init->driver_energy);
+    for (int j = 0; j < st->count; ++j)
+        out[j] = nh_constraint_residual(st->s, st->q[j], st->v[j]);
 }
+
+static void driver_energy_error_of(observed_states *st, double *out)
+{
+    const double *d = driver_energies(st), *d0 = st->driver_energy0;
+    for (int j = 0; j < st->count; ++j)
+        out[j] = d[j] - d0[j];
+}
+
+static void passenger_energy_error_of(observed_states *st, double *out)
+{
+    const double *e = energies(st), *d = driver_energies(st), *e0 = st->energy0, *d0 = st->driver_energy0;
+    for (int j = 0; j < st->count; ++j)
+        out[j] = (e[j] - d[j]) - (e0[j] - d0[j]);
+}
+
+/* The rows' value functions (nh_observer.value): the formula above for one state. */
+#define VALUE_OF_ONE_STATE(name)                                                                                   \
+    static double name(const nh_system *s, const double *q, const double *v, const nh_initial_values *init)       \
+    {                                                                                                              \
+        observed_states st = {.s = s, .count = 1, .q = &q, .v = &v, .energy0 = {init->energy},                     \
+                              .driver_energy0 = {init->driver_energy}};                                            \
+        double value;                                                                                              \
+        name##_of(&st, &value);                                                                                    \
+        return value;                                                                                              \
+    }
+VALUE_OF_ONE_STATE(energy_error)
+VALUE_OF_ONE_STATE(relative_energy_error)
+VALUE_OF_ONE_STATE(constraint_residual)
+VALUE_OF_ONE_STATE(driver_energy_error)
+VALUE_OF_ONE_STATE(passenger_energy_error)
+#undef VALUE_OF_ONE_STATE
 
 static int has_driver(const nh_system *s)
 {
@@ -330,25 +383,73 @@ void nh_initial_values_compute(const nh_system *s, const double *q, const double
     init->driver_energy = s->type->driver_energy ? s->type->driver_energy(s, q, v) : 0.0;
 }
 
+/* The formula behind a built-in row's value function (NULL for a row computed by the driver). */
+static void (*formula_of(const nh_observer *o))(observed_states *, double *)
+{
+    static const struct {
+        double (*value)(const nh_system *, const double *, const double *, const nh_initial_values *);
+        void (*formula)(observed_states *, double *);
+    } formulas[] = {{energy_error, energy_error_of}, {relative_energy_error, relative_energy_error_of},
+                    {constraint_residual, constraint_residual_of}, {driver_energy_error, driver_energy_error_of},
+                    {passenger_energy_error, passenger_energy_error_of}};
+    for (size_t k = 0; k < sizeof formulas / sizeof formulas[0]; ++k)
+        if (o->value == formulas[k].value)
+            return formulas[k].formula;
+    return NULL;
+}
+
+/* Row i of t for the states of st into values[j][i] (a plugin observer's components from i on). */
+static void observe_row(const nh_observer_table *t, int i, int applies_here, observed_states *st,
+                        const nh_initial_values *const *init, double *const *values)
+{
+    const nh_observer *o = &t->entry[i];
+    if (o->plugin) {
+        for (int j = 0; o->component == 0 && j < st->count; ++j)
+            if (applies_here)
+                o->plugin->value(o->plugin, st->s, st->q[j], st->v[j], init[j], values[j] + i);
+            else
+                for (int c = 0; c < o->plugin->dim; ++c)
+                    values[j][i + c] = 0.0;
+        return;
+    }
+    void (*formula)(observed_states *, double *) = applies_here ? formula_of(o) : NULL;
+    double out[OBSERVE_BATCH];
+    for (int j = 0; j < st->count; ++j)   /* a row the driver computes (o->value NULL) reports 0 here */
+        out[j] = formula ? 0.0 : o->value && applies_here ? o->value(st->s, st->q[j], st->v[j], init[j]) : 0.0;
+    if (formula)
+        formula(st, out);
+    for (int j = 0; j < st->count; ++j)
+        values[j][i] = out[j];
+}
+
 /* Observers that do not apply to the system report 0 (and are not written); a plugin observer writes its
- * components at once, from its first row. */
+ * components at once, from its first row, state by state. The built-in rows share the states' energies. */
+void nh_observe_states(const nh_observer_table *t, unsigned applying, const nh_system *s, int count,
+                       const double *const *q, const double *const *v, const nh_initial_values *const *init,
+                       double *const *values)
+{
+    for (int first = 0; first < count; first += OBSERVE_BATCH) {
+        observed_states st = {.s = s, .count = count - first < OBSERVE_BATCH ? count - first : OBSERVE_BATCH,
+                              .q = q + first, .v = v + first};
+        for (int j = 0; j < st.count; ++j) {
+            st.energy0[j] = init[first + j]->energy;
+            st.driver_energy0[j] = init[first + j]->driver_energy;
+        }
+        for (int i = 0; i < t->count; ++i)
+            observe_row(t, i, (applying >> i) & 1u, &st, init + first, values + first);
+    }
+}
+
+void nh_observe_applying(const nh_observer_table *t, unsigned applying, const nh_system *s, const double *q,
+                         const double *v, const nh_initial_values *init, double *values)
+{
+    nh_observe_states(t, applying, s, 1, &q, &v, &init, &values);
+}
+
 void nh_observe(const nh_observer_table *t, const nh_system *s, const double *q, const double *v,
                 const nh_initial_values *init, double *values)
 {
-    for (int i = 0; i < t->count; ++i) {
-        const nh_observer *o = &t->entry[i];
-        if (o->plugin) {
-            if (o->component > 0)
-                continue;
-            if (applies(o, s))
-                o->plugin->value(o->plugin, s, q, v, init, values + i);
-            else
-                for (int c = 0; c < o->plugin->dim; ++c)
-                    values[i + c] = 0.0;
-        } else {
-            values[i] = o->value && applies(o, s) ? o->value(s, q, v, init) : 0.0;
-        }
-    }
+    nh_observe_applying(t, nh_observer_mask(t, s), s, q, v, init, values);
 }
 
 /* "Var(H(t) − H(0))" from the observer's symbol and the column's statistic. */

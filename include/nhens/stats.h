@@ -23,6 +23,10 @@ void nh_accum_reset(nh_accum *a);
 void nh_accum_add(nh_accum *a, double x);
 /* Chan et al. 1979: into <- into (+) from. The order of merges fixes the rounding. */
 void nh_accum_merge(nh_accum *into, const nh_accum *from);
+/* nh_accum_add(&a[i], x[i]) for each i in [0, n) but skip (-1: none), and nh_accum_merge(&into[i], &from[i]) for
+ * each i in [0, n), in order: a row of a run's accumulators at once. */
+void nh_accum_add_each(nh_accum *a, const double *x, int n, int skip);
+void nh_accum_merge_each(nh_accum *into, const nh_accum *from, long n);
 /* Unbiased sample variance (n - 1 in the denominator); NAN for fewer than two samples (missing, not 0). */
 double nh_accum_variance(const nh_accum *a);
 /* Standard error of the mean, sqrt(variance / count); NAN with fewer than 2 samples. */
@@ -137,6 +141,15 @@ void nh_initial_values_compute(const nh_system *s, const double *q, const double
 /* values[i] for every observer i of t. */
 void nh_observe(const nh_observer_table *t, const nh_system *s, const double *q, const double *v,
                 const nh_initial_values *init, double *values);
+/* nh_observe with its mask of the observers that apply, nh_observer_mask(t, s), computed once by the caller (a
+ * run observes many states of one system). */
+void nh_observe_applying(const nh_observer_table *t, unsigned applying, const nh_system *s, const double *q,
+                         const double *v, const nh_initial_values *init, double *values);
+/* nh_observe_applying of `count` states at once (a batch of lanes at one output row): state j is (q[j], v[j]) with
+ * init[j], its values into values[j] (the same bits as one by one). */
+void nh_observe_states(const nh_observer_table *t, unsigned applying, const nh_system *s, int count,
+                       const double *const *q, const double *const *v, const nh_initial_values *const *init,
+                       double *const *values);
 /* Axis label of a timeseries column ("Var(H(t) − H(0))" for dH_var); -1 for a name that is not a column. */
 int nh_column_label(const nh_observer_table *t, const char *column, char *buf, size_t len);
 /* Total number of timeseries columns after t and n_live. */

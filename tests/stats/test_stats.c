@@ -7,6 +7,7 @@
 
 #include "nhens/pcg.h"
 #include "nhens/stats.h"
+#include "nhens/system.h"
 
 Test(accum, welford_and_chan_match_two_pass)
 {
@@ -485,4 +486,53 @@ Test(sketch, zero_nan_and_out_of_range_values)
     cr_assert(nh_sketch_quantile(&s, 1.0) >= pow(10.0, NH_SKETCH_MAX_EXP), "above the range: its bound");
     cr_assert(nh_sketch_quantile(&s, 0.0) <= -pow(10.0, NH_SKETCH_MAX_EXP), "below the range: its bound");
     cr_assert(nh_sketch_bin(-1e30) == 0 && nh_sketch_bin(1e30) == NH_SKETCH_BINS - 1);
+}
+
+/* 37 states of the CVT (a driver, so every built-in observer applies), observed together (two batches) and one
+ * by one: the same bits. */
+Test(observers, a_batch_of_states_gives_the_bits_of_one_by_one)
+{
+    const nh_system_type *cvt = NULL;
+    for (int i = 0; i < nh_builtin_system_count(); ++i)
+        if (!strcmp(nh_builtin_system_at(i)->name, "cvt"))
+            cvt = nh_builtin_system_at(i);
+    cr_assert(cvt != NULL);
+    nh_system s;
+    nh_error err;
+    cr_assert(eq(int, nh_system_init(&s, cvt, NULL, NULL, 0, &err), NH_OK), "%s", err.msg);
+    enum { STATES = 37 };
+    const nh_observer_table *t = nh_observer_table_builtin();
+    const unsigned applying = nh_observer_mask(t, &s);
+    cr_assert(eq(u32, applying & (1u << nh_observer_index(t, "passenger_energy")), 1u << nh_observer_index(t, "passenger_energy")));
+    static double state[STATES][2 * NH_MAX_DIM], batch[STATES][NH_MAX_OBSERVERS], single[STATES][NH_MAX_OBSERVERS];
+    const double *q[STATES], *v[STATES];
+    const nh_initial_values *init[STATES];
+    nh_initial_values init_values[STATES];
+    double *values[STATES];
+    nh_pcg32 rng;
+    nh_pcg32_seed(&rng, 3, 9);
+    for (int j = 0; j < STATES; ++j) {
+        for (int i = 0; i < 2 * s.n; ++i)
+            state[j][i] = 4.0 * nh_pcg32_uniform(&rng) - 2.0;
+        q[j] = state[j];
+        v[j] = state[j] + s.n;
+        nh_initial_values_compute(&s, q[j], v[j], &init_values[j]);
+        init_values[j].energy += nh_pcg32_uniform(&rng);   /* a state later on its trajectory */
+        init[j] = &init_values[j];
+        values[j] = batch[j];
+        nh_observe(t, &s, q[j], v[j], init[j], single[j]);
+    }
+    nh_observe_states(t, applying, &s, STATES, q, v, init, values);
+    const int dH = nh_observer_index(t, "dH"), rel = nh_observer_index(t, "rel_energy"),
+              passenger = nh_observer_index(t, "passenger_energy");
+    for (int j = 0; j < STATES; ++j) {   /* the defining expressions, computed here */
+        const double energy = nh_energy(&s, q[j], v[j]), driver = cvt->driver_energy(&s, q[j], v[j]);
+        cr_assert(eq(dbl, batch[j][dH], energy - init[j]->energy));
+        cr_assert(eq(dbl, batch[j][rel], (energy - init[j]->energy) / fabs(init[j]->energy)));
+        cr_assert(eq(dbl, batch[j][passenger], (energy - driver) - (init[j]->energy - init[j]->driver_energy)));
+    }
+    for (int j = 0; j < STATES; ++j)
+        for (int i = 0; i < nh_observer_count(t); ++i)
+            cr_assert(memcmp(&batch[j][i], &single[j][i], sizeof(double)) == 0, "state %d, observer %s: %.17g vs %.17g",
+                      j, nh_observer_at(t, i)->name, batch[j][i], single[j][i]);
 }
