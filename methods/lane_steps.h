@@ -104,13 +104,15 @@ LANE_INLINE lane_io saved_start(nh_lane_batch *b, lane_io io, int L)
     return io;
 }
 
-/* nh_solve_kicked_row: lam = -(row . w) / (row . kick), the row a, or (1 - weight) a_fixed + weight a */
-LANE_INLINE double kicked_row_lane(const double *a_fixed, double weight, const double *a, const double *kick,
-                                   const double *w, double *solved)
+/* nh_solve_kicked_row: lam = -(row . w) / (row . kick), the row a, or (averaged) (1 - weight) a_fixed + weight a;
+ * a_fixed is read only when averaged (a select on the values, not a test of a pointer, so that the loop
+ * vectorises) */
+LANE_INLINE double kicked_row_lane(int averaged, const double *a_fixed, double weight, const double *a,
+                                   const double *kick, const double *w, double *solved)
 {
     double aw = 0.0, ak = 0.0;
     for (int i = 0; i < N; ++i) {
-        const double row = a_fixed ? (1 - weight) * a_fixed[i] + weight * a[i] : a[i];
+        const double row = averaged ? (1 - weight) * a_fixed[i] + weight * a[i] : a[i];
         aw += row * w[i];
         ak += row * kick[i];
     }
@@ -120,15 +122,15 @@ LANE_INLINE double kicked_row_lane(const double *a_fixed, double weight, const d
 }
 
 /* nh_affine_multiplier for one constraint: A at base + reach w, the row (averaged with a_fixed when given) */
-LANE_INLINE double affine_multiplier_lane(const double *par, const double *base, double reach, const double *a_fixed,
-                                          double weight, const double *w, const double *kick, double *solved,
+LANE_INLINE double affine_multiplier_lane(const double *par, const double *base, double reach, int averaged,
+                                          const double *a_fixed, double weight, const double *w, const double *kick, double *solved,
                                           int exact, double *angles)
 {
     double point[N], a_star[N];
     for (int i = 0; i < N; ++i)
         point[i] = base[i] + reach * w[i];
     lp_constraint(par, point, a_star, exact, angles);
-    return kicked_row_lane(a_fixed, weight, a_star, kick, w, solved);
+    return kicked_row_lane(averaged, a_fixed, weight, a_star, kick, w, solved);
 }
 
 /* nh_project_velocity (project_constant_mass_for, m = 1): out = w - A^T mu, mu = (A w) / (A A^T); the Gram value
@@ -181,7 +183,7 @@ LANE_INLINE double dla01_lane(const lane_io *io, double h, int L, int l, int exa
         w[i] = v0[i] - h * grad[i];
         kick[i] = h * a_half[i];
     }
-    const double lam = affine_multiplier_lane(par, q_half, reach, NULL, 0.0, w, kick, &solved, exact, &angles);
+    const double lam = affine_multiplier_lane(par, q_half, reach, 0, a_half, 0.0, w, kick, &solved, exact, &angles);
     for (int i = 0; i < N; ++i) {
         v1[i] = w[i] + kick[i] * lam;
         q1[i] = q_half[i] + reach * v1[i];
@@ -197,7 +199,10 @@ LANE_INLINE void dla01_lanes(nh_lane_batch *b, double h, int L)
     FUSED_LANES(dla01);
 }
 
-/* ---- the nonholonomic leap-frog (leapfrog.c): grad V and A at q kept from the last step's end point ---- */
+/* ---- the nonholonomic leap-frog (leapfrog.c): grad V and A at q kept from the last step's end point ----
+ * A system whose grad V and A cost less than their loads and stores (LS_POINT_FROM_Q 1: the quartic's are a few
+ * products of q, A's entries q's own) computes them from q instead: the kept values are those of q's bits
+ * (leapfrog.c's key, nh_lane_keep_point), so that they are the same bits, and the batch's arrays are not read. */
 LANE_INLINE double lf_lane(const lane_io *io, double h, int L, int l, int exact)
 {
     const double *par = io->par;
@@ -205,8 +210,13 @@ LANE_INLINE double lf_lane(const lane_io *io, double h, int L, int l, int exact)
     double angles = 0.0, solved = 1.0;
     get_lane(io->q0, q0, L, l);
     get_lane(io->v0, v0, L, l);
-    get_lane(io->grad0, grad0, L, l);
-    get_lane(io->a0, a0, L, l);
+    if (LS_POINT_FROM_Q) {   /* the kept end point's values, from the same q bits */
+        lp_gradient(par, q0, grad0, exact, &angles);
+        lp_constraint(par, q0, a0, exact, &angles);
+    } else {
+        get_lane(io->grad0, grad0, L, l);
+        get_lane(io->a0, a0, L, l);
+    }
     const double lam0 = io->lam0[l];
     for (int i = 0; i < N; ++i) {
         v1[i] = v0[i] + 0.5 * h * (a0[i] * lam0 - grad0[i]);
@@ -228,8 +238,10 @@ LANE_INLINE double lf_lane(const lane_io *io, double h, int L, int l, int exact)
         v1[i] += 0.5 * h * (a[i] * lam);
     put_lane(io->q, q1, L, l);
     put_lane(io->v, v1, L, l);
-    put_lane(io->grad, grad, L, l);
-    put_lane(io->a, a, L, l);
+    if (!LS_POINT_FROM_Q) {
+        put_lane(io->grad, grad, L, l);
+        put_lane(io->a, a, L, l);
+    }
     io->lam[l] = lam;
     io->status[l] = status_of(solved);
     return angles;
@@ -254,7 +266,7 @@ LANE_INLINE double spark2_lane(const lane_io *io, double h, int L, int l, int ex
         w[i] = v0[i] - 0.5 * h * grad[i];
         kick[i] = 0.5 * h * a0[i];
     }
-    const double l1 = affine_multiplier_lane(par, q0, h, a0, 0.5, w, kick, &solved, exact, &angles);
+    const double l1 = affine_multiplier_lane(par, q0, h, 1, a0, 0.5, w, kick, &solved, exact, &angles);
     for (int i = 0; i < N; ++i) {
         vs[i] = w[i] + kick[i] * l1;
         q1[i] = q0[i] + h * vs[i];
@@ -368,7 +380,7 @@ LANE_INLINE double newmark0_lane(const lane_io *io, double h, int L, int l, int 
         w[i] = v0[i] + 0.5 * h * gamma0_force[i];
         kick[i] = 0.5 * h * a0[i];
     }
-    const double lam = affine_multiplier_lane(par, q0, reach, averaged ? a0 : NULL, weight, w, kick, &solved, exact,
+    const double lam = affine_multiplier_lane(par, q0, reach, averaged, a0, weight, w, kick, &solved, exact,
                                               &angles);
     for (int i = 0; i < N; ++i) {
         u[i] = w[i] + kick[i] * lam;
@@ -381,10 +393,9 @@ LANE_INLINE double newmark0_lane(const lane_io *io, double h, int L, int l, int 
         u1[i] = u[i] - w1 * grad[i];
         kick1[i] = w1 * a1[i];
     }
-    if (w0 != 0.0)
-        for (int i = 0; i < N; ++i)
-            u1[i] += w0 * (gamma0_force[i] + a0[i] * lam);
-    const double lam1 = kicked_row_lane(NULL, 0.0, a1, kick1, u1, &solved);
+    for (int i = 0; i < N; ++i)   /* when w0 != 0: a select, so that the loop vectorises */
+        u1[i] = w0 != 0.0 ? u1[i] + w0 * (gamma0_force[i] + a0[i] * lam) : u1[i];
+    const double lam1 = kicked_row_lane(0, a1, 0.0, a1, kick1, u1, &solved);
     for (int i = 0; i < N; ++i)
         v1[i] = u1[i] + kick1[i] * lam1;
     put_lane(io->q, q1, L, l);

@@ -8,6 +8,7 @@
 
 #define LS_N 3
 #define LS_ANGLES 1 /* sines of xi: lane_steps.h steps a lane beyond the kernel's bound exactly */
+#define LS_POINT_FROM_Q 0 /* A of the kept end point of lf (its sines cost more than loads) */
 #define LANE_INLINE_SYSTEM static inline __attribute__((always_inline))
 #define LS_AT(a, i) (a)[(i) * L + l]
 #define LS_LANES _Pragma("GCC unroll 1") for (int l = 0; l < L; ++l)

@@ -7,6 +7,7 @@
 enum { LANE_PAIRS = QUARTIC_LANE_PAIRS };
 #define LS_N (2 * QUARTIC_LANE_PAIRS + 1)
 #define LS_ANGLES 0 /* no sines: lane_steps.h has no exact pass */
+#define LS_POINT_FROM_Q 1 /* grad V and A from q cost less than their loads (lane_steps.h, lf) */
 #define LANE_INLINE_SYSTEM static inline __attribute__((always_inline))
 #define LS_AT(a, i) (a)[(i) * L + l]
 #define LS_LANES _Pragma("GCC unroll 1") for (int l = 0; l < L; ++l)
