@@ -123,8 +123,8 @@ LANE_INLINE double kicked_row_lane(int averaged, const double *a_fixed, double w
 
 /* nh_affine_multiplier for one constraint: A at base + reach w, the row (averaged with a_fixed when given) */
 LANE_INLINE double affine_multiplier_lane(const double *par, const double *base, double reach, int averaged,
-                                          const double *a_fixed, double weight, const double *w, const double *kick, double *solved,
-                                          int exact, double *angles)
+                                          const double *a_fixed, double weight, const double *w, const double *kick,
+                                          double *solved, int exact, double *angles)
 {
     double point[N], a_star[N];
     for (int i = 0; i < N; ++i)
@@ -448,7 +448,7 @@ LANE_INLINE void recentre_lanes(nh_lane_batch *b, int L)
         const int L = width;                                                                                     \
         for (long s = 1; s <= steps; ++s) {                                                                      \
             method##_lanes(b, h, L);                                                                             \
-            const int failed = failed_lanes(b, tested, L);                                                               \
+            const int failed = failed_lanes(b, tested, L);                                                       \
             if (b->recentred_kinds && !b->defer_recentring)                                                      \
                 recentre_lanes(b, L);                                                                            \
             if (failed)                                                                                          \
