@@ -40,7 +40,7 @@ static const char *const METHODS[] = {"dla01",           "lf",     "spark2", "rk
                                       "newmark:beta2=0.25,alpha=0.3", "newmark:disc=16,alpha=0.7",
                                       "dla", "dla:alpha=0.3", "idla"};
 enum { N_METHODS = sizeof METHODS / sizeof METHODS[0] };
-/* The compiled widths, the width read at run time (2, 3, 5, 64) and the CPU's default */
+/* The compiled widths (4, 8, 16, 32) and widths read at run time (2, 3, 5) */
 static const int WIDTHS[] = {2, 3, 4, 5, 8, 16, 32};
 
 /* Trajectory j's start: energy-shell sample j, except trajectory FAILING, whose velocity of ~1e155 overflows
