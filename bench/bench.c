@@ -603,7 +603,7 @@ typedef struct lockstep_times {
     int lanes;                  /* the lanes nhens' ensemble used */
 } lockstep_times;
 
-/* ns per trajectory-step of nhens' lane stepper alone (nhens/lanes.h, the default lanes and instruction set):
+/* ns per trajectory-step of nhens' lane stepper alone (nhens/lanes.h, the kernel's default lanes and instruction set):
  * the trajectories started by the scalar stepper, loaded into lanes, advanced `steps` steps in one call and read
  * back, with nothing observed; -1 when it cannot be made. What separates it from the lockstep loop is its
  * kernel's formulas (generic in the system), what separates the ensemble from it is the engine's work. */
@@ -616,7 +616,8 @@ static double time_lane_stepper(const bench_settings *b, const lockstep_system *
     if (make(b, &s, sys->name, sys->param, &m, method))
         return -1;
     nh_stepper *st = nh_stepper_create(&m, &s, NH_SOLVER_NEWTON, &err);
-    const int lanes = nh_lanes_default() < LOCKSTEP_TRAJECTORIES ? nh_lanes_default() : LOCKSTEP_TRAJECTORIES;
+    const int preferred = nh_lanes_default_for(&m, &s, NH_SOLVER_NEWTON);
+    const int lanes = preferred < LOCKSTEP_TRAJECTORIES ? preferred : LOCKSTEP_TRAJECTORIES;
     nh_lane_stepper *ls = st ? nh_lane_stepper_create(st, lanes, NH_LANE_ISA_AUTO, &err) : NULL;
     double seconds = -1;
     if (ls) {

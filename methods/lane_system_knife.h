@@ -2,10 +2,13 @@
  * q = (x1, x2, xi), V = -x1, A = [-sin xi, cos xi - eps, 0]; its sines and cosines those of trig_inline.h
  * (lane_trig.h). */
 #include "builtin_systems.h"
+#include "lanes_internal.h"
 
 #include "lane_trig.h"
 
 #define LS_N 3
+#define LS_ANGLES 1 /* sines of xi: lane_steps.h steps a lane beyond the kernel's bound exactly */
+#define LS_POINT_FROM_Q 0 /* A of the kept end point of lf (its sines cost more than loads) */
 #define LANE_INLINE_SYSTEM static inline __attribute__((always_inline))
 #define LS_AT(a, i) (a)[(i) * L + l]
 #define LS_LANES _Pragma("GCC unroll 1") for (int l = 0; l < L; ++l)
@@ -56,6 +59,34 @@ LANE_INLINE_SYSTEM void ls_hessian(const double *par, const double *restrict q, 
     (void)q;
     for (int i = 0; i < 9; ++i)
         LS_LANES LS_AT(h, i) = 0.0;
+}
+
+/* One lane's formulas (lane_steps.h's fused kernels: q, g, a, u, out are the lane's 3 values): knife.c's, with the
+ * sines of nh_sin_lane / nh_cos_lane (lane_trig.h) */
+LANE_INLINE_SYSTEM void lp_gradient(const double *par, const double *restrict q, double *restrict g, int exact,
+                                    double *angles)
+{
+    (void)par, (void)q, (void)exact, (void)angles;
+    g[0] = -1.0;
+    g[1] = 0.0;
+    g[2] = 0.0;
+}
+
+LANE_INLINE_SYSTEM void lp_constraint(const double *par, const double *restrict q, double *restrict a, int exact,
+                                      double *angles)
+{
+    a[0] = -nh_sin_lane(q[2], exact, angles);
+    a[1] = nh_cos_lane(q[2], exact, angles) - par[0];
+    a[2] = 0.0;
+}
+
+LANE_INLINE_SYSTEM void lp_jacobian_velocity(const double *par, const double *restrict q, const double *restrict u,
+                                             double *restrict out, int exact, double *angles)
+{
+    (void)par;
+    out[0] = 0.0;
+    out[1] = 0.0;
+    out[2] = -nh_cos_lane(q[2], exact, angles) * u[0] - nh_sin_lane(q[2], exact, angles) * u[1];
 }
 
 static int ls_matches(const nh_system *sys)

@@ -1,9 +1,13 @@
 /* The quartic's formulas lane by lane (lane_steps.h), each entry's operations those of quartic_formulas.h:
  * the lane kernels of the quartic with QUARTIC_LANE_PAIRS pairs (n = 2k + 1), for unit mass. */
 #include "builtin_systems.h"
+#include "lanes_internal.h"
+#include "quartic_formulas.h"
 
 enum { LANE_PAIRS = QUARTIC_LANE_PAIRS };
 #define LS_N (2 * QUARTIC_LANE_PAIRS + 1)
+#define LS_ANGLES 0 /* no sines: lane_steps.h has no exact pass */
+#define LS_POINT_FROM_Q 1 /* grad V and A from q cost less than their loads (lane_steps.h, lf) */
 #define LANE_INLINE_SYSTEM static inline __attribute__((always_inline))
 #define LS_AT(a, i) (a)[(i) * L + l]
 #define LS_LANES _Pragma("GCC unroll 1") for (int l = 0; l < L; ++l)
@@ -82,6 +86,29 @@ LANE_INLINE_SYSTEM void ls_hessian(const double *par, const double *restrict q, 
             LS_AT(h, wi * n + zi) += 2.0 * w * z;
             LS_AT(h, zi * n + wi) += 2.0 * w * z;
         }
+}
+
+/* One lane's formulas (lane_steps.h's fused kernels: q, g, a, u, out are the lane's n values): quartic.c's own
+ * (quartic_formulas.h), which has no sines, so `exact` and `beyond` are not read. */
+LANE_INLINE_SYSTEM void lp_gradient(const double *par, const double *restrict q, double *restrict g, int exact,
+                                    double *angles)
+{
+    (void)par, (void)exact, (void)angles;
+    gradient_of(LANE_PAIRS, q, g);
+}
+
+LANE_INLINE_SYSTEM void lp_constraint(const double *par, const double *restrict q, double *restrict a, int exact,
+                                      double *angles)
+{
+    (void)par, (void)exact, (void)angles;
+    constraint_of(LANE_PAIRS, q, a);
+}
+
+LANE_INLINE_SYSTEM void lp_jacobian_velocity(const double *par, const double *restrict q, const double *restrict u,
+                                             double *restrict out, int exact, double *angles)
+{
+    (void)par, (void)q, (void)exact, (void)angles;
+    constraint_jacobian_velocity_of(LANE_PAIRS, u, out);
 }
 
 static int ls_matches(const nh_system *sys)

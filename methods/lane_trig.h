@@ -35,4 +35,20 @@ static inline __attribute__((always_inline)) void nh_cos_lanes(double scale, con
             y[l] = nh_cos(scale * x[l]);
 }
 
+/* One lane's sin x and cos x inside a lane kernel's loop (lane_steps.h): the kernel when `exact` is 0 (the
+ * vectorised pass), with |x| added to *angles (a sum beyond the kernel's bound, where the kernel's value may not be
+ * the callbacks', makes the pass leave the lane to the exact one), and nh_sin / nh_cos when `exact` is 1 (the lane
+ * stepped again in scalar code): the scalar callbacks' bits either way. */
+static inline __attribute__((always_inline)) double nh_sin_lane(double x, int exact, double *angles)
+{
+    *angles += fabs(x);
+    return exact ? nh_sin(x) : nh_sin_kernel(x);
+}
+
+static inline __attribute__((always_inline)) double nh_cos_lane(double x, int exact, double *angles)
+{
+    *angles += fabs(x);
+    return exact ? nh_cos(x) : nh_cos_kernel(x);
+}
+
 #endif

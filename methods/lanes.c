@@ -112,6 +112,19 @@ int nh_lane_kernel_exists(const nh_method_spec *method, const nh_system *sys, nh
     return lane_method_with(method, solver) >= 0 && set_for(sys, nh_lane_isa_best()) != NULL;
 }
 
+/* Each lane method's own lane count where it runs fastest with fewer lanes than the CPU's default (0: the default;
+ * lanes.h, nh_lanes_default_for) */
+static const int PREFERRED_LANES[NH_LANE_METHODS] = {[NH_LANE_DLA] = 16};
+
+int nh_lanes_default_for(const nh_method_spec *method, const nh_system *sys, nh_solver_kind solver)
+{
+    const int lanes = nh_lanes_default();
+    if (!nh_lane_kernel_exists(method, sys, solver))
+        return lanes;
+    const int preferred = PREFERRED_LANES[lane_method_with(method, solver)];
+    return preferred > 0 && preferred < lanes ? preferred : lanes;
+}
+
 static int width_index(int lanes)
 {
     switch (lanes) {

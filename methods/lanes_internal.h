@@ -22,7 +22,7 @@ typedef struct nh_lane_batch {
     double *carried;            /* lf's multiplier: 1 x L */
     double *grad, *a;           /* lf's end point: grad V and A at q, n x L each */
     double *turns, *offset;     /* n x L: recentring's turns of each angle and units of each ignorable coordinate */
-    double *scratch;            /* NH_LANE_SCRATCH_ARRAYS x n x L: a step's temporaries */
+    double *scratch;            /* NH_LANE_SCRATCH_ARRAYS x n x L: the copy of a step's start (lane_steps.h) */
     lane_flag *status;          /* L: NH_OK or the lane's failure in the last step */
     lane_flag *active;          /* L: 1 when the lane holds a trajectory */
     unsigned char kind[NH_MAX_DIM];
@@ -44,8 +44,9 @@ enum { NH_LANE_HISTORY = 3 };
 /* The batched Newton's workspace per lane for `dim` unknowns (lane_newton.h takes its arrays from it) */
 #define NH_LANE_NEWTON_DOUBLES(dim) (20 * (dim) + 3 * (dim) * (dim))
 
-/* The n x L temporaries a step may take from the scratch (rk4: 13) */
-enum { NH_LANE_SCRATCH_ARRAYS = 16 };
+/* The n x L arrays of the scratch: a fused kernel's copy of its step's start for the exact pass, q, v and lf's grad V
+ * and A (4), and lf's multiplier (L values) */
+enum { NH_LANE_SCRATCH_ARRAYS = 5 };
 
 /* Steps of every lane, as nh_lane_stepper_advance. */
 typedef long (*nh_lane_advance_fn)(nh_lane_batch *b, double h, long steps);

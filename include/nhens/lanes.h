@@ -32,7 +32,8 @@ typedef enum nh_lane_isa { NH_LANE_ISA_AUTO = 0, NH_LANE_ISA_SSE2, NH_LANE_ISA_A
 nh_lane_isa nh_lane_isa_best(void);
 const char *nh_lane_isa_name(nh_lane_isa isa);
 int nh_lane_isa_supported(nh_lane_isa isa);
-/* The lane count that runs fastest on this CPU (bench/: 32 with AVX-512, 16 with AVX2 or SSE2). */
+/* The lane count that runs fastest on this CPU for the explicit kernels (bench/: 32 with AVX-512, 16 with AVX2 or
+ * SSE2). */
 int nh_lanes_default(void);
 
 typedef struct nh_lane_stepper nh_lane_stepper;
@@ -41,6 +42,13 @@ typedef struct nh_lane_stepper nh_lane_stepper;
  * only; an implicit method with NH_SOLVER_NEWTON only) on a system whose kernel matches its type, size and unit
  * mass. */
 int nh_lane_kernel_exists(const nh_method_spec *method, const nh_system *sys, nh_solver_kind solver);
+/* The lane count that runs fastest for (method, system, solver) on this CPU: nh_lanes_default(), or the kernel's
+ * own count where it is smaller, and nh_lanes_default() when no kernel serves the triple. dla and idla (the
+ * batched Newton, whose per-lane matrices and slowest lane's iterations grow with the batch) run fastest with 16
+ * lanes: `nhens run` of 256 trajectories on one thread with AVX-512 takes 0.75x the time of 32 lanes on the
+ * quartic with 3 pairs, 0.9x on the knife edge and the same on the CVT, and 8 lanes take longer than 16 on all
+ * three. */
+int nh_lanes_default_for(const nh_method_spec *method, const nh_system *sys, nh_solver_kind solver);
 /* `lanes` (1 .. NH_MAX_LANES) lanes of the method of `scalar` (a stepper of it, which starts each trajectory
  * before it is loaded: nh_stepper_start, and any burn-in) for isa (AUTO: nh_lane_isa_best()); NULL with
  * an empty err->msg when no kernel serves the pair (nh_lane_kernel_exists), NULL with a message when out of

@@ -40,7 +40,7 @@ static const char *const METHODS[] = {"dla01",           "lf",     "spark2", "rk
                                       "newmark:beta2=0.25,alpha=0.3", "newmark:disc=16,alpha=0.7",
                                       "dla", "dla:alpha=0.3", "idla"};
 enum { N_METHODS = sizeof METHODS / sizeof METHODS[0] };
-/* The compiled widths, the width read at run time (2, 3, 5, 64) and the CPU's default */
+/* The compiled widths (4, 8, 16, 32) and widths read at run time (2, 3, 5) */
 static const int WIDTHS[] = {2, 3, 4, 5, 8, 16, 32};
 
 /* Trajectory j's start: energy-shell sample j, except trajectory FAILING, whose velocity of ~1e155 overflows
@@ -255,4 +255,32 @@ Test(lanes, lane_counts_and_instruction_sets_are_checked)
     cr_expect(eq(int, nh_lanes_default(), nh_lane_isa_best() == NH_LANE_ISA_AVX512 ? 32 : 16));
     cr_expect(nh_lane_isa_supported((nh_lane_isa)(NH_LANE_ISA_AVX512 + 1)) == 0, "an isa beyond AVX-512");
     nh_stepper_free(st);
+}
+
+/* The default lanes per kernel (nh_lanes_default_for): the CPU's for the explicit kernels, at most 16 for the
+ * batched Newton of dla and idla, the CPU's where no kernel serves */
+Test(lanes, the_default_lanes_follow_the_kernel)
+{
+    nh_system s;
+    nh_method_spec m;
+    const int cpu = nh_lanes_default(), newton = cpu < 16 ? cpu : 16;
+    static const char *const systems[][2] = {
+        {"quartic", "n=3"}, {"quartic", "n=2"}, {"cvt", "eps=0.1"}, {"knife", "eps=0.3"}};
+    for (size_t i = 0; i < sizeof systems / sizeof systems[0]; ++i) {
+        make_system(&s, systems[i][0], systems[i][1], NULL);
+        static const char *const explicit_methods[] = {"dla01", "lf", "spark2", "rk4", "newmark"};
+        for (size_t j = 0; j < sizeof explicit_methods / sizeof explicit_methods[0]; ++j) {
+            make_method(&m, explicit_methods[j]);
+            cr_expect(eq(int, nh_lanes_default_for(&m, &s, NH_SOLVER_NEWTON), cpu), "%s on %s", explicit_methods[j],
+                      systems[i][0]);
+        }
+        make_method(&m, "dla");
+        cr_expect(eq(int, nh_lanes_default_for(&m, &s, NH_SOLVER_NEWTON), newton), "dla on %s", systems[i][0]);
+        cr_expect(eq(int, nh_lanes_default_for(&m, &s, NH_SOLVER_KINSOL), cpu), "dla by KINSOL: no kernel");
+        make_method(&m, "idla");
+        cr_expect(eq(int, nh_lanes_default_for(&m, &s, NH_SOLVER_NEWTON), newton), "idla on %s", systems[i][0]);
+    }
+    make_system(&s, "disk", NULL, NULL);
+    make_method(&m, "dla");
+    cr_expect(eq(int, nh_lanes_default_for(&m, &s, NH_SOLVER_NEWTON), cpu), "the disk: no kernel");
 }
