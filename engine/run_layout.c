@@ -85,7 +85,7 @@ static const double LANE_RECORDS_BYTES = 256.0 * 1024 * 1024;
 int nh_run_lanes(const nh_run_config *cfg, const nh_run_result *res)
 {
     const unsigned observer_mask = res->observer_mask;
-    int lanes = cfg->lanes > 0 ? cfg->lanes : nh_lanes_default();
+    int lanes = cfg->lanes > 0 ? cfg->lanes : nh_lanes_default_for(&cfg->method, cfg->system, cfg->solver);
     const int reference = nh_observer_reference();
     if (lanes <= 1 || (reference >= 0 && (observer_mask & (1u << reference))) ||
         !nh_lane_kernel_exists(&cfg->method, cfg->system, cfg->solver))
