@@ -325,20 +325,18 @@ static void abandon_claim(merge_queue *q, lane_home home)
     omp_unset_lock(&q->claim_lock);
 }
 
-/* The record at the owned block's next offset when it is finished (its own, or a helper's), else NULL; the
- * block's claims end there when the record was abandoned or could not grow. */
-static trajectory_record *next_record(merge_queue *q, owned_block *o, int *from_helper)
+/* The record at the owned block's `offset` when it is finished (its own, or a helper's), taken out of the block,
+ * else NULL; the block's claims end at the next offset when its record was abandoned or could not grow. */
+static trajectory_record *take_record_at(merge_queue *q, owned_block *o, int offset)
 {
-    trajectory_record *rec = o->done[o->next_take];
-    *from_helper = 0;
+    trajectory_record *rec = o->done[offset];
     if (!rec) {
         omp_set_lock(&q->claim_lock);
-        rec = o->slot->stolen_records[o->next_take];
-        o->slot->stolen_records[o->next_take] = NULL;
+        rec = o->slot->stolen_records[offset];
+        o->slot->stolen_records[offset] = NULL;
         omp_unset_lock(&q->claim_lock);
-        *from_helper = rec != NULL;
     }
-    o->done[o->next_take] = NULL;
+    o->done[offset] = NULL;
     return rec;
 }
 
@@ -363,8 +361,7 @@ static int take_records(const nh_run_config *cfg, merge_queue *q, worker_blocks 
     for (int i = 0; i < wb->n_owned;) {
         owned_block *o = &wb->owned[i];
         trajectory_record *rec;
-        int from_helper;
-        while (o->next_take < o->count && (rec = next_record(q, o, &from_helper))) {
+        while (o->next_take < o->count && (rec = take_record_at(q, o, o->next_take))) {
             nh_block_take_record(o->slot, rec, &res->sketch_layout, res->n_out);
             out_of_memory |= rec->out_of_memory;
             if (rec->abandoned || rec->out_of_memory) {
@@ -379,8 +376,8 @@ static int take_records(const nh_run_config *cfg, merge_queue *q, worker_blocks 
             ++i;
             continue;
         }
-        for (int t = o->next_take; t < o->count; ++t)   /* an abandoned block's records after the prefix */
-            if ((rec = next_record(q, o, &from_helper)))
+        for (int offset = o->next_take; offset < o->count; ++offset)   /* an abandoned block's records after its prefix */
+            if ((rec = take_record_at(q, o, offset)))
                 release_record(wb, rec);
         const long b = o->b;
         memmove(o, o + 1, (size_t)(wb->n_owned - i - 1) * sizeof *o);
