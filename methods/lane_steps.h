@@ -20,6 +20,13 @@
 /* component i of lane l of a structure-of-arrays array of L lanes */
 #define AT(a, i) (a)[(i) * L + l]
 #define LANES _Pragma("GCC unroll 1") for (int l = 0; l < L; ++l)
+/* The loop's iterations are independent (no lane's arrays overlap another's): gcc's ivdep, clang's
+ * vectorize(assume_safety) */
+#if defined(__clang__)
+#define LANES_INDEPENDENT _Pragma("clang loop vectorize(assume_safety)")
+#else
+#define LANES_INDEPENDENT _Pragma("GCC ivdep")
+#endif
 enum { N = LS_N, ML = NH_MAX_LANES };
 
 /* ---- the fused kernels: one loop over the lanes, each lane's whole step in registers ---------------------
@@ -160,7 +167,7 @@ LANE_INLINE void project_lane(const double *par, const double *q, const double *
         const lane_io io = lane_io_of(b);                                                                        \
         const lane_io saved = LS_ANGLES ? saved_start(b, io, L) : io;                                           \
         double angles[ML];                                                                                       \
-        _Pragma("GCC ivdep") LANES angles[l] = method##_lane(&io, h, L, l, 0);                                   \
+        LANES_INDEPENDENT LANES angles[l] = method##_lane(&io, h, L, l, 0);                                      \
         for (int l = 0; LS_ANGLES && l < L; ++l)                                                                 \
             if (beyond_kernel(angles[l]) && b->active[l])                                                        \
                 (void)method##_lane(&saved, h, L, l, 1);                                                         \
