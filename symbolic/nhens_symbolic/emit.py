@@ -426,19 +426,13 @@ class Emitter:
         s, p = self.s, self.prefix
         if not s.observers:
             return
-        args = [("s", {x.symbol for x in s.params}), ("q", {c.symbol for c in s.coords}),
-                ("v", {c.velocity for c in s.coords})]
+        args = [("self", set()), ("init", set()), ("s", {x.symbol for x in s.params}),
+                ("q", {c.symbol for c in s.coords}), ("v", {c.velocity for c in s.coords})]
         for o in s.observers:
             self.w(f"/* {_comment(o.name)} = {_comment(sp.sstr(o.exprs if len(o.exprs) > 1 else o.exprs[0]))} */")
-            self.w(f"static void {p}_observe_{o.name}(const nh_observer_type *self, const nh_system *s, "
-                   "const double *restrict q,")
-            self.w("    const double *restrict v, const nh_initial_values *init, double *restrict out)")
-            self.w("{")
-            free = set().union(*[e.free_symbols for e in o.exprs])
-            self.unused("self", "init", *[a for a, syms in args if not (free & syms)])
-            self.body(list(enumerate(o.exprs)), "out")
-            self.w("}")
-            self.w()
+            self.function(f"observe_{o.name}(const nh_observer_type *self, const nh_system *s, const double *restrict q,\n"
+                          "    const double *restrict v, const nh_initial_values *init, double *restrict out)",
+                          list(enumerate(o.exprs)), "out", args)
         self.w(f"static int {p}_observes(const nh_observer_type *self, const nh_system *s)")
         self.w("{")
         self.w("    (void)self;")
