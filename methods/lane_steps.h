@@ -158,7 +158,7 @@ LANE_INLINE void project_lane(const double *par, const double *q, const double *
         out[i] = w[i] - a[i] * mu;
 }
 
-/* The step of every lane: the vectorised pass, then the exact one for the active lanes whose angles it found
+/* The step of every lane in the span (the lanes beyond hold no trajectory): the vectorised pass, then the exact one for the active lanes whose angles it found
  * beyond the sine kernel's bound (method##_lane(io, h, L, l, exact) returns the sum of lane l's angles). A system
  * without angles (LS_ANGLES 0) has no exact pass. Iteration l reads and writes lane l's entries only, and the
  * batch's arrays do not overlap: ivdep says so to gcc, which cannot see it through the batch's pointers and would
@@ -167,9 +167,11 @@ LANE_INLINE void project_lane(const double *par, const double *q, const double *
     do {                                                                                                         \
         const lane_io io = lane_io_of(b);                                                                        \
         const lane_io saved = LS_ANGLES ? saved_start(b, io, L) : io;                                           \
+        const int span = b->span;                                                                                \
         double angles[ML];                                                                                       \
-        LANES_INDEPENDENT LANES angles[l] = method##_lane(&io, h, L, l, 0);                                      \
-        for (int l = 0; LS_ANGLES && l < L; ++l)                                                                 \
+        LANES_INDEPENDENT _Pragma("GCC unroll 1") for (int l = 0; l < span; ++l)                                 \
+            angles[l] = method##_lane(&io, h, L, l, 0);                                                          \
+        for (int l = 0; LS_ANGLES && l < span; ++l)                                                              \
             if (beyond_kernel(angles[l]) && b->active[l])                                                        \
                 (void)method##_lane(&saved, h, L, l, 1);                                                         \
     } while (0)

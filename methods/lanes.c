@@ -408,8 +408,19 @@ void nh_lane_stepper_recentre(nh_lane_stepper *ls)
                 nh_lane_keep_point(b, l);
 }
 
+/* The lanes up to the last active one, rounded up to the quantum (nh_lane_batch's span) */
+static int active_span(const nh_lane_batch *b)
+{
+    int last = -1;
+    for (int l = 0; l < b->lanes; ++l)
+        last = b->active[l] ? l : last;
+    const int span = (last + NH_LANE_SPAN_QUANTUM) / NH_LANE_SPAN_QUANTUM * NH_LANE_SPAN_QUANTUM;
+    return span < b->lanes ? span : b->lanes;
+}
+
 long nh_lane_stepper_advance(nh_lane_stepper *ls, double h, long steps, int *status)
 {
+    ls->batch.span = active_span(&ls->batch);
     const long taken = steps > 0 ? ls->advance(&ls->batch, h, steps) : 0;
     for (int l = 0; l < ls->batch.lanes; ++l)
         status[l] = ls->batch.active[l] ? (int)ls->batch.status[l] : NH_OK;

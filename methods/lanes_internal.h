@@ -25,6 +25,8 @@ typedef struct nh_lane_batch {
     double *scratch;            /* NH_LANE_SCRATCH_ARRAYS x n x L: the copy of a step's start (lane_steps.h) */
     lane_flag *status;          /* L: NH_OK or the lane's failure in the last step */
     lane_flag *active;          /* L: 1 when the lane holds a trajectory */
+    int span;                   /* the lanes an explicit kernel steps: those up to the last active one, rounded up
+                                   to NH_LANE_SPAN_QUANTUM (at most L); the lanes beyond hold no trajectory */
     unsigned char kind[NH_MAX_DIM];
     int recentred_kinds;        /* any coordinate is an angle or ignorable */
     int defer_recentring;       /* the caller recentres after the step (nh_lane_stepper_step_unrecentred) */
@@ -38,6 +40,10 @@ typedef struct nh_lane_batch {
     nh_solver_stats *solver;    /* L: each lane's solver work since its load */
     nh_stepper *fallback;       /* the scalar stepper of the steps a kernel leaves to it (nh_lane_scalar_step) */
 } nh_lane_batch;
+
+/* The span's unit: an AVX-512 vector of doubles. An ensemble's last trajectories fill the lowest lanes (the
+ * engine fills free lanes in order), so that a worker's last round steps a vector or two, not all L lanes. */
+enum { NH_LANE_SPAN_QUANTUM = 8 };
 
 /* The solutions an implicit lane method keeps: its guess's quadratic reads three (NH_QUADRATIC_POINTS). */
 enum { NH_LANE_HISTORY = 3 };
