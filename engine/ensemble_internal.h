@@ -81,7 +81,6 @@ typedef struct worker {
     int n_lanes;                /* 1, or the lane stepper's lanes */
     lane_trajectory lane[NH_MAX_LANES]; /* the trajectory in each lane (rec NULL: the lane is free) */
     double *lane_before;        /* n_lanes x 2n: each lane's (q, v) before a step (the section crossing test) */
-    double *lane_state;         /* n_lanes x 2n: each lane's (q, v) at an output row */
     double *lane_values;        /* n_lanes x observers: each lane's values there */
     double *paths;              /* the run's sample paths (each trajectory writes only its own rows) */
     long n_paths, n_out;

@@ -318,7 +318,7 @@ static void lanes_observe(const nh_run_config *cfg, worker *w, const int *lanes,
     const nh_initial_values *init[NH_MAX_LANES];
     double *values[NH_MAX_LANES];
     for (int j = 0; j < count; ++j) {
-        double *state = w->lane_state + 2 * n * lanes[j];
+        double *state = w->lane[lanes[j]].rec->final_state;   /* the state of the last row observed */
         nh_lane_stepper_state(w->lanes, lanes[j], state, state + n, NULL);
         q[j] = state;
         v[j] = state + n;
@@ -328,7 +328,6 @@ static void lanes_observe(const nh_run_config *cfg, worker *w, const int *lanes,
     nh_observe_states(w->observers, w->observers_applying, cfg->system, count, q, v, init, values);
     for (int j = 0; j < count; ++j) {
         lane_trajectory *t = &w->lane[lanes[j]];
-        memcpy(t->rec->final_state, q[j], 2 * (size_t)n * sizeof *q[j]);
         status[lanes[j]] = record_sample(w, t->rec, t->index, rows[j], values[j]);
     }
 }
@@ -443,9 +442,8 @@ int nh_worker_init(worker *w, const nh_run_config *cfg, nh_run_result *res, nh_e
         if (!(w->lanes = nh_lane_stepper_create(w->stepper, lanes, NH_LANE_ISA_AUTO, err)))
             return err->msg[0] ? NH_ERR_NOMEM : nh_fail(err, NH_ERR_NOMEM, "no lane kernel for %d lanes", lanes);
         w->lane_before = malloc((size_t)lanes * 2 * (size_t)cfg->system->n * sizeof *w->lane_before);
-        w->lane_state = malloc((size_t)lanes * 2 * (size_t)cfg->system->n * sizeof *w->lane_state);
         w->lane_values = malloc((size_t)lanes * (size_t)res->n_observers * sizeof *w->lane_values);
-        if (!w->lane_before || !w->lane_state || !w->lane_values)
+        if (!w->lane_before || !w->lane_values)
             return nh_fail(err, NH_ERR_NOMEM, "out of memory for %d lanes", lanes);
         w->n_lanes = lanes;
     }
@@ -461,7 +459,6 @@ void nh_worker_free(worker *w)
     nh_reference_tracker_free(w->reference);
     nh_lane_stepper_free(w->lanes);
     free(w->lane_before);
-    free(w->lane_state);
     free(w->lane_values);
     nh_stepper_free(w->stepper);
 }
