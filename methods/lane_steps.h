@@ -160,10 +160,9 @@ LANE_INLINE void project_lane(const double *par, const double *q, const double *
 
 /* The step of every lane in the span (the lanes beyond hold no trajectory): the vectorised pass, then the exact one
  * for the active lanes whose angles it found beyond the sine kernel's bound (method##_lane(io, h, L, l, exact)
- * returns the sum of lane l's angles). A system
- * without angles (LS_ANGLES 0) has no exact pass. Iteration l reads and writes lane l's entries only, and the
- * batch's arrays do not overlap: ivdep says so to gcc, which cannot see it through the batch's pointers and would
- * otherwise test every pair of them at run time (or give up). */
+ * returns the sum of lane l's angles). A system without angles (LS_ANGLES 0) has no exact pass. Iteration l reads
+ * and writes lane l's entries only, and the batch's arrays do not overlap: ivdep says so to gcc, which cannot see
+ * it through the batch's pointers and would otherwise test every pair of them at run time (or give up). */
 #define FUSED_LANES(method)                                                                                      \
     do {                                                                                                         \
         const lane_io io = lane_io_of(b);                                                                        \
