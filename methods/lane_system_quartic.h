@@ -88,6 +88,31 @@ LANE_INLINE_SYSTEM void ls_hessian(const double *par, const double *restrict q, 
         }
 }
 
+/* potential_of in each lane (L values) */
+LANE_INLINE_SYSTEM void ls_potential(const double *par, const double *restrict q, double *restrict out, int L)
+{
+    (void)par;
+    LS_LANES {
+        double lane_q[LS_N];
+        for (int i = 0; i < LS_N; ++i)
+            lane_q[i] = LS_AT(q, i);
+        out[l] = potential_of(LANE_PAIRS, lane_q);
+    }
+}
+
+/* constraint_jacobian_multiplier_of: zeros, then d(A^T lam)_{z_i}/dw_i = lam (n x n x L; lam: L values) */
+LANE_INLINE_SYSTEM void ls_jacobian_multiplier(const double *par, const double *restrict q, const double *restrict lam,
+                                               double *restrict out, int L)
+{
+    (void)par;
+    (void)q;
+    const int k = LANE_PAIRS, n = LS_N;
+    for (int i = 0; i < n * n; ++i)
+        LS_LANES LS_AT(out, i) = 0.0;
+    for (int i = 0; i < k; ++i)
+        LS_LANES LS_AT(out, (1 + k + i) * n + (1 + i)) = lam[l];
+}
+
 /* One lane's formulas (lane_steps.h's fused kernels: q, g, a, u, out are the lane's n values): quartic.c's own
  * (quartic_formulas.h), which has no sines, so `exact` and `beyond` are not read. */
 LANE_INLINE_SYSTEM void lp_gradient(const double *par, const double *restrict q, double *restrict g, int exact,
