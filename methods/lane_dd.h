@@ -18,7 +18,7 @@ typedef struct dd_lanes_step {
     double *q1, *mid, *vbar;                 /* dd_points: q1, the constraint's midpoint, the mean velocity */
     double *centre, *delta;                  /* the discrete gradient's midpoint (q0 + q1) / 2 and q1 - q0 */
     double *grad, *g1, *row, *a, *dav;       /* grad_bar V, grad V(q1), the correction's row, A(mid), d(A vbar)/dq */
-    double *dgrad, *datl;                    /* d grad_bar V / dq1 (first Hess V(centre)), d(A^T lam)/dq (n x n) */
+    double *hess, *datl;                     /* Hess V(centre), d(A^T lam)/dq (n x n) */
 } dd_lanes_step;
 
 LANE_INLINE void dd_lanes_arrays(nh_lane_batch *b, dd_lanes_step *c, newton_lanes *nw, int L)
@@ -33,7 +33,7 @@ LANE_INLINE void dd_lanes_arrays(nh_lane_batch *b, dd_lanes_step *c, newton_lane
                           &c->grad, &c->g1, &c->row, &c->a, &c->dav};
     for (size_t k = 0; k < sizeof vectors / sizeof vectors[0]; ++k)
         *vectors[k] = take_newton(&next, N, L);
-    c->dgrad = take_newton(&next, N * N, L);
+    c->hess = take_newton(&next, N * N, L);
     c->datl = take_newton(&next, N * N, L);
 }
 
@@ -49,8 +49,9 @@ LANE_INLINE void dd_points_lanes(const dd_lanes_step *c, const double *restrict 
         }
 }
 
-/* nh_gonzalez_gradient(q0, V(q0), q1) into c->grad, and with `jacobian` its derivative d/dq1 into c->dgrad
- * (nh_gonzalez_correct_jacobian's row formed from grad V(centre) before the correction) */
+/* nh_gonzalez_gradient(q0, V(q0), q1) into c->grad, and with `jacobian` what its derivative d/dq1 is made of:
+ * Hess V(centre) into c->hess and nh_gonzalez_correct_jacobian's row (formed from grad V(centre) before the
+ * correction) into c->row; dd_evaluate_lanes forms the derivative entry by entry in the Newton matrix's loop */
 LANE_INLINE void dd_gonzalez_lanes(const dd_lanes_step *c, int jacobian, int L)
 {
     for (int i = 0; i < N; ++i)
@@ -73,30 +74,16 @@ LANE_INLINE void dd_gonzalez_lanes(const dd_lanes_step *c, int jacobian, int L)
         c->coef[l] = (c->potential1[l] - c->potential0[l] - along) * c->inv_d2[l];
     }
     if (jacobian) {
-        ls_hessian(c->par, c->centre, c->dgrad, L);
+        ls_hessian(c->par, c->centre, c->hess, L);
         ls_gradient(c->par, c->q1, c->g1, L);
         for (int j = 0; j < N; ++j)   /* Hess delta (nh_matvec), then the row */
             LANES {
                 double hd = 0.0;
                 for (int i = 0; i < N; ++i)
-                    hd += AT(c->dgrad, j * N + i) * AT(c->delta, i);
+                    hd += AT(c->hess, j * N + i) * AT(c->delta, i);
                 AT(c->row, j) = (AT(c->g1, j) - AT(c->grad, j) - 0.5 * hd - 2.0 * c->coef[l] * AT(c->delta, j)) *
                                 c->inv_d2[l];
             }
-        for (int i = 0; i < N * N; ++i)
-            LANES AT(c->dgrad, i) = 0.5 * AT(c->dgrad, i);
-        for (int i = 0; i < N; ++i) {
-            for (int j = 0; j < N; ++j)
-                LANES {
-                    const double kept = AT(c->dgrad, i * N + j);
-                    const double corrected = kept + AT(c->delta, i) * AT(c->row, j);
-                    AT(c->dgrad, i * N + j) = c->tiny[l] ? kept : corrected;
-                }
-            LANES {
-                const double kept = AT(c->dgrad, i * N + i), corrected = kept + c->coef[l];
-                AT(c->dgrad, i * N + i) = c->tiny[l] ? kept : corrected;
-            }
-        }
     }
     for (int i = 0; i < N; ++i)
         LANES {
@@ -132,7 +119,14 @@ LANE_INLINE void dd_evaluate_lanes(const void *method, const double *restrict x,
     ls_jacobian_velocity(c->par, c->mid, c->vbar, c->dav, L);
     for (int i = 0; i < N; ++i) {
         for (int j = 0; j < N; ++j)
-            LANES AT(jac, i * DIM + j) = grad_weight * AT(c->dgrad, i * N + j) - force_weight * AT(c->datl, i * N + j);
+            LANES {   /* d grad_bar V / dq1: Hess / 2, + delta_i row_j and + coef on the diagonal where corrected */
+                const double half = 0.5 * AT(c->hess, i * N + j);
+                const double off_diagonal = half + AT(c->delta, i) * AT(c->row, j);
+                const double diagonal = off_diagonal + c->coef[l];
+                const double corrected = i == j ? diagonal : off_diagonal;
+                const double dgrad = c->tiny[l] ? half : corrected;
+                AT(jac, i * DIM + j) = grad_weight * dgrad - force_weight * AT(c->datl, i * N + j);
+            }
         LANES {
             AT(jac, i * DIM + i) += 1.0;
             AT(jac, i * DIM + N) = -h * AT(c->a, i);

@@ -122,7 +122,7 @@ int nh_lane_kernel_exists(const nh_method_spec *method, const nh_system *sys, nh
 
 /* Each lane method's own lane count where it runs fastest with fewer lanes than the CPU's default (0: the default;
  * lanes.h, nh_lanes_default_for) */
-static const int PREFERRED_LANES[NH_LANE_METHODS] = {[NH_LANE_DLA] = 16};
+static const int PREFERRED_LANES[NH_LANE_METHODS] = {[NH_LANE_DLA] = 16, [NH_LANE_DD] = 16};
 
 int nh_lanes_default_for(const nh_method_spec *method, const nh_system *sys, nh_solver_kind solver)
 {
