@@ -137,8 +137,16 @@ LANE_INLINE void dd_evaluate_lanes(const void *method, const double *restrict x,
     LANES AT(jac, N * DIM + N) = 0.0;
 }
 
+/* fmax(a, b) for dd_scale's arguments, without a call: a NaN argument gives the other, else the larger. Neither is
+ * negative and a zero only ever meets a positive value (the step's floor, the momentum scale), so that a tie is
+ * of two equal positive values, whichever is returned. */
+LANE_INLINE double dd_fmax(double a, double b)
+{
+    return a != a ? b : b > a ? b : a;
+}
+
 /* dd_scale at each lane's guess x: the momentum balance's scale, or the discrete gradient's correction's
- * rounding where larger (sqrt and fmax as the scalar code calls them) */
+ * rounding where larger */
 LANE_INLINE void dd_scale_lanes(const dd_lanes_step *c, const double *restrict x, double *restrict scale, int L)
 {
     const double h = c->h;
@@ -155,8 +163,8 @@ LANE_INLINE void dd_scale_lanes(const dd_lanes_step *c, const double *restrict x
         const double step = fabs(h) * sqrt(vbar2);
         const double floor_step = 1e-12 * sqrt(1.0 + mid2);
         const double potentials = fabs(c->potential0[l]) + fabs(c->potential1[l]);
-        const double correction = fabs(h) * potentials / fmax(step, floor_step);
-        scale[l] = fmax(momentum[l], correction);
+        const double correction = fabs(h) * potentials / dd_fmax(step, floor_step);
+        scale[l] = dd_fmax(momentum[l], correction);
     }
 }
 

@@ -88,15 +88,21 @@ LANE_INLINE_SYSTEM void ls_hessian(const double *par, const double *restrict q, 
         }
 }
 
-/* potential_of in each lane (L values) */
+/* potential_of: the z_1^2 z_2^2 coupling, then |q|^2, then each pair's w_i^2 z_i^2, halved (L values) */
 LANE_INLINE_SYSTEM void ls_potential(const double *par, const double *restrict q, double *restrict out, int L)
 {
     (void)par;
+    const int k = LANE_PAIRS;
     LS_LANES {
-        double lane_q[LS_N];
+        const double za = LS_AT(q, 1 + k), zb = LS_AT(q, 2 + k);
+        double v = za * za * zb * zb;
         for (int i = 0; i < LS_N; ++i)
-            lane_q[i] = LS_AT(q, i);
-        out[l] = potential_of(LANE_PAIRS, lane_q);
+            v += LS_AT(q, i) * LS_AT(q, i);
+        for (int i = 0; i < k; ++i) {
+            const double w = LS_AT(q, 1 + i), z = LS_AT(q, 1 + k + i);
+            v += w * w * z * z;
+        }
+        out[l] = 0.5 * v;
     }
 }
 
