@@ -17,7 +17,8 @@ typedef struct dd_lanes_step {
     double *grad0;                           /* grad V(q0) (the residual's scale) */
     double *q1, *mid, *vbar;                 /* dd_points: q1, the constraint's midpoint, the mean velocity */
     double *centre, *delta;                  /* the discrete gradient's midpoint (q0 + q1) / 2 and q1 - q0 */
-    double *grad, *g1, *row, *a, *dav;       /* grad_bar V, grad V(q1), the correction's row, A(mid), d(A vbar)/dq */
+    double *grad_centre, *grad;              /* grad V(centre), grad_bar V */
+    double *g1, *row, *a, *dav;              /* grad V(q1), the correction's row, A(mid), d(A vbar)/dq */
     double *hess, *datl;                     /* Hess V(centre), d(A^T lam)/dq (n x n) */
 } dd_lanes_step;
 
@@ -30,7 +31,7 @@ LANE_INLINE void dd_lanes_arrays(nh_lane_batch *b, dd_lanes_step *c, newton_lane
         *scalars[k] = take_newton(&next, 1, L);
     c->tiny = (lane_flag *)take_newton(&next, 1, L);
     double **vectors[] = {&c->grad0, &c->q1, &c->mid, &c->vbar, &c->centre, &c->delta,
-                          &c->grad, &c->g1, &c->row, &c->a, &c->dav};
+                          &c->grad_centre, &c->grad, &c->g1, &c->row, &c->a, &c->dav};
     for (size_t k = 0; k < sizeof vectors / sizeof vectors[0]; ++k)
         *vectors[k] = take_newton(&next, N, L);
     c->hess = take_newton(&next, N * N, L);
@@ -49,17 +50,15 @@ LANE_INLINE void dd_points_lanes(const dd_lanes_step *c, const double *restrict 
         }
 }
 
-/* nh_gonzalez_gradient(q0, V(q0), q1) into c->grad, and with `jacobian` what its derivative d/dq1 is made of:
- * Hess V(centre) into c->hess and nh_gonzalez_correct_jacobian's row (formed from grad V(centre) before the
- * correction) into c->row; dd_evaluate_lanes forms the derivative entry by entry in the Newton matrix's loop */
-LANE_INLINE void dd_gonzalez_lanes(const dd_lanes_step *c, int jacobian, int L)
+/* nh_gonzalez_gradient(q0, V(q0), q1) into c->grad, from grad V(centre) (kept in c->grad_centre) */
+LANE_INLINE void dd_gonzalez_lanes(const dd_lanes_step *c, int L)
 {
     for (int i = 0; i < N; ++i)
         LANES {
             AT(c->centre, i) = 0.5 * (AT(c->q0, i) + AT(c->q1, i));
             AT(c->delta, i) = AT(c->q1, i) - AT(c->q0, i);
         }
-    ls_gradient(c->par, c->centre, c->grad, L);
+    ls_gradient(c->par, c->centre, c->grad_centre, L);
     ls_potential(c->par, c->q1, c->potential1, L);
     LANES {
         double d2 = 0.0, centre2 = 0.0, along = 0.0;
@@ -68,41 +67,49 @@ LANE_INLINE void dd_gonzalez_lanes(const dd_lanes_step *c, int jacobian, int L)
         for (int i = 0; i < N; ++i)
             centre2 += AT(c->centre, i) * AT(c->centre, i);
         for (int i = 0; i < N; ++i)
-            along += AT(c->grad, i) * AT(c->delta, i);
+            along += AT(c->grad_centre, i) * AT(c->delta, i);
         c->tiny[l] = d2 <= NH_GONZALEZ_TINY_STEP2 * (1.0 + centre2);
         c->inv_d2[l] = 1.0 / d2;
         c->coef[l] = (c->potential1[l] - c->potential0[l] - along) * c->inv_d2[l];
     }
-    if (jacobian) {
-        ls_hessian(c->par, c->centre, c->hess, L);
-        ls_gradient(c->par, c->q1, c->g1, L);
-        for (int j = 0; j < N; ++j)   /* Hess delta (nh_matvec), then the row */
-            LANES {
-                double hd = 0.0;
-                for (int i = 0; i < N; ++i)
-                    hd += AT(c->hess, j * N + i) * AT(c->delta, i);
-                AT(c->row, j) = (AT(c->g1, j) - AT(c->grad, j) - 0.5 * hd - 2.0 * c->coef[l] * AT(c->delta, j)) *
-                                c->inv_d2[l];
-            }
-    }
     for (int i = 0; i < N; ++i)
         LANES {
-            const double kept = AT(c->grad, i), corrected = kept + c->coef[l] * AT(c->delta, i);
+            const double kept = AT(c->grad_centre, i), corrected = kept + c->coef[l] * AT(c->delta, i);
             AT(c->grad, i) = c->tiny[l] ? kept : corrected;
         }
 }
 
-/* dd_evaluate at every lane's x: the residual into r (r not NULL) and the Newton matrix into jac (not NULL) */
+/* What the discrete gradient's derivative d/dq1 is made of, at the points of dd_gonzalez_lanes: Hess V(centre)
+ * into c->hess and nh_gonzalez_correct_jacobian's row [grad V(q1) - grad V(centre) - Hess delta / 2 - 2 coef
+ * delta] / |delta|^2 into c->row; dd_evaluate_lanes forms the derivative entry by entry in the Newton matrix's
+ * loop */
+LANE_INLINE void dd_gonzalez_jacobian_lanes(const dd_lanes_step *c, int L)
+{
+    ls_hessian(c->par, c->centre, c->hess, L);
+    ls_gradient(c->par, c->q1, c->g1, L);
+    for (int j = 0; j < N; ++j)   /* Hess delta (nh_matvec), then the row */
+        LANES {
+            double hd = 0.0;
+            for (int i = 0; i < N; ++i)
+                hd += AT(c->hess, j * N + i) * AT(c->delta, i);
+            AT(c->row, j) = (AT(c->g1, j) - AT(c->grad_centre, j) - 0.5 * hd - 2.0 * c->coef[l] * AT(c->delta, j)) *
+                            c->inv_d2[l];
+        }
+}
+
+/* dd_evaluate at every lane's x: the residual into r (r not NULL) and the Newton matrix into jac (not NULL). The
+ * matrix is asked for only at the x of the residual just evaluated (newton_evaluate_fn), so that the points, the
+ * discrete gradient's parts and A(mid) are those of that call. */
 LANE_INLINE void dd_evaluate_lanes(const void *method, const double *restrict x, double *restrict r,
                                    double *restrict jac, int L)
 {
     const dd_lanes_step *c = method;
     const double h = c->h;
     const double *restrict lam = x + N * L;
-    dd_points_lanes(c, x, L);
-    dd_gonzalez_lanes(c, jac != NULL, L);
-    ls_constraint(c->par, c->mid, c->a, L);
     if (r) {
+        dd_points_lanes(c, x, L);
+        dd_gonzalez_lanes(c, L);
+        ls_constraint(c->par, c->mid, c->a, L);
         for (int i = 0; i < N; ++i)
             LANES AT(r, i) = (AT(x, i) - AT(c->v0, i)) + h * (AT(c->grad, i) - AT(c->a, i) * lam[l]);
         LANES {
@@ -115,6 +122,7 @@ LANE_INLINE void dd_evaluate_lanes(const void *method, const double *restrict x,
     if (!jac)
         return;
     const double grad_weight = 0.5 * h * h, force_weight = 0.25 * h * h, velocity_weight = 0.25 * h;
+    dd_gonzalez_jacobian_lanes(c, L);
     ls_jacobian_multiplier(c->par, c->mid, lam, c->datl, L);
     ls_jacobian_velocity(c->par, c->mid, c->vbar, c->dav, L);
     for (int i = 0; i < N; ++i) {

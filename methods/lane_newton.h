@@ -118,7 +118,10 @@ LANE_INLINE void norm_inf_lanes(const double *restrict x, double *restrict out, 
 /* ---- the batched Newton ------------------------------------------------------------------------------ */
 
 /* A method's residual (r not NULL) and Newton matrix (jac not NULL, DIM x DIM x L) at every lane's x, from its
- * step's context: the lane form of its scalar evaluate (dla_evaluate, dd_evaluate) */
+ * step's context: the lane form of its scalar evaluate (dla_evaluate, dd_evaluate). newton_solve_lanes asks for
+ * the matrix only at the x whose residual it has just asked for (a lane builds a matrix only where it has just
+ * evaluated, and x does not change in between), so that a method may keep from the residual's call what the
+ * matrix shares with it (dd: its points and discrete gradient). */
 typedef void (*newton_evaluate_fn)(const void *method, const double *restrict x, double *restrict r,
                                    double *restrict jac, int L);
 
