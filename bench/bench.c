@@ -444,11 +444,14 @@ static cJSON *bench_scaling(const char *method, const bench_settings *b)
     enum { MAX_SCALING_REPEATS = 16 };
     const int reps = 2 * b->repeats - 1 < MAX_SCALING_REPEATS ? 2 * b->repeats - 1 : MAX_SCALING_REPEATS;
     double one[MAX_SCALING_REPEATS], two[MAX_SCALING_REPEATS], speedups[MAX_SCALING_REPEATS],
-        ceilings[MAX_SCALING_REPEATS];
+        ceilings[MAX_SCALING_REPEATS], lane_gains[MAX_SCALING_REPEATS];
     long bare_steps = 0;
-    for (int r = 0; r < reps; ++r) { /* interleaved, so drift in machine load hits all four */
+    for (int r = 0; r < reps; ++r) { /* interleaved, so drift in machine load hits all six */
         one[r] = ensemble_seconds(b, method, 1, n, T, 10);
         two[r] = ensemble_seconds(b, method, 2, n, T, 10);
+        /* one thread, --lanes 1 over the default lanes, in process CPU time as the other one-thread figures */
+        lane_gains[r] = ensemble_seconds_of(b, "quartic", "n=3", 3.06, method, 1, 1, n, T, 10, NULL, NULL, cpu_seconds) /
+                        ensemble_seconds_of(b, "quartic", "n=3", 3.06, method, 1, 0, n, T, 10, NULL, NULL, cpu_seconds);
         if (!bare_steps)
             bare_steps = (long)fmax(1000.0, one[0] / (double)n / (bare_ns * 1e-9));
         const double bare_one = parallel_bare_seconds(copies, &quartic, 1, (int)n, bare_steps);
@@ -467,6 +470,7 @@ static cJSON *bench_scaling(const char *method, const bench_settings *b)
     cJSON_AddNumberToObject(o, "speedup_2_threads", speedup);
     cJSON_AddNumberToObject(o, "bare_loop_speedup_2_threads", ceiling);
     cJSON_AddNumberToObject(o, "parallel_efficiency", speedup / ceiling);
+    cJSON_AddNumberToObject(o, "lanes_speedup", median(lane_gains, reps));
     return o;
 }
 
@@ -914,8 +918,9 @@ static cJSON *collect_ratios(const cJSON *quartic, const cJSON *compositions,
  * compiler's gain from lanes, nothing of nhens'; docs/decisions/0019), nhens with one lane over nhens with its
  * lanes (what lanes give nhens), nhens' lane stepper alone over the lockstep loop (its kernel's share of the
  * guarded ratio) and nhens over the lockstep loop compiled for SSE2 (the ceiling of docs/decisions/0019;
- * docs/decisions/0021-lanes.md). */
-static cJSON *collect_reported(cJSON *const lockstep[LOCKSTEP_SYSTEM_COUNT])
+ * docs/decisions/0021-lanes.md); and of each scaling run's method, one thread with --lanes 1 over its default lanes
+ * (lanes_speedup: dd's batched Newton among them). */
+static cJSON *collect_reported(cJSON *const lockstep[LOCKSTEP_SYSTEM_COUNT], const cJSON *scaling)
 {
     static const char *const kinds[] = {"scalar_over_lockstep", "one_lane_over_lanes", "lane_stepper_over_lockstep",
                                         "nhens_over_sse2_lockstep"};
@@ -929,6 +934,10 @@ static cJSON *collect_reported(cJSON *const lockstep[LOCKSTEP_SYSTEM_COUNT])
                 cJSON_AddNumberToObject(r, key, cJSON_GetObjectItem(o, kinds[kind])->valuedouble);
             }
         }
+    for (const cJSON *o = scaling->child; o; o = o->next) {
+        snprintf(key, sizeof key, "lanes_speedup:%s", cJSON_GetObjectItem(o, "method")->valuestring);
+        cJSON_AddNumberToObject(r, key, cJSON_GetObjectItem(o, "lanes_speedup")->valuedouble);
+    }
     return r;
 }
 
@@ -1251,7 +1260,7 @@ int main(int argc, char **argv)
     cJSON *ratios = collect_ratios(quartic, compositions, lockstep, scaling);
     cJSON_AddItemToObject(root, "ratios", ratios);
     cJSON_AddItemToObject(root, "targets", lockstep_targets(ratios));
-    cJSON *reported = collect_reported(lockstep);
+    cJSON *reported = collect_reported(lockstep, scaling);
     cJSON_AddItemToObject(root, "reported", reported);
     int status = identical ? 0 : 1;
     if (check) {

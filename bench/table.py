@@ -30,7 +30,8 @@ RATIO_KINDS = [
 REPORTED_KINDS = [("scalar_over_lockstep", "scalar loop ÷ lockstep"),
                   ("one_lane_over_lanes", "nhens --lanes 1 ÷ nhens"),
                   ("lane_stepper_over_lockstep", "lane stepper ÷ lockstep"),
-                  ("nhens_over_sse2_lockstep", "nhens ÷ SSE2 lockstep")]
+                  ("nhens_over_sse2_lockstep", "nhens ÷ SSE2 lockstep"),
+                  ("lanes_speedup", "200 trajectories: --lanes 1 ÷ lanes")]
 SYSTEM_SUFFIXES = [("", "quartic"), ("_cvt", "CVT")]
 LOCKSTEP_HEADING = ("Lanes, reported and not guarded: the scalar loop over the lockstep loop (the compiler's gain "
                     "from lanes), nhens with one lane over nhens with its lanes, nhens' lane stepper alone over the "
@@ -122,12 +123,14 @@ def reported_table(reported):
     unknown = sorted(set(by_kind) - known)
     if unknown:
         raise SystemExit(f"table.py: unknown reported kind(s) {', '.join(unknown)}: add them to REPORTED_KINDS")
+    # the kinds the file has (a baseline written before a kind was added has no column for it)
+    shown = [(k, c) for k, c in REPORTED_KINDS if any(k + suffix in by_kind for suffix, _ in SYSTEM_SUFFIXES)]
     lines = ["", f"**{LOCKSTEP_HEADING}**", "",
-             "| system | method | " + " | ".join(c for _, c in REPORTED_KINDS) + " |",
-             "|---|---|" + "---|" * len(REPORTED_KINDS)]
+             "| system | method | " + " | ".join(c for _, c in shown) + " |",
+             "|---|---|" + "---|" * len(shown)]
     rows = 0
     for suffix, system in SYSTEM_SUFFIXES:
-        kinds = [by_kind.get(k + suffix, {}) for k, _ in REPORTED_KINDS]
+        kinds = [by_kind.get(k + suffix, {}) for k, _ in shown]
         for m in dict.fromkeys(m for kind in kinds for m in kind):
             cells = [number(kind[m]) if m in kind else "—" for kind in kinds]
             lines.append(f"| {system} | `{m}` | " + " | ".join(cells) + " |")

@@ -37,7 +37,7 @@ static const nh_option RUN_OPTIONS[] = {
     RUN_OPT("threads", NH_OPTION_LONG, threads, 1, 1024, "K", "OpenMP threads (default: the cores); results do not depend on it"),
     RUN_OPT("lanes", NH_OPTION_LONG, lanes, 1, NH_MAX_LANES, "L",
             "trajectories each thread steps at once in SIMD lanes (default: the CPU's best, 32 with AVX-512, else 16, "
-            "and 16 for dla and idla with --solver newton; 1: one at a time); results do not depend on it"),
+            "and 16 for dla, idla and dd with --solver newton; 1: one at a time); results do not depend on it"),
     RUN_OPT("every", NH_OPTION_LONG, every, 1, 2000000000, "J", "output every J steps and at T (default: about 1000 rows)"),
     RUN_OPT("solver", NH_OPTION_STRING, solver, 0, 0, "kinsol|newton", "nonlinear solver (default " NH_RUN_DEFAULT_SOLVER ")"),
     RUN_OPT("fit-start", NH_OPTION_DOUBLE, fit_start, 0, 0.99, "F", "variance law fitted over [F T, T] (default 0.1: after the bounded part has settled)"),

@@ -6,15 +6,11 @@
 #include <math.h>
 #include <string.h>
 
-/* Below this |D|^2 relative to 1 + |q_bar|^2 the correction term is rounding noise (its true size is
- * O(|D|^3)); the midpoint gradient is then exact to round-off. */
-static const double GONZALEZ_TINY_STEP2 = 1e-24;
-
 int nh_gonzalez_correct(int dim, double f0, double f1, const double *delta, double mid2, double *grad, double *coef)
 {
     double d2 = nh_dot(dim, delta, delta);
     *coef = 0.0;
-    if (d2 <= GONZALEZ_TINY_STEP2 * (1.0 + mid2))
+    if (d2 <= NH_GONZALEZ_TINY_STEP2 * (1.0 + mid2))
         return 0;
     *coef = (f1 - f0 - nh_dot(dim, grad, delta)) / d2;
     for (int i = 0; i < dim; ++i)
@@ -54,7 +50,7 @@ void nh_gonzalez_gradient(const nh_system *s, const double *q0, double potential
             jac[i] = 0.5 * hess[i];
     }
     double d2 = nh_dot(n, delta, delta);
-    if (d2 <= GONZALEZ_TINY_STEP2 * (1.0 + nh_dot(n, mid, mid)))
+    if (d2 <= NH_GONZALEZ_TINY_STEP2 * (1.0 + nh_dot(n, mid, mid)))
         return;
     const double inv_d2 = 1.0 / d2;
     const double coef = (s->type->potential(s, q1) - potential0 - nh_dot(n, grad, delta)) * inv_d2;

@@ -6,6 +6,10 @@
 
 #include "nhens/system.h"
 
+/* Below this |D|^2 relative to 1 + |q_bar|^2 the correction term is rounding noise (its true size is
+ * O(|D|^3)); the midpoint gradient is then exact to round-off (the dd lane kernel, methods/lane_dd.h, too). */
+#define NH_GONZALEZ_TINY_STEP2 1e-24
+
 /* Gonzalez midpoint discrete gradient (Celledoni et al. 2019, eq. 12, docs/METHODS.md Sect. 4):
  *   grad V(q_bar) + [V(q1) - V(q0) - grad V(q_bar).D] / |D|^2 * D,  D = q1 - q0.
  * potential0 = V(q0) (constant over a step's iterations); jac (n x n, may be NULL) = d/dq1. Falls back to grad V(q_bar) when |D| is at round-off. */

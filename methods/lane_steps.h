@@ -493,9 +493,10 @@ LANE_ADVANCE_WIDTHS(spark2, 0)
 LANE_ADVANCE_WIDTHS(rk4, 0)
 LANE_ADVANCE_WIDTHS(newmark0, 0)
 LANE_ADVANCE_WIDTHS(dla, 0)
+LANE_ADVANCE_WIDTHS(dd, 0)
 
 const nh_lane_kernel_set LANE_SET = {
     .matches = ls_matches,
     .advance = {LANE_TABLE_ROW(dla01), LANE_TABLE_ROW(lf), LANE_TABLE_ROW(spark2), LANE_TABLE_ROW(rk4),
-                LANE_TABLE_ROW(newmark0), LANE_TABLE_ROW(dla)},
+                LANE_TABLE_ROW(newmark0), LANE_TABLE_ROW(dla), LANE_TABLE_ROW(dd)},
 };

@@ -68,6 +68,29 @@ LANE_INLINE_SYSTEM void ls_hessian(const double *par, const double *restrict q, 
     }
 }
 
+/* cvt_potential: |x|^2 / 2 + (cos xi - eps sin(2 xi) / 2) (L values) */
+LANE_INLINE_SYSTEM void ls_potential(const double *par, const double *restrict q, double *restrict out, int L)
+{
+    const double eps = par[0];
+    double cos_xi[NH_MAX_LANES], sin_2xi[NH_MAX_LANES];
+    nh_cos_lanes(1.0, q + 2 * L, cos_xi, L);
+    nh_sin_lanes(2.0, q + 2 * L, sin_2xi, L);
+    LS_LANES out[l] = 0.5 * (LS_AT(q, 0) * LS_AT(q, 0) + LS_AT(q, 1) * LS_AT(q, 1)) +
+                      (cos_xi[l] - 0.5 * eps * sin_2xi[l]);
+}
+
+/* cvt_constraint_jacobian_multiplier: zeros, then d(A^T lam)_{x2}/dxi = cos xi lam (n x n x L) */
+LANE_INLINE_SYSTEM void ls_jacobian_multiplier(const double *par, const double *restrict q, const double *restrict lam,
+                                               double *restrict out, int L)
+{
+    (void)par;
+    double cos_xi[NH_MAX_LANES];
+    nh_cos_lanes(1.0, q + 2 * L, cos_xi, L);
+    for (int i = 0; i < 9; ++i)
+        LS_LANES LS_AT(out, i) = 0.0;
+    LS_LANES LS_AT(out, 1 * 3 + 2) = cos_xi[l] * lam[l];
+}
+
 /* One lane's formulas (lane_steps.h's fused kernels: q, g, a, u, out are the lane's 3 values): cvt.c's, with the
  * sines of nh_sin_lane / nh_cos_lane (lane_trig.h) */
 LANE_INLINE_SYSTEM void lp_gradient(const double *par, const double *restrict q, double *restrict g, int exact,

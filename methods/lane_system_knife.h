@@ -61,6 +61,29 @@ LANE_INLINE_SYSTEM void ls_hessian(const double *par, const double *restrict q, 
         LS_LANES LS_AT(h, i) = 0.0;
 }
 
+/* knife_potential: -x1 (L values) */
+LANE_INLINE_SYSTEM void ls_potential(const double *par, const double *restrict q, double *restrict out, int L)
+{
+    (void)par;
+    LS_LANES out[l] = -LS_AT(q, 0);
+}
+
+/* knife_constraint_jacobian_multiplier: zeros, then d(A^T lam)/dxi = (-cos xi lam, -sin xi lam, 0) (n x n x L) */
+LANE_INLINE_SYSTEM void ls_jacobian_multiplier(const double *par, const double *restrict q, const double *restrict lam,
+                                               double *restrict out, int L)
+{
+    (void)par;
+    double sin_xi[NH_MAX_LANES], cos_xi[NH_MAX_LANES];
+    nh_sin_lanes(1.0, q + 2 * L, sin_xi, L);
+    nh_cos_lanes(1.0, q + 2 * L, cos_xi, L);
+    for (int i = 0; i < 9; ++i)
+        LS_LANES LS_AT(out, i) = 0.0;
+    LS_LANES {
+        LS_AT(out, 0 * 3 + 2) = -cos_xi[l] * lam[l];
+        LS_AT(out, 1 * 3 + 2) = -sin_xi[l] * lam[l];
+    }
+}
+
 /* One lane's formulas (lane_steps.h's fused kernels: q, g, a, u, out are the lane's 3 values): knife.c's, with the
  * sines of nh_sin_lane / nh_cos_lane (lane_trig.h) */
 LANE_INLINE_SYSTEM void lp_gradient(const double *par, const double *restrict q, double *restrict g, int exact,

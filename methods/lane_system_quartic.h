@@ -88,6 +88,37 @@ LANE_INLINE_SYSTEM void ls_hessian(const double *par, const double *restrict q, 
         }
 }
 
+/* potential_of: the z_1^2 z_2^2 coupling, then |q|^2, then each pair's w_i^2 z_i^2, halved (L values) */
+LANE_INLINE_SYSTEM void ls_potential(const double *par, const double *restrict q, double *restrict out, int L)
+{
+    (void)par;
+    const int k = LANE_PAIRS;
+    LS_LANES {
+        const double za = LS_AT(q, 1 + k), zb = LS_AT(q, 2 + k);
+        double v = za * za * zb * zb;
+        for (int i = 0; i < LS_N; ++i)
+            v += LS_AT(q, i) * LS_AT(q, i);
+        for (int i = 0; i < k; ++i) {
+            const double w = LS_AT(q, 1 + i), z = LS_AT(q, 1 + k + i);
+            v += w * w * z * z;
+        }
+        out[l] = 0.5 * v;
+    }
+}
+
+/* constraint_jacobian_multiplier_of: zeros, then d(A^T lam)_{z_i}/dw_i = lam (n x n x L; lam: L values) */
+LANE_INLINE_SYSTEM void ls_jacobian_multiplier(const double *par, const double *restrict q, const double *restrict lam,
+                                               double *restrict out, int L)
+{
+    (void)par;
+    (void)q;
+    const int k = LANE_PAIRS, n = LS_N;
+    for (int i = 0; i < n * n; ++i)
+        LS_LANES LS_AT(out, i) = 0.0;
+    for (int i = 0; i < k; ++i)
+        LS_LANES LS_AT(out, (1 + k + i) * n + (1 + i)) = lam[l];
+}
+
 /* One lane's formulas (lane_steps.h's fused kernels: q, g, a, u, out are the lane's n values): quartic.c's own
  * (quartic_formulas.h), which has no sines, so `exact` and `beyond` are not read. */
 LANE_INLINE_SYSTEM void lp_gradient(const double *par, const double *restrict q, double *restrict g, int exact,

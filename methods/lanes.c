@@ -76,7 +76,15 @@ static int lane_method(const nh_method_spec *method)
         return NH_LANE_NEWMARK0;
     if (type == &nh_method_dla || type == &nh_method_idla)
         return NH_LANE_DLA;
+    if (type == &nh_method_dd)
+        return NH_LANE_DD;
     return -1;
+}
+
+/* Whether a lane method is implicit: its kernel batches the built-in Newton (lane_newton.h) */
+static int implicit_lane_method(int lane)
+{
+    return lane == NH_LANE_DLA || lane == NH_LANE_DD;
 }
 
 /* The lane method of a configured method solved by `solver`, or -1: the implicit kernels batch the built-in
@@ -84,10 +92,10 @@ static int lane_method(const nh_method_spec *method)
 static int lane_method_with(const nh_method_spec *method, nh_solver_kind solver)
 {
     const int lane = lane_method(method);
-    return lane == NH_LANE_DLA && solver != NH_SOLVER_NEWTON ? -1 : lane;
+    return implicit_lane_method(lane) && solver != NH_SOLVER_NEWTON ? -1 : lane;
 }
 
-/* dla's alpha, idla's 1/2 */
+/* dla's alpha, idla's 1/2 (dd has none) */
 static double implicit_alpha(const nh_method_spec *method)
 {
     return method->type == &nh_method_dla ? method->params.value[0] : 0.5;
@@ -114,7 +122,7 @@ int nh_lane_kernel_exists(const nh_method_spec *method, const nh_system *sys, nh
 
 /* Each lane method's own lane count where it runs fastest with fewer lanes than the CPU's default (0: the default;
  * lanes.h, nh_lanes_default_for) */
-static const int PREFERRED_LANES[NH_LANE_METHODS] = {[NH_LANE_DLA] = 16};
+static const int PREFERRED_LANES[NH_LANE_METHODS] = {[NH_LANE_DLA] = 16, [NH_LANE_DD] = 16};
 
 int nh_lanes_default_for(const nh_method_spec *method, const nh_system *sys, nh_solver_kind solver)
 {
@@ -215,7 +223,7 @@ nh_lane_stepper *nh_lane_stepper_create(const nh_stepper *scalar, int lanes, nh_
         nh_fail(err, NH_ERR_NOMEM, "out of memory for %d lanes", lanes);
         return NULL;
     }
-    if (method == NH_LANE_DLA && implicit_alloc(ls, scalar, lanes, err)) {
+    if (implicit_lane_method(method) && implicit_alloc(ls, scalar, lanes, err)) {
         nh_lane_stepper_free(ls);
         return NULL;
     }

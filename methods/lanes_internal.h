@@ -32,7 +32,7 @@ typedef struct nh_lane_batch {
     int defer_recentring;       /* the caller recentres after the step (nh_lane_stepper_step_unrecentred) */
     int keeps_point;            /* lf: grad V and A at q are kept, and computed again when q is recentred */
     /* implicit methods (lane_newton.h) */
-    double implicit_alpha;      /* dla's alpha (idla: 1/2) */
+    double implicit_alpha;      /* dla's alpha (idla: 1/2; dd: not read) */
     double *history;            /* NH_LANE_HISTORY x (n + 1) x L: each lane's last solutions, newest first ... */
     double *history_h;          /* L: ... made with this step ... */
     lane_flag *history_count;   /* L: ... and how many (at most NH_LANE_HISTORY; nh_stepper_history's count) */
@@ -48,7 +48,7 @@ enum { NH_LANE_SPAN_QUANTUM = 8 };
 /* The solutions an implicit lane method keeps: its guess's quadratic reads three (NH_QUADRATIC_POINTS). */
 enum { NH_LANE_HISTORY = 3 };
 /* The batched Newton's workspace per lane for `dim` unknowns (lane_newton.h takes its arrays from it) */
-#define NH_LANE_NEWTON_DOUBLES(dim) (20 * (dim) + 3 * (dim) * (dim))
+#define NH_LANE_NEWTON_DOUBLES(dim) (24 * (dim) + 4 * (dim) * (dim))
 
 /* The n x L arrays of the scratch: a fused kernel's copy of its step's start for the exact pass, q, v and lf's grad V
  * and A (4), and lf's multiplier (L values) */
@@ -59,7 +59,7 @@ typedef long (*nh_lane_advance_fn)(nh_lane_batch *b, double h, long steps);
 
 /* The lane methods, in the order of every kernel set's table. */
 enum nh_lane_method {
-    NH_LANE_DLA01, NH_LANE_LF, NH_LANE_SPARK2, NH_LANE_RK4, NH_LANE_NEWMARK0, NH_LANE_DLA, NH_LANE_METHODS
+    NH_LANE_DLA01, NH_LANE_LF, NH_LANE_SPARK2, NH_LANE_RK4, NH_LANE_NEWMARK0, NH_LANE_DLA, NH_LANE_DD, NH_LANE_METHODS
 };
 /* The compiled lane counts: 4, 8, 16, 32 and any (read at run time). */
 enum { NH_LANE_WIDTHS = 5 };

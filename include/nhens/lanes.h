@@ -8,8 +8,8 @@
  * with another trajectory without changing any other lane's bits.
  *
  * Kernels exist for the explicit and linearly implicit methods (dla01, lf, spark2, rk4 and newmark with
- * beta = 0) and for dla and idla solved by the built-in Newton (NH_SOLVER_NEWTON: its iterations batched over the
- * lanes, each lane's the scalar solve's) on the quartic (2 and 3 pairs), the CVT and the knife edge, each with
+ * beta = 0) and for dla, idla and dd solved by the built-in Newton (NH_SOLVER_NEWTON: its iterations batched over
+ * the lanes, each lane's the scalar solve's) on the quartic (2 and 3 pairs), the CVT and the knife edge, each with
  * unit mass; for any other pair nh_lane_stepper_create returns NULL and the caller steps its trajectories one by
  * one (nh_stepper_step), which gives the same bits. */
 #ifndef NHENS_LANES_H
@@ -47,7 +47,8 @@ int nh_lane_kernel_exists(const nh_method_spec *method, const nh_system *sys, nh
  * batched Newton, whose per-lane matrices and slowest lane's iterations grow with the batch) run fastest with 16
  * lanes: `nhens run` of 256 trajectories on one thread with AVX-512 takes 0.75x the time of 32 lanes on the
  * quartic with 3 pairs, 0.9x on the knife edge and the same on the CVT, and 8 lanes take longer than 16 on all
- * three. */
+ * three. dd too: 16 lanes take 0.6x the CPU time of 32 on the quartic, 0.8x on the CVT and 0.65x on the knife
+ * edge, 8 lanes 1.05x, 1.25x and 1.25x that of 16. */
 int nh_lanes_default_for(const nh_method_spec *method, const nh_system *sys, nh_solver_kind solver);
 /* `lanes` (1 .. NH_MAX_LANES) lanes of the method of `scalar` (a stepper of it, which starts each trajectory
  * before it is loaded: nh_stepper_start, and any burn-in) for isa (AUTO: nh_lane_isa_best()); NULL with

@@ -1,4 +1,4 @@
-/* Runs of the implicit methods in lanes (include/nhens/lanes.h): dla and idla solved by the built-in Newton give
+/* Runs of the implicit methods in lanes (include/nhens/lanes.h): dla, idla and dd solved by the built-in Newton give
  * the files of the run with one trajectory at a time, bit for bit, at the CPU's default lane count and at an odd
  * one, solver statistics included; KINSOL runs of them take one lane. */
 #include <cjson/cJSON.h>
@@ -103,13 +103,16 @@ static void same_files(const char *a, const char *b, const char *what)
     cJSON_Delete(jb);
 }
 
-Test(lane_runs, dla_and_idla_with_newton_give_the_files_of_one_lane)
+Test(lane_runs, dla_idla_and_dd_with_newton_give_the_files_of_one_lane)
 {
     static const lane_run_case cases[] = {
         {"quartic", "n=3", "dla", 3.06},
         {"quartic", "n=2", "idla", 1.535},
         {"cvt", "eps=0.4", "dla:alpha=0.3", 2.0},
         {"knife", "eps=0.3", "dla", 1.0},
+        {"quartic", "n=3", "dd", 3.06},
+        {"cvt", "eps=0.1", "dd", 6.0},
+        {"knife", "eps=0.3", "dd", 1.0},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
         char one[300], many[300], what[200];
@@ -117,7 +120,7 @@ Test(lane_runs, dla_and_idla_with_newton_give_the_files_of_one_lane)
         snprintf(one, sizeof one, "/tmp/nhens-test-lanes-%d-%zu-1", (int)getpid(), c);
         run_into(&cases[c], NH_SOLVER_NEWTON, 1, one, &used_one);
         cr_expect(eq(int, used_one, 1));
-        /* the default (dla and idla with the built-in Newton: 16, or the CPU's default where smaller), and a width
+        /* the default (dla, idla and dd with the built-in Newton: 16, or the CPU's default where smaller), and a width
          * read at run time */
         static const int widths[] = {0, 5};
         for (size_t w = 0; w < sizeof widths / sizeof widths[0]; ++w) {
@@ -137,11 +140,13 @@ Test(lane_runs, dla_and_idla_with_newton_give_the_files_of_one_lane)
 
 Test(lane_runs, kinsol_runs_of_implicit_methods_take_one_lane)
 {
-    const lane_run_case c = {"quartic", "n=3", "dla", 3.06};
-    char dir[300];
-    int used;
-    snprintf(dir, sizeof dir, "/tmp/nhens-test-lanes-%d-kinsol", (int)getpid());
-    run_into(&c, NH_SOLVER_KINSOL, 0, dir, &used);
-    cr_expect(eq(int, used, 1), "KINSOL's iterations have no lane form");
-    remove_tree(dir);
+    static const lane_run_case cases[] = {{"quartic", "n=3", "dla", 3.06}, {"quartic", "n=3", "dd", 3.06}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        char dir[300];
+        int used;
+        snprintf(dir, sizeof dir, "/tmp/nhens-test-lanes-%d-kinsol", (int)getpid());
+        run_into(&cases[c], NH_SOLVER_KINSOL, 0, dir, &used);
+        cr_expect(eq(int, used, 1), "%s: KINSOL's iterations have no lane form", cases[c].method);
+        remove_tree(dir);
+    }
 }

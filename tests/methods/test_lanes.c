@@ -38,7 +38,7 @@ static const lane_case CASES[] = {
 };
 static const char *const METHODS[] = {"dla01",           "lf",     "spark2", "rk4", "newmark", "newmark:alpha=0",
                                       "newmark:beta2=0.25,alpha=0.3", "newmark:disc=16,alpha=0.7",
-                                      "dla", "dla:alpha=0.3", "idla"};
+                                      "dla", "dla:alpha=0.3", "idla", "dd"};
 enum { N_METHODS = sizeof METHODS / sizeof METHODS[0] };
 /* The compiled widths (4, 8, 16, 32) and widths read at run time (2, 3, 5) */
 static const int WIDTHS[] = {2, 3, 4, 5, 8, 16, 32};
@@ -218,7 +218,7 @@ Test(lanes, kernels_exist_exactly_for_the_listed_pairs)
     s.inv_mass[1] = 0.5;
     cr_expect(nh_lane_kernel_exists(&m, &s, NH_SOLVER_NEWTON) == 0, "a lane kernel for a mass other than the unit");
     make_system(&s, "quartic", "n=3", NULL);
-    static const char *const without[] = {"dd", "gonzalez", "newmark:beta=0.1,beta2=0.1", "triple-jump:inner=lf"};
+    static const char *const without[] = {"gonzalez", "newmark:beta=0.1,beta2=0.1", "triple-jump:inner=lf"};
     for (size_t i = 0; i < sizeof without / sizeof without[0]; ++i) {
         make_method(&m, without[i]);
         cr_expect(nh_lane_kernel_exists(&m, &s, NH_SOLVER_NEWTON) == 0, "a lane kernel for %s", without[i]);
@@ -230,6 +230,9 @@ Test(lanes, kernels_exist_exactly_for_the_listed_pairs)
     cr_expect(nh_lane_stepper_create(st, 8, NH_LANE_ISA_AUTO, &err) == NULL && err.msg[0] == 0,
               "dla solved by KINSOL: NULL without a message");
     nh_stepper_free(st);
+    make_method(&m, "dd");
+    cr_expect(nh_lane_kernel_exists(&m, &s, NH_SOLVER_KINSOL) == 0, "a lane kernel for dd solved by KINSOL");
+    cr_expect(nh_lane_kernel_exists(&m, &s, NH_SOLVER_NEWTON) == 1, "no lane kernel for dd solved by Newton");
     make_method(&m, "dla01");
     cr_expect(nh_lane_kernel_exists(&m, &s, NH_SOLVER_KINSOL) == 1, "an explicit method's kernel serves any solver");
     make_system(&s, "disk", NULL, NULL);
@@ -258,7 +261,7 @@ Test(lanes, lane_counts_and_instruction_sets_are_checked)
 }
 
 /* The default lanes per kernel (nh_lanes_default_for): the CPU's for the explicit kernels, at most 16 for the
- * batched Newton of dla and idla, the CPU's where no kernel serves */
+ * batched Newton of dla, idla and dd, the CPU's where no kernel serves */
 Test(lanes, the_default_lanes_follow_the_kernel)
 {
     nh_system s;
@@ -279,6 +282,9 @@ Test(lanes, the_default_lanes_follow_the_kernel)
         cr_expect(eq(int, nh_lanes_default_for(&m, &s, NH_SOLVER_KINSOL), cpu), "dla by KINSOL: no kernel");
         make_method(&m, "idla");
         cr_expect(eq(int, nh_lanes_default_for(&m, &s, NH_SOLVER_NEWTON), newton), "idla on %s", systems[i][0]);
+        make_method(&m, "dd");
+        cr_expect(eq(int, nh_lanes_default_for(&m, &s, NH_SOLVER_NEWTON), newton), "dd on %s", systems[i][0]);
+        cr_expect(eq(int, nh_lanes_default_for(&m, &s, NH_SOLVER_KINSOL), cpu), "dd by KINSOL: no kernel");
     }
     make_system(&s, "disk", NULL, NULL);
     make_method(&m, "dla");
