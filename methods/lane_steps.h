@@ -425,15 +425,20 @@ LANE_INLINE void newmark0_lanes(nh_lane_batch *b, double h, int L)
  * their pass: `tested`), then the recentring ------- */
 LANE_INLINE int failed_lanes(nh_lane_batch *b, int tested, int L)
 {
+    const int span = b->span;   /* the lanes stepped: those beyond are inactive */
     if (!tested) {
         unsigned long long top[ML];
-        LANES top[l] = 0;
+        for (int l = 0; l < span; ++l)
+            top[l] = 0;
         for (int i = 0; i < N; ++i)
-            LANES top[l] |= nh_nonfinite_bit(AT(b->q, i)) | nh_nonfinite_bit(AT(b->v, i));
-        LANES b->status[l] = b->status[l] == NH_OK && top[l] >> 63 ? NH_STEP_NONFINITE : b->status[l];
+            for (int l = 0; l < span; ++l)
+                top[l] |= nh_nonfinite_bit(AT(b->q, i)) | nh_nonfinite_bit(AT(b->v, i));
+        for (int l = 0; l < span; ++l)
+            b->status[l] = b->status[l] == NH_OK && top[l] >> 63 ? NH_STEP_NONFINITE : b->status[l];
     }
     lane_flag any = 0;
-    LANES any |= b->status[l] != NH_OK ? b->active[l] : 0;
+    for (int l = 0; l < span; ++l)
+        any |= b->status[l] != NH_OK ? b->active[l] : 0;
     return any != 0;
 }
 
