@@ -162,7 +162,7 @@ LANE_INLINE void dd_scale_lanes(const dd_lanes_step *c, const double *restrict x
     momentum_scale_lanes(h, c->v0, c->grad0, momentum, L);
     dd_points_lanes(c, x, L);
     ls_potential(c->par, c->q1, c->potential1, L);
-    for (int l = 0; l < L; ++l) {
+    LANES {
         double vbar2 = 0.0, mid2 = 0.0;
         for (int i = 0; i < N; ++i)
             vbar2 += AT(c->vbar, i) * AT(c->vbar, i);

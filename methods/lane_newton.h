@@ -291,7 +291,7 @@ LANE_INLINE void newton_solve_lanes(const newton_lanes *nw, const double *restri
 }
 
 /* The start of an implicit step: the lanes with three solutions of step h in their history are solved in the
- * batch (SOLVE_NEWTON), the other active lanes are stepped by the scalar stepper now (nh_method_solve's guess
+ * batch (SOLVE_NEWTON), the other active lanes are stepped by the scalar stepper before the batch (nh_method_solve's guess
  * without a history). Returns whether any lane is left to the batch. */
 LANE_INLINE int newton_lanes_begin(nh_lane_batch *b, double h, lane_flag *restrict phase, long *restrict iterations,
                                    int L)

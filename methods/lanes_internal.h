@@ -25,8 +25,9 @@ typedef struct nh_lane_batch {
     double *scratch;            /* NH_LANE_SCRATCH_ARRAYS x n x L: the copy of a step's start (lane_steps.h) */
     lane_flag *status;          /* L: NH_OK or the lane's failure in the last step */
     lane_flag *active;          /* L: 1 when the lane holds a trajectory */
-    int span;                   /* the lanes an explicit kernel steps: those up to the last active one, rounded up
-                                   to NH_LANE_SPAN_QUANTUM (at most L); the lanes beyond hold no trajectory */
+    int span;                   /* the lanes an explicit kernel steps and every kernel's finite test covers: those up
+                                   to the last active one, rounded up to NH_LANE_SPAN_QUANTUM (at most L); the
+                                   lanes beyond hold no trajectory (the implicit kernels step all L) */
     unsigned char kind[NH_MAX_DIM];
     int recentred_kinds;        /* any coordinate is an angle or ignorable */
     int defer_recentring;       /* the caller recentres after the step (nh_lane_stepper_step_unrecentred) */

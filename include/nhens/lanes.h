@@ -43,12 +43,9 @@ typedef struct nh_lane_stepper nh_lane_stepper;
  * mass. */
 int nh_lane_kernel_exists(const nh_method_spec *method, const nh_system *sys, nh_solver_kind solver);
 /* The lane count that runs fastest for (method, system, solver) on this CPU: nh_lanes_default(), or the kernel's
- * own count where it is smaller, and nh_lanes_default() when no kernel serves the triple. dla and idla (the
- * batched Newton, whose per-lane matrices and slowest lane's iterations grow with the batch) run fastest with 16
- * lanes: `nhens run` of 256 trajectories on one thread with AVX-512 takes 0.75x the time of 32 lanes on the
- * quartic with 3 pairs, 0.9x on the knife edge and the same on the CVT, and 8 lanes take longer than 16 on all
- * three. dd too: 16 lanes take 0.6x the CPU time of 32 on the quartic, 0.8x on the CVT and 0.65x on the knife
- * edge, 8 lanes 1.05x, 1.25x and 1.25x that of 16. */
+ * own count where it is smaller, and nh_lanes_default() when no kernel serves the triple. dla, idla and dd (the
+ * batched Newton, whose per-lane matrices and slowest lane's iterations grow with the batch) take 16 lanes
+ * (docs/guide/scaling.md has the measurements). */
 int nh_lanes_default_for(const nh_method_spec *method, const nh_system *sys, nh_solver_kind solver);
 /* `lanes` (1 .. NH_MAX_LANES) lanes of the method of `scalar` (a stepper of it, which starts each trajectory
  * before it is loaded: nh_stepper_start, and any burn-in) for isa (AUTO: nh_lane_isa_best()); NULL with
